@@ -1,0 +1,384 @@
+"""Pure pandas functions the pipeline hands to the engine (run on executors).
+
+Each function takes a batch or a group of rows and returns a frame; none
+touches Spark. They are built by small factories that close over the schema,
+so the same function object runs on the local and the Spark engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sparkanon._blocking import BlockTree
+from sparkanon.algorithms import BlockContext, cluster_block, place_rows
+from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
+from sparkanon.metrics.entropy import class_level_entropy, sensitive_entropy
+from sparkanon.models.base import HPKAnonymity
+
+CLASS_SHIFT = 20
+"""A global class id is ``block << CLASS_SHIFT | local class``."""
+
+PROFILE_COLUMNS = [
+    ("stat", "string"),
+    ("column", "string"),
+    ("value", "string"),
+    ("n", "long"),
+    ("lo", "double"),
+    ("hi", "double"),
+]
+UNKNOWN_EXAMPLES = 5
+"""Distinct bad values kept per column and batch, for error messages."""
+
+
+@dataclass(frozen=True)
+class ProfileSpec:
+    """What the profiling pass checks.
+
+    Attributes:
+        qi: quasi-identifier columns with their kind (``continuous``...).
+        known: for discrete columns whose domain is known before profiling,
+            the allowed values.
+        sensitive: the sensitive column.
+        sensitive_values: values that belong to a level.
+        missing_tokens: tokens meaning "missing".
+    """
+
+    qi: tuple[tuple[str, str], ...]
+    known: dict[str, frozenset[str]]
+    sensitive: str
+    sensitive_values: frozenset[str]
+    missing_tokens: frozenset[str]
+
+
+def missing_mask(batch: pd.DataFrame, columns: Sequence[str], tokens: frozenset[str]) -> pd.DataFrame:
+    """Per column, whether each row's value is null or a missing token (after trimming)."""
+    out = {}
+    for c in columns:
+        s = batch[c]
+        text = s.astype("string").str.strip()
+        out[c] = (s.isna() | text.isin(list(tokens))).to_numpy(dtype=bool)
+    return pd.DataFrame(out, index=batch.index)
+
+
+def _stat(stat: str, column: str, value: str | None, n: int, lo: float = np.nan, hi: float = np.nan) -> dict:
+    return {"stat": stat, "column": column, "value": value, "n": int(n), "lo": lo, "hi": hi}
+
+
+def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per-batch accumulator of input statistics (merged by an aggregation).
+
+    The rows it emits: ``rows``; ``missing`` per column; ``missing_rows``;
+    ``range`` (count, min, max) per continuous column; ``nonnumeric`` and
+    ``unknown`` examples per column; ``domain`` counts of undeclared nominal
+    columns and of the sensitive column.
+    """
+    columns = [c for c, _ in spec.qi] + [spec.sensitive]
+
+    def profile(batch: pd.DataFrame) -> pd.DataFrame:
+        rows = [_stat("rows", "*", None, len(batch))]
+        miss = missing_mask(batch, columns, spec.missing_tokens)
+        any_missing = miss.any(axis=1).to_numpy()
+        rows.append(_stat("missing_rows", "*", None, int(any_missing.sum())))
+        for c in columns:
+            rows.append(_stat("missing", c, None, int(miss[c].sum())))
+        valid = batch[~any_missing]
+        for c, kind in spec.qi:
+            values = valid[c]
+            if kind == "continuous":
+                numeric = pd.to_numeric(values.astype("string").str.strip(), errors="coerce")
+                numeric = numeric.astype("Float64").to_numpy(dtype=float, na_value=np.nan)
+                bad = ~np.isfinite(numeric)
+                if bad.any():
+                    examples = values[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
+                    rows += [_stat("nonnumeric", c, v, n) for v, n in examples.items()]
+                good = numeric[~bad]
+                if good.size:
+                    rows.append(_stat("range", c, None, good.size, float(good.min()), float(good.max())))
+            else:
+                text = values.astype("string").str.strip()
+                if c in spec.known:
+                    bad = ~text.isin(list(spec.known[c])).to_numpy(dtype=bool)
+                    examples = text[bad].value_counts().head(UNKNOWN_EXAMPLES)
+                    rows += [_stat("unknown", c, str(v), n) for v, n in examples.items()]
+                else:
+                    rows += [_stat("domain", c, str(v), n) for v, n in text.value_counts().items()]
+        text = valid[spec.sensitive].astype("string").str.strip()
+        counts = text.value_counts()
+        for v, n in counts.items():
+            stat = "domain" if v in spec.sensitive_values else "unknown"
+            rows.append(_stat(stat, spec.sensitive, str(v), n))
+        return pd.DataFrame(rows, columns=[n for n, _ in PROFILE_COLUMNS])
+
+    return profile
+
+
+def encoded_columns(schema: Schema) -> list[tuple[str, str]]:
+    """Schema of the encoded table, without the pass-through columns."""
+    cols = [(RID, "long")]
+    cols += [(c, "long" if k.discrete else "double") for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
+    cols += [(SENS, "long"), (LEVEL, "long")]
+    return cols
+
+
+def make_encode_fn(
+    schema: Schema, passthrough: Sequence[str], missing_tokens: frozenset[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Encode a batch: drop rows with a missing value, add codes, keep pass-through columns."""
+    columns = schema.qi_names + [schema.sensitive.name]
+
+    def encode(batch: pd.DataFrame) -> pd.DataFrame:
+        keep = ~missing_mask(batch, columns, missing_tokens).any(axis=1).to_numpy()
+        rows = batch[keep].reset_index(drop=True)
+        out = {RID: rows[RID].to_numpy(dtype=np.int64)}
+        for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
+            codes, _ = kind.encode(rows[kind.name].astype("string").str.strip() if kind.discrete else rows[kind.name])
+            out[col] = codes
+        s, lvl, _ = schema.sensitive.encode(rows[schema.sensitive.name])
+        out[SENS] = s
+        out[LEVEL] = lvl
+        frame = pd.DataFrame(out)
+        for c in passthrough:
+            frame[c] = rows[c].to_numpy()
+        return frame
+
+    return encode
+
+
+def bins_matrix(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
+    """Blocking bins of every quasi-identifier, shape ``(n_attributes, n_rows)``."""
+    if len(frame) == 0:
+        return np.zeros((len(schema.kinds), 0), dtype=np.int64)
+    return np.vstack([k.bins(frame[c].to_numpy()) for c, k in zip(schema.code_columns, schema.kinds, strict=True)])
+
+
+def make_block_stats_fn(schema: Schema, tree: BlockTree) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Route rows to their block and emit ``_block``, ``_s``, ``_lvl`` and the bins ``_b{i}``."""
+
+    def stats(batch: pd.DataFrame) -> pd.DataFrame:
+        bins = bins_matrix(batch, schema)
+        out = {BLOCK: tree.assign(bins), SENS: batch[SENS].to_numpy(), LEVEL: batch[LEVEL].to_numpy()}
+        for i in range(len(schema.kinds)):
+            out[f"_b{i}"] = bins[i]
+        return pd.DataFrame(out)
+
+    return stats
+
+
+def make_histogram_fn(
+    schema: Schema, tree: BlockTree, attribute_of: dict[int, int]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Emit ``(_block, _cb)`` for the rows of blocks being cut: ``_cb`` is the chosen attribute's bin."""
+
+    def histogram(batch: pd.DataFrame) -> pd.DataFrame:
+        bins = bins_matrix(batch, schema)
+        block = tree.assign(bins)
+        attr = pd.Series(block).map(attribute_of).to_numpy(dtype=float, na_value=np.nan)
+        chosen = ~np.isnan(attr)
+        idx = np.flatnonzero(chosen)
+        cb = bins[attr[chosen].astype(np.int64), idx] if idx.size else np.zeros(0, dtype=np.int64)
+        return pd.DataFrame({BLOCK: block[chosen], "_cb": cb})
+
+    return histogram
+
+
+def make_assign_fn(schema: Schema, tree: BlockTree, columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Add the ``_block`` column to encoded rows."""
+
+    def assign(batch: pd.DataFrame) -> pd.DataFrame:
+        out = batch[list(columns)].copy()
+        out[BLOCK] = tree.assign(bins_matrix(batch, schema))
+        return out
+
+    return assign
+
+
+def global_class(block: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Global class id of local labels (``-1`` stays ``-1``)."""
+    return np.where(local >= 0, (block.astype(np.int64) << CLASS_SHIFT) | local, -1)
+
+
+def make_cluster_fn(ctx: BlockContext, algorithm: str, seed: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Cluster one block; add ``_class`` (``-1`` for rows the block cannot place)."""
+
+    def cluster(block: pd.DataFrame) -> pd.DataFrame:
+        block_id = int(block[BLOCK].iloc[0])
+        local = cluster_block(block, ctx, algorithm, seed, block_id)
+        return block.assign(**{CLASS: global_class(block[BLOCK].to_numpy(), local)})
+
+    return cluster
+
+
+def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Centroid codes of one block's placed rows: the block's centre for reconciliation."""
+
+    def centre(block: pd.DataFrame) -> pd.DataFrame:
+        out = {BLOCK: [int(block[BLOCK].iloc[0])]}
+        for c, kind in zip(schema.code_columns, schema.kinds, strict=True):
+            out[c] = [kind.centroid(block[c].to_numpy())]
+        return pd.DataFrame(out)
+
+    return centre
+
+
+def make_nearest_block_fn(schema: Schema, centres: pd.DataFrame, columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Add ``_target``: the feasible block whose centre is nearest (eq. 18 distance)."""
+    blocks = centres[BLOCK].to_numpy(dtype=np.int64)
+    order = np.argsort(blocks)
+    blocks = blocks[order]
+    centre_codes = [centres[c].to_numpy()[order] for c in schema.code_columns]
+
+    def nearest(batch: pd.DataFrame) -> pd.DataFrame:
+        dist = np.zeros((len(batch), len(blocks)))
+        for c, kind, cc in zip(schema.code_columns, schema.kinds, centre_codes, strict=True):
+            codes = batch[c].to_numpy()
+            for j, centre in enumerate(cc):
+                dist[:, j] += kind.weight * kind.distance_to(codes, centre)
+        out = batch[list(columns)].copy()
+        out["_target"] = blocks[np.argmin(dist, axis=1)] if len(blocks) else -1
+        return out
+
+    return nearest
+
+
+def make_reconcile_fn(ctx: BlockContext, algorithm: str, seed: int, columns: Sequence[str]) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+    """Place rows sent to a block into that block's classes (its leftover rule)."""
+
+    def reconcile(placed: pd.DataFrame, incoming: pd.DataFrame) -> pd.DataFrame:
+        target = int(incoming["_target"].iloc[0])
+        out = incoming[list(columns)].copy()
+        if len(placed) == 0:
+            out[CLASS] = -1
+            return out
+        local_of = placed[CLASS].to_numpy() & ((1 << CLASS_SHIFT) - 1)
+        labels = place_rows(placed, local_of, incoming, ctx, algorithm, seed, target)
+        out[BLOCK] = target
+        out[CLASS] = global_class(np.full(len(out), target), labels)
+        return out
+
+    return reconcile
+
+
+def summary_columns(schema: Schema) -> list[tuple[str, str]]:
+    """Schema of the per-class summary table."""
+    cols = [(CLASS, "long"), ("size", "long"), ("n_values", "long"), ("n_levels", "long")]
+    cols += [("hec", "double"), ("ent", "double"), ("loss", "double")]
+    cols += [(c, "long" if k.discrete else "double") for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
+    return cols
+
+
+def class_summary(codes: list[np.ndarray], kinds: Sequence[Kind], sens: np.ndarray, levels: np.ndarray, sensitive: SensitiveLevels, base: float) -> dict:
+    """Centroid, InfoLoss (eq. 20), HEC (eq. 2) and Ent (seed 003 eq. 14) of one class."""
+    row: dict = {"size": len(sens)}
+    row["n_values"] = len(np.unique(sens))
+    row["n_levels"] = len(np.unique(levels))
+    row["hec"] = float(class_level_entropy(np.bincount(levels, minlength=sensitive.n_levels), sensitive.weights, base))
+    row["ent"] = float(sensitive_entropy(np.bincount(sens, minlength=len(sensitive.values))))
+    loss = 0.0
+    centroids = []
+    for kind, c in zip(kinds, codes, strict=True):
+        centre = kind.centroid(c)
+        centroids.append(centre)
+        loss += kind.weight * float(kind.distance_to(c, centre).sum())
+    row["loss"] = loss
+    row["centroids"] = centroids
+    return row
+
+
+def make_summary_fn(schema: Schema, base: float) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Summarise every class of one block: size, diversity, HEC, Ent, InfoLoss, centroid codes.
+
+    Classes never span blocks (reconciled rows join their target block), so
+    grouping by block keeps each class whole with far fewer UDF calls than
+    grouping by class.
+    """
+
+    def summarise(block: pd.DataFrame) -> pd.DataFrame:
+        rows = []
+        codes = [block[c].to_numpy() for c in schema.code_columns]
+        sens = block[SENS].to_numpy(dtype=np.int64)
+        levels = block[LEVEL].to_numpy(dtype=np.int64)
+        classes = block[CLASS].to_numpy(dtype=np.int64)
+        order = np.argsort(classes, kind="stable")
+        bounds = np.flatnonzero(np.diff(classes[order])) + 1
+        for idx in np.split(order, bounds):
+            if idx.size == 0:
+                continue
+            s = class_summary([c[idx] for c in codes], schema.kinds, sens[idx], levels[idx], schema.sensitive, base)
+            row = {CLASS: int(classes[idx[0]])}
+            row.update({k: v for k, v in s.items() if k != "centroids"})
+            for c, centre in zip(schema.code_columns, s["centroids"], strict=True):
+                row[c] = centre
+            rows.append(row)
+        return pd.DataFrame(rows, columns=[n for n, _ in summary_columns(schema)])
+
+    return summarise
+
+
+def published_columns(schema: Schema, passthrough_types: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Schema of the published table: decoded quasi-identifiers, the sensitive value, kept columns."""
+    cols = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
+    return cols + list(passthrough_types)
+
+
+def make_publish_fn(schema: Schema, passthrough: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Replace codes by the published values of their class centroid."""
+
+    def publish(batch: pd.DataFrame) -> pd.DataFrame:
+        out = {}
+        for c, kind in zip(schema.code_columns, schema.kinds, strict=True):
+            out[kind.name] = kind.decode(batch[c].to_numpy())
+        frame = pd.DataFrame(out)
+        for c in passthrough:
+            frame[c] = batch[c].to_numpy()
+        return frame
+
+    return publish
+
+
+def make_level_fn(sensitive: SensitiveLevels, group_columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Add the sensitivity level of each published row (for verification)."""
+
+    def level(batch: pd.DataFrame) -> pd.DataFrame:
+        _, lvl, invalid = sensitive.encode(batch[sensitive.name])
+        out = batch[list(group_columns) + [sensitive.name]].copy()
+        out[LEVEL] = np.where(invalid, -1, lvl)
+        return out
+
+    return level
+
+
+def make_check_fn(model: HPKAnonymity) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Flag published groups that violate the model."""
+
+    def check(groups: pd.DataFrame) -> pd.DataFrame:
+        ok = model.satisfied(groups["size"].to_numpy(), groups["n_values"].to_numpy(), groups["n_levels"].to_numpy())
+        return pd.DataFrame({"size": groups["size"].to_numpy(dtype=np.int64), "violation": (~ok).astype(np.int64)})
+
+    return check
+
+
+def make_avg_il_fn(n_qi: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per-class AVG-IL term ``IL(G) / (|G| |QI|)`` (seed 003 eq. 17)."""
+
+    def term(batch: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "size": batch["size"].to_numpy(dtype=np.int64),
+                "hec": batch["hec"].to_numpy(dtype=float),
+                "ent": batch["ent"].to_numpy(dtype=float),
+                "loss": batch["loss"].to_numpy(dtype=float),
+                "avg_il": batch["loss"].to_numpy(dtype=float) / (batch["size"].to_numpy(dtype=float) * n_qi),
+            }
+        )
+
+    return term
+
+
+def is_discrete(kind: Kind) -> bool:
+    """Whether a kind is histogram-based."""
+    return isinstance(kind, DiscreteKind)

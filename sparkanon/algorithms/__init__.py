@@ -1,0 +1,91 @@
+"""Per-block anonymization algorithms: pure numpy/pandas, no Spark.
+
+Each algorithm clusters the rows of one block into classes and can place rows
+from elsewhere into its classes (cross-block reconciliation). The engine calls
+:func:`cluster_block` and :func:`place_rows` inside ``applyInPandas`` (or a
+pandas ``groupby`` in the local engine).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.algorithms._block import Block, BlockContext
+from sparkanon.algorithms._greedy import GreedyAlgorithm
+from sparkanon.algorithms.gpkc import Gpkc
+from sparkanon.algorithms.maa_slie import MaaSlie
+from sparkanon.attributes.schema import RID
+
+ALGORITHMS: dict[str, type[GreedyAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc}
+
+__all__ = ["ALGORITHMS", "Block", "BlockContext", "cluster_block", "get_algorithm", "place_rows"]
+
+
+def get_algorithm(name: str) -> GreedyAlgorithm:
+    """The algorithm registered under ``name``."""
+    return ALGORITHMS[name]()
+
+
+def block_rng(seed: int, block_id: int, salt: int = 0) -> np.random.Generator:
+    """A generator that depends only on the job seed and the block (deterministic)."""
+    return np.random.default_rng(np.random.SeedSequence([seed, block_id, salt]))
+
+
+def cluster_block(
+    frame: pd.DataFrame, ctx: BlockContext, algorithm: str, seed: int, block_id: int
+) -> np.ndarray:
+    """Cluster one block.
+
+    Args:
+        frame: the block's encoded rows, in any order.
+        ctx: the algorithm context.
+        algorithm: registered algorithm name.
+        seed: the job seed.
+        block_id: the block's id (mixed into the seed).
+
+    Returns:
+        A local class label per row of ``frame`` (in ``frame``'s order), ``-1``
+        for rows the block could not place.
+    """
+    order = np.argsort(frame[RID].to_numpy(), kind="stable")
+    block = Block(frame.iloc[order], ctx)
+    labels = get_algorithm(algorithm).cluster(block, block_rng(seed, block_id))
+    out = np.empty_like(labels)
+    out[order] = labels
+    return out
+
+
+def place_rows(
+    clustered: pd.DataFrame,
+    labels: np.ndarray,
+    extra: pd.DataFrame,
+    ctx: BlockContext,
+    algorithm: str,
+    seed: int,
+    block_id: int,
+) -> np.ndarray:
+    """Place rows from other blocks into the classes of one block.
+
+    Args:
+        clustered: the block's encoded rows.
+        labels: their local class labels.
+        extra: encoded rows to place.
+        ctx: the algorithm context.
+        algorithm: registered algorithm name (its leftover rule is used).
+        seed: the job seed.
+        block_id: the receiving block's id.
+
+    Returns:
+        A local class label per row of ``extra`` (in ``extra``'s order).
+    """
+    order = np.argsort(clustered[RID].to_numpy(), kind="stable")
+    extra_order = np.argsort(extra[RID].to_numpy(), kind="stable")
+    block = Block(clustered.iloc[order], ctx)
+    incoming = Block(extra.iloc[extra_order], ctx)
+    placed = get_algorithm(algorithm).place(
+        block, np.asarray(labels)[order], incoming, block_rng(seed, block_id, salt=1)
+    )
+    out = np.empty_like(placed)
+    out[extra_order] = placed
+    return out

@@ -1,0 +1,189 @@
+"""Shared machinery of the greedy per-block algorithms (pure numpy).
+
+A :class:`Block` holds one block's encoded rows. Growing one class uses
+:meth:`Block.losses_with_each` and :meth:`Block.hec_with_each` to score every
+candidate row at once; placing leftover rows into many finished classes uses a
+:class:`ClassTable`, which keeps per-class histograms so that the score of a
+row against every class is also computed at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
+from sparkanon.attributes.schema import LEVEL, SENS, Schema
+from sparkanon.metrics.entropy import class_level_entropy
+from sparkanon.models.base import HPKAnonymity
+
+
+@dataclass(frozen=True)
+class BlockContext:
+    """Everything a per-block algorithm needs besides the rows.
+
+    Attributes:
+        schema: attribute kinds and sensitive levels.
+        model: the privacy model every class must satisfy.
+        psi_weights: ``(w1, w2)`` of eq. 21.
+        entropy_base: base of the logarithm of eq. 1.
+    """
+
+    schema: Schema
+    model: HPKAnonymity
+    psi_weights: tuple[float, float] = (0.5, 0.5)
+    entropy_base: float = 10.0
+
+
+class Block:
+    """Encoded rows of one block, with vectorised scoring helpers.
+
+    Args:
+        frame: rows with the ``_q{i}``, ``_s`` and ``_lvl`` columns.
+        ctx: the algorithm context.
+    """
+
+    def __init__(self, frame: pd.DataFrame, ctx: BlockContext) -> None:
+        self.ctx = ctx
+        self.kinds = ctx.schema.kinds
+        self.codes = [
+            frame[c].to_numpy(dtype=float if not k.discrete else np.int64)
+            for c, k in zip(ctx.schema.code_columns, self.kinds, strict=True)
+        ]
+        self.sens = frame[SENS].to_numpy(dtype=np.int64)
+        self.level = frame[LEVEL].to_numpy(dtype=np.int64)
+        self.n = len(frame)
+        self.n_levels = ctx.schema.sensitive.n_levels
+        self.weights = ctx.schema.sensitive.weights
+
+    def distances_to_row(self, rows: np.ndarray, ref: int) -> np.ndarray:
+        """Tuple distance (eq. 18, weighted) from each of ``rows`` to row ``ref``."""
+        total = np.zeros(len(rows))
+        for kind, codes in zip(self.kinds, self.codes, strict=True):
+            total += kind.weight * kind.distance_to(codes[rows], codes[ref])
+        return total
+
+    def central_row(self, rows: np.ndarray) -> int:
+        """The row closest to the centroid of ``rows`` (the "central tuple")."""
+        total = np.zeros(len(rows))
+        for kind, codes in zip(self.kinds, self.codes, strict=True):
+            total += kind.weight * kind.distance_to(codes[rows], kind.centroid(codes[rows]))
+        return int(rows[np.argmin(total)])
+
+    def loss(self, members: np.ndarray) -> float:
+        """InfoLoss of the class ``members`` (eq. 20)."""
+        return float(
+            sum(k.weight * k.loss(c[members]) for k, c in zip(self.kinds, self.codes, strict=True))
+        )
+
+    def losses_with_each(self, members: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """InfoLoss of ``members + {c}`` for every candidate row ``c`` (eq. 20)."""
+        total = np.zeros(len(candidates))
+        for kind, codes in zip(self.kinds, self.codes, strict=True):
+            total += kind.weight * kind.losses_with_each(codes[members], codes[candidates])
+        return total
+
+    def level_counts(self, members: np.ndarray) -> np.ndarray:
+        """Rows per sensitivity level of a class."""
+        return np.bincount(self.level[members], minlength=self.n_levels).astype(float)
+
+    def hec_with_each(self, members: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+        """HEC (eq. 2) of ``members + {c}`` for every candidate row ``c``."""
+        counts = self.level_counts(members)
+        per_level = class_level_entropy(
+            counts[None, :] + np.eye(self.n_levels), self.weights, self.ctx.entropy_base
+        )
+        return per_level[self.level[candidates]]
+
+    def diversity_of(self, rows: np.ndarray) -> tuple[int, int]:
+        """Distinct sensitive values and distinct levels among ``rows``."""
+        return len(np.unique(self.sens[rows])), len(np.unique(self.level[rows]))
+
+    def can_host_class(self, rows: np.ndarray) -> bool:
+        """Whether ``rows`` hold enough rows, values and levels for one class (steps 2 and 5)."""
+        model = self.ctx.model
+        if len(rows) < model.k:
+            return False
+        values, levels = self.diversity_of(rows)
+        return values >= model.p and levels >= model.h
+
+
+class ClassTable:
+    """Finished classes of a block, kept as histograms to score a row against all of them.
+
+    Args:
+        block: the block (its rows supply the codes).
+        labels: class label per block row, ``-1`` for unplaced rows.
+        n_classes: number of classes (labels ``0..n_classes-1``).
+    """
+
+    def __init__(self, block: Block, labels: np.ndarray, n_classes: int) -> None:
+        self.block = block
+        self.m = n_classes
+        placed = labels >= 0
+        lab = labels[placed]
+        self.hists: list[np.ndarray | None] = []
+        self.members: list[list[np.ndarray] | None] = []
+        for kind, codes in zip(block.kinds, block.codes, strict=True):
+            if isinstance(kind, DiscreteKind):
+                h = np.zeros((n_classes, kind.size))
+                np.add.at(h, (lab, codes[placed]), 1.0)
+                self.hists.append(h)
+                self.members.append(None)
+            else:
+                groups = [codes[placed][lab == c] for c in range(n_classes)]
+                self.hists.append(None)
+                self.members.append(groups)
+        self.level_counts = np.zeros((n_classes, block.n_levels))
+        np.add.at(self.level_counts, (lab, block.level[placed]), 1.0)
+        self.losses = self._losses_with(None)
+
+    def _losses_with(self, row: tuple[list[float], int] | None) -> np.ndarray:
+        total = np.zeros(self.m)
+        for a, kind in enumerate(self.block.kinds):
+            if isinstance(kind, DiscreteKind):
+                h = self.hists[a]
+                assert h is not None
+                if row is not None:
+                    h = h.copy()
+                    h[:, int(row[0][a])] += 1.0
+                total += kind.weight * kind.losses(h)
+            else:
+                assert isinstance(kind, ContinuousKind)
+                groups = self.members[a]
+                assert groups is not None
+                extra = [] if row is None else [row[0][a]]
+                total += kind.weight * np.array(
+                    [kind.loss(np.concatenate([g, extra])) for g in groups]
+                )
+        return total
+
+    def row_codes(self, codes: list[np.ndarray], i: int) -> list[float]:
+        """The codes of row ``i`` of arrays ``codes`` (one per attribute)."""
+        return [c[i] for c in codes]
+
+    def losses_with_row(self, codes: list[float]) -> np.ndarray:
+        """InfoLoss of every class after adding a row with these codes."""
+        return self._losses_with((codes, 0))
+
+    def hec_with_level(self, level: int) -> np.ndarray:
+        """HEC of every class after adding a row of this level."""
+        counts = self.level_counts.copy()
+        counts[:, level] += 1.0
+        return class_level_entropy(counts, self.block.weights, self.block.ctx.entropy_base)
+
+    def add(self, c: int, codes: list[float], level: int, new_loss: float) -> None:
+        """Add a row to class ``c`` and record the class's new loss."""
+        for a, kind in enumerate(self.block.kinds):
+            if isinstance(kind, DiscreteKind):
+                h = self.hists[a]
+                assert h is not None
+                h[c, int(codes[a])] += 1.0
+            else:
+                groups = self.members[a]
+                assert groups is not None
+                groups[c] = np.append(groups[c], codes[a])
+        self.level_counts[c, level] += 1.0
+        self.losses[c] = new_loss

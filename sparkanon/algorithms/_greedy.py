@@ -1,0 +1,91 @@
+"""The skeleton both greedy algorithms share: form classes, then place leftovers.
+
+:class:`GreedyAlgorithm` fixes the order of work on one block (form classes
+from farthest seeds, then place the remaining rows one at a time, in a seeded
+random order, into the best existing class) and leaves to each algorithm how a
+class grows and what "best" means.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from sparkanon.algorithms._block import Block, ClassTable
+
+
+class GreedyAlgorithm(ABC):
+    """A per-block clustering algorithm with a leftover-placement rule."""
+
+    name: str = ""
+
+    @abstractmethod
+    def form_classes(self, block: Block) -> tuple[np.ndarray, int]:
+        """Form classes from the block's rows.
+
+        Returns:
+            ``(labels, n_classes)``: a class label per row, ``-1`` for rows
+            left over, and the number of classes formed.
+        """
+
+    @abstractmethod
+    def choose_class(self, table: ClassTable, codes: list[float], level: int) -> tuple[int, float]:
+        """Pick the class a leftover row joins.
+
+        Returns:
+            ``(class index, the class's InfoLoss after adding the row)``.
+        """
+
+    def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
+        """Form classes, then place the leftovers into them (or leave them at ``-1``).
+
+        Args:
+            block: the block's rows.
+            rng: seeded generator for the order in which leftovers are placed.
+
+        Returns:
+            A class label per row; ``-1`` only when the block formed no class.
+        """
+        labels, n_classes = self.form_classes(block)
+        leftovers = np.flatnonzero(labels < 0)
+        if n_classes == 0 or leftovers.size == 0:
+            return labels
+        table = ClassTable(block, labels, n_classes)
+        order = rng.permutation(leftovers)
+        labels[order] = self._place(table, block.codes, block.level, order)
+        return labels
+
+    def place(
+        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Place the rows of another block into this block's classes (reconciliation).
+
+        Args:
+            block: the rows already clustered.
+            labels: their labels (``-1`` rows are ignored).
+            extra: the rows to place.
+            rng: seeded generator for the placement order.
+
+        Returns:
+            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
+        """
+        out = np.full(extra.n, -1, dtype=np.int64)
+        n_classes = int(labels.max()) + 1 if labels.size else 0
+        if n_classes == 0 or extra.n == 0:
+            return out
+        table = ClassTable(block, labels, n_classes)
+        order = rng.permutation(extra.n)
+        out[order] = self._place(table, extra.codes, extra.level, order)
+        return out
+
+    def _place(
+        self, table: ClassTable, codes: list[np.ndarray], levels: np.ndarray, order: np.ndarray
+    ) -> np.ndarray:
+        chosen = np.empty(len(order), dtype=np.int64)
+        for j, i in enumerate(order):
+            row = table.row_codes(codes, int(i))
+            c, new_loss = self.choose_class(table, row, int(levels[i]))
+            table.add(c, row, int(levels[i]), new_loss)
+            chosen[j] = c
+        return chosen

@@ -1,0 +1,157 @@
+"""The engine interface: the primitives the pipeline is written against.
+
+The composite steps of the job (profile, encode, block, cluster, reconcile,
+summarise, publish, verify) are written once, in :mod:`sparkanon.pipeline`,
+against this interface. Two engines implement it:
+
+* :class:`sparkanon.engine.local.LocalEngine` runs on pandas in one process;
+  most tests use it.
+* :class:`sparkanon.engine.spark.SparkEngine` runs on Spark (the only module
+  that imports pyspark); parity tests check it gives the same result.
+
+Every function handed to a primitive is a pure pandas function, the same one
+both engines run. Tables are opaque to the pipeline (a pandas or a Spark
+DataFrame). Only :meth:`Engine.collect_small` brings rows to the driver, and the
+pipeline only calls it on per-block or per-column statistics, never on rows.
+
+Column types are Spark DDL names: ``long``, ``double``, ``string``,
+``boolean``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pandas as pd
+
+from sparkanon.config import InputConfig
+
+Table = Any
+"""An engine's table: a pandas DataFrame (local) or a Spark DataFrame."""
+
+Columns = Sequence[tuple[str, str]]
+"""An output schema: ``(name, ddl_type)`` pairs in order."""
+
+AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median")
+"""Aggregations :meth:`Engine.aggregate` supports."""
+
+
+class Engine(ABC):
+    """Backend primitives (PipelineDP's backend pattern)."""
+
+    name = "engine"
+
+    @abstractmethod
+    def read(self, cfg: InputConfig) -> Table:
+        """Read the input table as configured (CSV columns come as strings)."""
+
+    @abstractmethod
+    def schema_of(self, table: Table) -> list[tuple[str, str]]:
+        """``(name, ddl_type)`` of every column."""
+
+    @abstractmethod
+    def with_row_id(self, table: Table, column: str) -> Table:
+        """Add a unique, deterministic ``long`` row id column."""
+
+    @abstractmethod
+    def map_batches(
+        self, table: Table, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    ) -> Table:
+        """Apply ``fn`` to batches of rows; each batch's result is part of the output."""
+
+    @abstractmethod
+    def map_groups(
+        self, table: Table, key: str, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    ) -> Table:
+        """Apply ``fn`` to all rows of each value of ``key`` at once."""
+
+    @abstractmethod
+    def cogroup(
+        self,
+        left: Table,
+        left_key: str,
+        right: Table,
+        right_key: str,
+        fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
+        schema: Columns,
+    ) -> Table:
+        """Apply ``fn(left rows, right rows)`` to each key present on the right."""
+
+    @abstractmethod
+    def join(self, left: Table, right: Table, on: Sequence[str], how: str = "inner") -> Table:
+        """Join two tables on equal key columns."""
+
+    @abstractmethod
+    def union(self, first: Table, second: Table) -> Table:
+        """Rows of both tables (same columns)."""
+
+    @abstractmethod
+    def where(self, table: Table, column: str, op: str, value: Any) -> Table:
+        """Rows where ``column op value`` holds (``op`` in ``== != < <= > >=``)."""
+
+    @abstractmethod
+    def select(self, table: Table, columns: Sequence[str]) -> Table:
+        """Only these columns, in this order."""
+
+    @abstractmethod
+    def aggregate(
+        self, table: Table, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
+    ) -> Table:
+        """Group by ``keys`` (all rows if empty) and compute ``{out: (func, column)}``."""
+
+    @abstractmethod
+    def count(self, table: Table) -> int:
+        """Number of rows."""
+
+    @abstractmethod
+    def collect_small(self, table: Table, max_rows: int) -> pd.DataFrame:
+        """Bring a small table of statistics to the driver.
+
+        Raises:
+            InternalError: the table has more than ``max_rows`` rows (a bug:
+                the pipeline only collects per-block or per-column statistics).
+        """
+
+    @abstractmethod
+    def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> Table:
+        """A table from a small driver-side frame."""
+
+    @abstractmethod
+    def persist(self, table: Table) -> Table:
+        """Keep a table materialised for reuse."""
+
+    @abstractmethod
+    def unpersist(self, table: Table) -> None:
+        """Release a persisted table."""
+
+    @abstractmethod
+    def write_table(self, table: Table, path: str, fmt: str) -> None:
+        """Write a table as Parquet or CSV (with header) into directory ``path``."""
+
+    @abstractmethod
+    def read_table(self, path: str, fmt: str) -> Table:
+        """Read back a table written by :meth:`write_table`."""
+
+    @abstractmethod
+    def path_exists(self, path: str) -> bool:
+        """Whether a file or directory exists."""
+
+    @abstractmethod
+    def delete_path(self, path: str) -> None:
+        """Delete a file or directory tree if it exists."""
+
+    @abstractmethod
+    def rename_path(self, src: str, dst: str) -> None:
+        """Move ``src`` to ``dst`` (``dst`` must not exist)."""
+
+    @abstractmethod
+    def write_text(self, path: str, text: str) -> None:
+        """Write a small text file."""
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Label the work done inside (the Spark UI shows it as the job description)."""
+        yield

@@ -1,0 +1,222 @@
+"""The local engine: every primitive on pandas, in one process.
+
+It runs the same pure functions as the Spark engine, so tests of the pipeline
+run here in milliseconds and parity tests compare the two. The "batches" of
+:meth:`LocalEngine.map_batches` are slices of ``batch_rows`` rows, so per-batch
+accumulators are exercised as on Spark.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.config import InputConfig
+from sparkanon.engine.base import Columns, Engine
+from sparkanon.errors import InputError, InternalError
+
+_PANDAS_TYPES = {"long": "int64", "double": "float64", "string": "object", "boolean": "bool"}
+_OPS = {
+    "==": lambda s, v: s == v,
+    "!=": lambda s, v: s != v,
+    "<": lambda s, v: s < v,
+    "<=": lambda s, v: s <= v,
+    ">": lambda s, v: s > v,
+    ">=": lambda s, v: s >= v,
+}
+
+
+def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
+    names = [n for n, _ in schema]
+    missing = [n for n in names if n not in frame.columns]
+    if missing:
+        raise InternalError(f"a step returned no column(s) {missing}")
+    out = frame[names].copy()
+    for name, ddl in schema:
+        if ddl == "string":
+            out[name] = out[name].astype(object).where(out[name].notna(), None)
+        else:
+            out[name] = out[name].astype(_PANDAS_TYPES[ddl])
+    return out.reset_index(drop=True)
+
+
+def _ddl_of(dtype: Any) -> str:
+    if pd.api.types.is_bool_dtype(dtype):
+        return "boolean"
+    if pd.api.types.is_integer_dtype(dtype):
+        return "long"
+    if pd.api.types.is_float_dtype(dtype):
+        return "double"
+    return "string"
+
+
+class LocalEngine(Engine):
+    """pandas implementation of :class:`~sparkanon.engine.base.Engine`.
+
+    Args:
+        batch_rows: rows per batch in :meth:`map_batches`.
+    """
+
+    name = "local"
+
+    def __init__(self, batch_rows: int = 10_000) -> None:
+        self.batch_rows = batch_rows
+
+    def read(self, cfg: InputConfig) -> pd.DataFrame:  # noqa: D102
+        path = Path(cfg.path)
+        if not path.exists():
+            raise InputError(f"input.path: {cfg.path!r} does not exist")
+        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))) if path.is_dir() else [path]
+        frames = []
+        for f in files:
+            if cfg.format == "csv":
+                header = str(cfg.options.get("header", "true")).lower() == "true"
+                sep = cfg.options.get("sep", cfg.options.get("delimiter", ","))
+                frames.append(
+                    pd.read_csv(
+                        f,
+                        sep=sep,
+                        header=0 if header else None,
+                        names=list(cfg.columns) if cfg.columns else None,
+                        dtype=str,
+                        keep_default_na=False,
+                        skipinitialspace=True,
+                    )
+                )
+            elif cfg.format == "parquet":
+                frames.append(pd.read_parquet(f))
+            else:
+                frames.append(pd.read_orc(f))
+        if not frames:
+            raise InputError(f"input.path: {cfg.path!r} holds no files")
+        frame = pd.concat(frames, ignore_index=True)
+        if cfg.format == "csv" and cfg.columns is None and not header:
+            frame.columns = [f"_c{i}" for i in range(frame.shape[1])]
+        return frame
+
+    def schema_of(self, table: pd.DataFrame) -> list[tuple[str, str]]:  # noqa: D102
+        return [(str(c), _ddl_of(t)) for c, t in table.dtypes.items()]
+
+    def with_row_id(self, table: pd.DataFrame, column: str) -> pd.DataFrame:  # noqa: D102
+        return table.assign(**{column: np.arange(len(table), dtype=np.int64)})
+
+    def map_batches(
+        self, table: pd.DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    ) -> pd.DataFrame:
+        """Apply ``fn`` batch by batch (an empty table still gets one call)."""
+        if len(table) == 0:
+            return _conform(fn(table.copy()), schema)
+        parts = [
+            fn(table.iloc[i : i + self.batch_rows].reset_index(drop=True))
+            for i in range(0, len(table), self.batch_rows)
+        ]
+        return _conform(pd.concat(parts, ignore_index=True), schema)
+
+    def map_groups(  # noqa: D102
+        self, table: pd.DataFrame, key: str, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    ) -> pd.DataFrame:
+        parts = [fn(g.reset_index(drop=True)) for _, g in table.groupby(key, sort=True)]
+        if not parts:
+            return _conform(pd.DataFrame({n: [] for n, _ in schema}), schema)
+        return _conform(pd.concat(parts, ignore_index=True), schema)
+
+    def cogroup(  # noqa: D102
+        self,
+        left: pd.DataFrame,
+        left_key: str,
+        right: pd.DataFrame,
+        right_key: str,
+        fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
+        schema: Columns,
+    ) -> pd.DataFrame:
+        parts = []
+        for key, r in right.groupby(right_key, sort=True):
+            lrows = left[left[left_key] == key].reset_index(drop=True)
+            parts.append(fn(lrows, r.reset_index(drop=True)))
+        if not parts:
+            return _conform(pd.DataFrame({n: [] for n, _ in schema}), schema)
+        return _conform(pd.concat(parts, ignore_index=True), schema)
+
+    def join(self, left: pd.DataFrame, right: pd.DataFrame, on: Sequence[str], how: str = "inner") -> pd.DataFrame:  # noqa: D102
+        return left.merge(right, on=list(on), how=how)
+
+    def union(self, first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:  # noqa: D102
+        return pd.concat([first, second[list(first.columns)]], ignore_index=True)
+
+    def where(self, table: pd.DataFrame, column: str, op: str, value: Any) -> pd.DataFrame:  # noqa: D102
+        return table[_OPS[op](table[column], value)].reset_index(drop=True)
+
+    def select(self, table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:  # noqa: D102
+        return table[list(columns)]
+
+    def aggregate(  # noqa: D102
+        self, table: pd.DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
+    ) -> pd.DataFrame:
+        spec = {out: (col, "size" if func == "count" else func) for out, (func, col) in aggs.items()}
+        if not keys:
+            row = {}
+            for out, (func, col) in aggs.items():
+                s = table[col]
+                if func == "count":
+                    row[out] = len(s)
+                elif len(s) == 0:
+                    row[out] = 0 if func in ("sum", "nunique") else np.nan
+                else:
+                    row[out] = getattr(s, func)()
+            return pd.DataFrame([row])
+        return table.groupby(list(keys), sort=True, dropna=False).agg(**spec).reset_index()
+
+    def count(self, table: pd.DataFrame) -> int:  # noqa: D102
+        return len(table)
+
+    def collect_small(self, table: pd.DataFrame, max_rows: int) -> pd.DataFrame:  # noqa: D102
+        if len(table) > max_rows:
+            raise InternalError(f"refusing to collect {len(table)} rows (limit {max_rows})")
+        return table.reset_index(drop=True)
+
+    def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:  # noqa: D102
+        return _conform(frame, schema)
+
+    def persist(self, table: pd.DataFrame) -> pd.DataFrame:  # noqa: D102
+        return table
+
+    def unpersist(self, table: pd.DataFrame) -> None:  # noqa: D102
+        return None
+
+    def write_table(self, table: pd.DataFrame, path: str, fmt: str) -> None:  # noqa: D102
+        Path(path).mkdir(parents=True, exist_ok=True)
+        if fmt == "parquet":
+            table.to_parquet(Path(path) / "part-00000.parquet", index=False)
+        else:
+            table.to_csv(Path(path) / "part-00000.csv", index=False)
+
+    def read_table(self, path: str, fmt: str) -> pd.DataFrame:  # noqa: D102
+        files = sorted(Path(path).glob(f"*.{fmt}"))
+        if fmt == "parquet":
+            return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        return pd.concat(
+            [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files], ignore_index=True
+        )
+
+    def path_exists(self, path: str) -> bool:  # noqa: D102
+        return Path(path).exists()
+
+    def delete_path(self, path: str) -> None:  # noqa: D102
+        p = Path(path)
+        if p.is_dir():
+            shutil.rmtree(p)
+        elif p.exists():
+            p.unlink()
+
+    def rename_path(self, src: str, dst: str) -> None:  # noqa: D102
+        Path(dst).parent.mkdir(parents=True, exist_ok=True)
+        Path(src).rename(dst)
+
+    def write_text(self, path: str, text: str) -> None:  # noqa: D102
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(text, encoding="utf-8")

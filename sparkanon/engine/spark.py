@@ -1,0 +1,248 @@
+"""The Spark engine: the only module of sparkanon that imports pyspark.
+
+Batch and group functions run in pandas UDFs (``mapInPandas``,
+``applyInPandas``, cogrouped ``applyInPandas``); aggregations are Spark
+aggregations, so partial results combine before the shuffle. File moves go
+through the Hadoop FileSystem API, so commit-by-rename works on any filesystem
+Spark can write to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F  # noqa: N812
+
+from sparkanon.config import InputConfig
+from sparkanon.engine.base import Columns, Engine
+from sparkanon.errors import InputError, InternalError
+
+_SPARK_TO_DDL = {
+    "bigint": "long",
+    "int": "long",
+    "smallint": "long",
+    "tinyint": "long",
+    "double": "double",
+    "float": "double",
+    "boolean": "boolean",
+}
+
+
+def _ddl(schema: Columns) -> str:
+    return ", ".join(f"`{n}` {t}" for n, t in schema)
+
+
+def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
+    names = [n for n, _ in schema]
+    out = frame[names].copy()
+    for name, ddl in schema:
+        if ddl == "long":
+            out[name] = out[name].astype("int64")
+        elif ddl == "double":
+            out[name] = out[name].astype("float64")
+        elif ddl == "string":
+            out[name] = out[name].astype(object).where(out[name].notna(), None)
+    return out
+
+
+def _batch_runner(
+    fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for batch in batches:
+            yield _conform(fn(batch), schema)
+
+    return run
+
+
+class SparkEngine(Engine):
+    """Spark implementation of :class:`~sparkanon.engine.base.Engine`.
+
+    Args:
+        spark: the session to run on.
+    """
+
+    name = "spark"
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.spark = spark
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Label the Spark jobs started inside with the stage name."""
+        sc = self.spark.sparkContext
+        sc.setJobDescription(f"sparkanon: {name}")
+        try:
+            yield
+        finally:
+            sc.setJobDescription(None)
+
+    def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
+        if not self.path_exists(cfg.path):
+            raise InputError(f"input.path: {cfg.path!r} does not exist")
+        reader = self.spark.read
+        if cfg.format == "csv":
+            options = {"header": "true", "inferSchema": "false", "ignoreLeadingWhiteSpace": "true"}
+            options.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in cfg.options.items()})
+            df = reader.options(**options).csv(cfg.path)
+            if cfg.columns:
+                if len(cfg.columns) != len(df.columns):
+                    raise InputError(
+                        f"input.columns: {len(cfg.columns)} names given but the file has "
+                        f"{len(df.columns)} columns"
+                    )
+                df = df.toDF(*cfg.columns)
+            return df
+        opts = {k: str(v) for k, v in cfg.options.items()}
+        return reader.options(**opts).format(cfg.format).load(cfg.path)
+
+    def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
+        return [(f.name, _SPARK_TO_DDL.get(f.dataType.simpleString(), "string")) for f in table.schema.fields]
+
+    def with_row_id(self, table: DataFrame, column: str) -> DataFrame:  # noqa: D102
+        return table.withColumn(column, F.monotonically_increasing_id())
+
+    def map_batches(self, table: DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns) -> DataFrame:  # noqa: D102
+        return table.mapInPandas(_batch_runner(fn, schema), _ddl(schema))
+
+    def map_groups(  # noqa: D102
+        self, table: DataFrame, key: str, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    ) -> DataFrame:
+        def run(frame: pd.DataFrame) -> pd.DataFrame:
+            return _conform(fn(frame), schema)
+
+        return table.groupBy(key).applyInPandas(run, _ddl(schema))
+
+    def cogroup(  # noqa: D102
+        self,
+        left: DataFrame,
+        left_key: str,
+        right: DataFrame,
+        right_key: str,
+        fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
+        schema: Columns,
+    ) -> DataFrame:
+        def run(lrows: pd.DataFrame, rrows: pd.DataFrame) -> pd.DataFrame:
+            if len(rrows) == 0:
+                return pd.DataFrame({n: pd.Series(dtype="float64") for n, _ in schema})
+            return _conform(fn(lrows, rrows), schema)
+
+        r = right.withColumnRenamed(right_key, "_cogroup_key") if right_key != left_key else right
+        l_ = left.withColumnRenamed(left_key, "_cogroup_key") if right_key != left_key else left
+        key = "_cogroup_key" if right_key != left_key else left_key
+
+        def run_renamed(lrows: pd.DataFrame, rrows: pd.DataFrame) -> pd.DataFrame:
+            if right_key != left_key:
+                lrows = lrows.rename(columns={"_cogroup_key": left_key})
+                rrows = rrows.rename(columns={"_cogroup_key": right_key})
+            return run(lrows, rrows)
+
+        return l_.groupBy(key).cogroup(r.groupBy(key)).applyInPandas(run_renamed, _ddl(schema))
+
+    def join(self, left: DataFrame, right: DataFrame, on: Sequence[str], how: str = "inner") -> DataFrame:  # noqa: D102
+        return left.join(right, on=list(on), how=how)
+
+    def union(self, first: DataFrame, second: DataFrame) -> DataFrame:  # noqa: D102
+        return first.unionByName(second)
+
+    def where(self, table: DataFrame, column: str, op: str, value: Any) -> DataFrame:  # noqa: D102
+        col = F.col(column)
+        cond = {
+            "==": col == value,
+            "!=": col != value,
+            "<": col < value,
+            "<=": col <= value,
+            ">": col > value,
+            ">=": col >= value,
+        }[op]
+        return table.where(cond)
+
+    def select(self, table: DataFrame, columns: Sequence[str]) -> DataFrame:  # noqa: D102
+        return table.select(*[F.col(f"`{c}`") for c in columns])
+
+    def aggregate(  # noqa: D102
+        self, table: DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
+    ) -> DataFrame:
+        exprs = []
+        for out, (func, column) in aggs.items():
+            col = F.col(f"`{column}`")
+            expr = {
+                "count": lambda c: F.count(F.lit(1)),
+                "sum": F.sum,
+                "min": F.min,
+                "max": F.max,
+                "mean": F.avg,
+                "nunique": F.countDistinct,
+                "median": F.median,
+            }[func](col)
+            exprs.append(expr.alias(out))
+        if keys:
+            return table.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*exprs)
+        return table.agg(*exprs)
+
+    def count(self, table: DataFrame) -> int:  # noqa: D102
+        return table.count()
+
+    def collect_small(self, table: DataFrame, max_rows: int) -> pd.DataFrame:  # noqa: D102
+        rows = table.limit(max_rows + 1).collect()
+        if len(rows) > max_rows:
+            raise InternalError(f"refusing to collect more than {max_rows} rows of statistics")
+        return pd.DataFrame([r.asDict() for r in rows], columns=table.columns)
+
+    def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> DataFrame:  # noqa: D102
+        conformed = _conform(frame, schema)
+        return self.spark.createDataFrame(conformed, schema=_ddl(schema))
+
+    def persist(self, table: DataFrame) -> DataFrame:  # noqa: D102
+        return table.persist()
+
+    def unpersist(self, table: DataFrame) -> None:  # noqa: D102
+        table.unpersist()
+
+    def write_table(self, table: DataFrame, path: str, fmt: str) -> None:  # noqa: D102
+        writer = table.write.mode("error")
+        if fmt == "parquet":
+            writer.parquet(path)
+        else:
+            writer.option("header", "true").csv(path)
+
+    def read_table(self, path: str, fmt: str) -> DataFrame:  # noqa: D102
+        if fmt == "parquet":
+            return self.spark.read.parquet(path)
+        return self.spark.read.option("header", "true").csv(path)
+
+    def _fs(self, path: str) -> tuple[Any, Any]:
+        jvm = self.spark._jvm  # noqa: SLF001
+        jpath = jvm.org.apache.hadoop.fs.Path(path)
+        conf = self.spark._jsc.hadoopConfiguration()  # noqa: SLF001
+        return jpath.getFileSystem(conf), jpath
+
+    def path_exists(self, path: str) -> bool:  # noqa: D102
+        fs, jpath = self._fs(path)
+        return bool(fs.exists(jpath))
+
+    def delete_path(self, path: str) -> None:  # noqa: D102
+        fs, jpath = self._fs(path)
+        if fs.exists(jpath):
+            fs.delete(jpath, True)
+
+    def rename_path(self, src: str, dst: str) -> None:  # noqa: D102
+        fs, jsrc = self._fs(src)
+        _, jdst = self._fs(dst)
+        parent = jdst.getParent()
+        if parent is not None and not fs.exists(parent):
+            fs.mkdirs(parent)
+        if not fs.rename(jsrc, jdst):
+            raise InternalError(f"could not move {src!r} to {dst!r}")
+
+    def write_text(self, path: str, text: str) -> None:  # noqa: D102
+        fs, jpath = self._fs(path)
+        stream = fs.create(jpath, True)
+        try:
+            stream.write(bytearray(text.encode("utf-8")))
+        finally:
+            stream.close()

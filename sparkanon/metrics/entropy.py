@@ -1,0 +1,138 @@
+"""Sensitive-value entropies, the privacy safety index and the quality metrics of the seeds.
+
+Seed 000 (Shi, Zhang, Dong 2024): level entropy (eq. 1), class level entropy
+HEC (eq. 2), privacy safety index PSI (eq. 21), entropy privacy protection EPP
+(eq. 22), information loss rate R_IL (eq. 23).
+
+Seed 003 (Yang, Wang, Zhang 2014): class entropy Ent (eq. 14, base 2), AVG-IL
+(eq. 17-18), AVG-Ent (eq. 19) and CAVG (eq. 20).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def sensitive_level_entropy(share: np.ndarray | float, base: float = 10.0) -> np.ndarray:
+    """Level entropy ``H(l_i) = -p log_b p`` (seed 000 eq. 1; the seed's "lg" is base 10).
+
+    Args:
+        share: ``p_{l_i}``, the share of a class's rows in level ``l_i``.
+        base: logarithm base.
+
+    Returns:
+        The entropy term, 0 where the share is 0.
+    """
+    p = np.asarray(share, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        term = -p * np.log(p) / np.log(base)
+    return np.where(p > 0, term, 0.0)
+
+
+def class_level_entropy(level_counts: np.ndarray, weights: np.ndarray, base: float = 10.0) -> np.ndarray:
+    """Class level entropy ``HEC = sum_i w_i H(l_i)`` (seed 000 eq. 2).
+
+    Args:
+        level_counts: rows per level, shape ``(L,)`` for one class or ``(m, L)``
+            for ``m`` classes.
+        weights: ``w_i`` per level, shape ``(L,)``.
+        base: logarithm base of eq. 1.
+
+    Returns:
+        HEC of the class (a scalar array) or of each class.
+    """
+    counts = np.asarray(level_counts, dtype=float)
+    total = counts.sum(axis=-1, keepdims=True)
+    shares = counts / np.where(total > 0, total, 1.0)
+    return (sensitive_level_entropy(shares, base) * weights).sum(axis=-1)
+
+
+def privacy_safety_index(hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float) -> np.ndarray:
+    """Privacy safety index ``PSI = w1 HEC + w2 / InfoLoss`` (seed 000 eq. 21).
+
+    The seed leaves ``InfoLoss = 0`` undefined (a class of identical
+    quasi-identifiers). We take ``w2 / 0 = +inf`` when ``w2 > 0``: a class that
+    loses nothing is the safest choice; :func:`best_by_psi` breaks ties between
+    such classes by HEC. When ``w2 = 0`` the loss term is dropped.
+
+    Args:
+        hec: HEC of each candidate class.
+        info_loss: InfoLoss of each candidate class.
+        w1: weight of the entropy term.
+        w2: weight of the inverse-loss term (``w1 + w2 = 1``).
+
+    Returns:
+        PSI of each candidate.
+    """
+    hec = np.asarray(hec, dtype=float)
+    il = np.asarray(info_loss, dtype=float)
+    if w2 == 0:
+        return w1 * hec
+    with np.errstate(divide="ignore"):
+        inv = np.where(il > 0, 1.0 / np.where(il > 0, il, 1.0), np.inf)
+    return w1 * hec + w2 * inv
+
+
+ZERO_LOSS = 1e-12
+"""Losses at or below this are treated as zero (floating-point noise of equal centroids)."""
+
+
+def best_by_psi(hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float) -> int:
+    """Index of the candidate of largest PSI (eq. 21), deterministic on ties.
+
+    Candidates with zero loss (PSI infinite) win; among them the largest HEC,
+    then the lowest index.
+    """
+    hec = np.asarray(hec, dtype=float)
+    il = np.asarray(info_loss, dtype=float)
+    if w2 > 0:
+        zero = np.flatnonzero(il <= ZERO_LOSS)
+        if zero.size:
+            return int(zero[np.argmax(hec[zero])])
+    return int(np.argmax(privacy_safety_index(hec, il, w1, w2)))
+
+
+def entropy_privacy_protection(hec_per_class: np.ndarray) -> float:
+    """EPP: the mean HEC over the classes (seed 000 eq. 22)."""
+    hec = np.asarray(hec_per_class, dtype=float)
+    return float(hec.mean()) if hec.size else 0.0
+
+
+def information_loss_rate(total_info_loss: float, n_rows: int) -> float:
+    """R_IL: summed InfoLoss of all classes over the number of rows (seed 000 eq. 23)."""
+    return float(total_info_loss) / n_rows if n_rows else 0.0
+
+
+def sensitive_entropy(value_counts: np.ndarray) -> np.ndarray:
+    """Entropy of the sensitive values of a class, base 2 (seed 003 eq. 14).
+
+    Args:
+        value_counts: rows per sensitive value, ``(S,)`` or ``(m, S)``.
+
+    Returns:
+        ``-sum p_i log2 p_i`` of the class or of each class.
+    """
+    counts = np.asarray(value_counts, dtype=float)
+    total = counts.sum(axis=-1, keepdims=True)
+    p = counts / np.where(total > 0, total, 1.0)
+    return sensitive_level_entropy(p, base=2.0).sum(axis=-1)
+
+
+def average_information_loss(class_loss: np.ndarray, class_size: np.ndarray, n_qi: int) -> float:
+    """AVG-IL: mean over classes of ``IL(G) / (|G| |QI|)`` (seed 003 eq. 17-18)."""
+    il = np.asarray(class_loss, dtype=float)
+    size = np.asarray(class_size, dtype=float)
+    if il.size == 0:
+        return 0.0
+    return float(np.mean(il / (size * n_qi)))
+
+
+def average_sensitive_entropy(entropy_per_class: np.ndarray) -> float:
+    """AVG-Ent: mean of the per-class base-2 sensitive entropy (seed 003 eq. 19)."""
+    ent = np.asarray(entropy_per_class, dtype=float)
+    return float(ent.mean()) if ent.size else 0.0
+
+
+def normalized_average_class_size(n_rows: int, n_classes: int, k: int) -> float:
+    """CAVG = (total records / number of classes) / k (seed 003 eq. 20, LeFevre et al.)."""
+    return (n_rows / n_classes) / k if n_classes else 0.0

@@ -1,0 +1,542 @@
+"""The job, written once against the engine interface.
+
+Stages: check output -> read -> profile -> encode -> block -> cluster ->
+reconcile -> summarise -> publish (to a temporary location) -> verify ->
+metrics -> commit. Each stage is timed and logged with counts only (never
+quasi-identifier or sensitive values). The driver holds per-column and
+per-block statistics, never rows.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkanon import _steps
+from sparkanon._blocking import MAX_DEPTH, BlockTree, median_cut, widest_attributes
+from sparkanon.algorithms import BlockContext
+from sparkanon.attributes.hierarchy import load_arx_hierarchy
+from sparkanon.attributes.kinds import (
+    ContinuousKind,
+    Kind,
+    categorical_kind,
+    nominal_kind,
+    ordinal_kind,
+)
+from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
+from sparkanon.config import JobConfig
+from sparkanon.engine.base import Engine, Table
+from sparkanon.errors import ConfigError, InputError, InternalError, OutputExistsError, PrivacyViolationError
+from sparkanon.metrics.entropy import information_loss_rate, normalized_average_class_size
+from sparkanon.models.base import HPKAnonymity, model_from_config
+
+log = logging.getLogger("sparkanon")
+
+MAX_NOMINAL_VALUES = 10_000
+"""An undeclared nominal column with more distinct values is rejected."""
+MAX_STAT_ROWS = 1_000_000
+"""Largest statistics table the driver accepts (per-block or per-value rows)."""
+
+
+@dataclass
+class JobResult:
+    """What a job returns.
+
+    Attributes:
+        published: the published table (read back from the output when committed).
+        metrics: the metrics written to ``metrics.json``.
+    """
+
+    published: Table
+    metrics: dict[str, Any]
+
+
+@dataclass
+class _Timer:
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, engine: Engine, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        log.info("stage %s: start", name)
+        with engine.stage(name):
+            yield
+        elapsed = time.perf_counter() - start
+        self.seconds[name] = round(self.seconds.get(name, 0.0) + elapsed, 3)
+        log.info("stage %s: %.2fs", name, elapsed)
+
+
+def build_model(config: JobConfig) -> HPKAnonymity:
+    """The privacy model of the config."""
+    m = config.model
+    return model_from_config(m.name, m.k, m.p, m.h)
+
+
+def _sensitive_levels(config: JobConfig) -> SensitiveLevels:
+    values, level_of = [], []
+    for i, level in enumerate(config.sensitive.levels):
+        values += list(level.values)
+        level_of += [i] * len(level.values)
+    return SensitiveLevels(
+        name=config.sensitive.name,
+        values=tuple(values),
+        level_of=np.asarray(level_of, dtype=np.int64),
+        level_names=tuple(lv.name for lv in config.sensitive.levels),
+        weights=np.asarray([lv.weight for lv in config.sensitive.levels], dtype=float),
+    )
+
+
+def _known_kinds(config: JobConfig) -> dict[str, Kind]:
+    """Discrete kinds whose domain the config fixes (built before reading data)."""
+    kinds: dict[str, Kind] = {}
+    for attr in config.quasi_identifiers:
+        if attr.kind == "ordinal":
+            assert attr.order is not None
+            kinds[attr.name] = ordinal_kind(attr.name, attr.weight, attr.order)
+        elif attr.kind == "categorical":
+            assert attr.hierarchy is not None
+            kinds[attr.name] = categorical_kind(attr.name, attr.weight, load_arx_hierarchy(attr.hierarchy, attr.name))
+        elif attr.kind == "nominal" and attr.values is not None:
+            kinds[attr.name] = nominal_kind(attr.name, attr.weight, attr.values)
+    return kinds
+
+
+def _check_columns(config: JobConfig, present: list[str]) -> None:
+    wanted = [a.name for a in config.attributes] + [config.sensitive.name]
+    missing = [c for c in wanted if c not in present]
+    if missing:
+        raise InputError(
+            f"column(s) {missing} named in the config are not in the input; "
+            f"the input has {present}"
+        )
+
+
+def _profile_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> None:
+    """Raise the first input problem the profile shows, naming column and value."""
+    def rows(stat: str) -> pd.DataFrame:
+        return prof[prof["stat"] == stat]
+
+    total = int(rows("rows")["n"].sum())
+    if total == 0:
+        raise InputError(f"input {config.input.path!r} is empty (0 rows)")
+    missing = rows("missing")
+    missing = missing[missing["n"] > 0]
+    if config.input.on_missing == "error" and len(missing):
+        detail = ", ".join(f"{r.column!r}: {int(r.n)} rows" for r in missing.itertuples())
+        raise InputError(
+            f"missing values ({list(config.input.missing_values)}) in {detail}; "
+            "set input.on_missing: drop to suppress those rows"
+        )
+    bad = rows("nonnumeric")
+    if len(bad):
+        r = bad.sort_values(["column", "value"]).iloc[0]
+        raise InputError(
+            f"column {r.column!r} is continuous but holds the non-numeric value {r.value!r} "
+            f"({int(bad[bad.column == r.column].n.sum())} rows); fix the data or declare "
+            "the column ordinal, categorical or nominal"
+        )
+    unknown = rows("unknown")
+    if len(unknown):
+        r = unknown.sort_values(["column", "value"]).iloc[0]
+        if r.column == config.sensitive.name:
+            raise InputError(
+                f"value {r.value!r} of the sensitive column {r.column!r} belongs to no level; "
+                "add it to one of sensitive.levels"
+            )
+        attr = next(a for a in config.attributes if a.name == r.column)
+        where = {
+            "categorical": f"its hierarchy {attr.hierarchy!r}",
+            "ordinal": "its declared order (attributes[].order)",
+            "nominal": "its declared values (attributes[].values)",
+        }[attr.kind]
+        raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}")
+
+
+def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> Schema:
+    """Kinds of every quasi-identifier from the config and the input profile."""
+    kinds: list[Kind] = []
+    for attr in config.quasi_identifiers:
+        if attr.name in known:
+            kinds.append(known[attr.name])
+        elif attr.kind == "continuous":
+            r = prof[(prof["stat"] == "range") & (prof["column"] == attr.name)]
+            lo = float(r["lo"].min()) if len(r) else 0.0
+            hi = float(r["hi"].max()) if len(r) else 0.0
+            kinds.append(ContinuousKind(attr.name, attr.weight, lo, hi, config.output.decimals))
+        else:
+            d = prof[(prof["stat"] == "domain") & (prof["column"] == attr.name)]
+            values = tuple(sorted(str(v) for v in d["value"].unique()))
+            if len(values) > MAX_NOMINAL_VALUES:
+                raise ConfigError(
+                    f"attributes ({attr.name}): nominal column has {len(values)} distinct values "
+                    f"(more than {MAX_NOMINAL_VALUES}); declare it continuous, categorical with "
+                    "a hierarchy, or identifier"
+                )
+            kinds.append(nominal_kind(attr.name, attr.weight, values))
+    return Schema(kinds=tuple(kinds), sensitive=_sensitive_levels(config))
+
+
+def _check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows: int) -> None:
+    h, p, k = config.effective_hpk()
+    if rows == 0:
+        raise InputError("no rows left after dropping rows with missing values")
+    if k > rows:
+        raise ConfigError(f"model.k: k={k} but the input has only {rows} usable rows; lower k")
+    dom = prof[(prof["stat"] == "domain") & (prof["column"] == config.sensitive.name)]
+    present = {str(v) for v in dom["value"]}
+    if p > len(present):
+        raise ConfigError(
+            f"model.p: p={p} but column {config.sensitive.name!r} holds only {len(present)} "
+            "distinct values; lower p"
+        )
+    lookup = dict(zip(schema.sensitive.values, schema.sensitive.level_of, strict=True))
+    levels = {int(lookup[v]) for v in present}
+    if h > len(levels):
+        raise ConfigError(
+            f"model.h: H={h} but the data holds values of only {len(levels)} sensitivity levels; "
+            "lower H"
+        )
+
+
+def _stat_columns(n_qi: int) -> dict[str, tuple[str, str]]:
+    aggs: dict[str, tuple[str, str]] = {
+        "n": ("count", SENS),
+        "n_values": ("nunique", SENS),
+        "n_levels": ("nunique", LEVEL),
+    }
+    for i in range(n_qi):
+        aggs[f"lo{i}"] = ("min", f"_b{i}")
+        aggs[f"hi{i}"] = ("max", f"_b{i}")
+    return aggs
+
+
+def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConfig, model: HPKAnonymity) -> tuple[BlockTree, set[int]]:
+    """Plan the Mondrian-style block tree from per-block statistics (see :mod:`sparkanon._blocking`).
+
+    Returns:
+        The tree and the set of leaves that cannot host a class (kept only
+        with ``infeasible_blocks: reconcile``).
+    """
+    tree = BlockTree()
+    final: set[int] = set()
+    infeasible: set[int] = set()
+    tried: dict[int, set[int]] = {}
+    fresh: list[int] = []
+    max_rows = config.partitioning.max_block_rows
+    d = len(schema.kinds)
+    bin_cols = [(BLOCK, "long"), (SENS, "long"), (LEVEL, "long")] + [(f"_b{i}", "long") for i in range(d)]
+    for _ in range(MAX_DEPTH):
+        routed = engine.map_batches(encoded, _steps.make_block_stats_fn(schema, tree), bin_cols)
+        stats = engine.collect_small(engine.aggregate(routed, [BLOCK], _stat_columns(d)), MAX_STAT_ROWS)
+        by_block = {int(r[BLOCK]): r for _, r in stats.iterrows()}
+
+        def feasible(b: int, by_block: dict = by_block) -> bool:
+            r = by_block.get(b)
+            return r is not None and bool(model.satisfied(r["n"], r["n_values"], r["n_levels"]))
+
+        for parent in fresh:
+            left, right = feasible(2 * parent), feasible(2 * parent + 1)
+            if left and right:
+                continue
+            if config.partitioning.infeasible_blocks == "merge" or not (left or right):
+                tree.undo(parent)
+            else:
+                for child, ok in ((2 * parent, left), (2 * parent + 1, right)):
+                    if not ok:
+                        final.add(child)
+                        infeasible.add(child)
+        fresh = []
+        attribute_of: dict[int, int] = {}
+        for b, r in by_block.items():
+            if not tree.is_leaf(b) or b in final or r["n"] <= max_rows or b >= (1 << (MAX_DEPTH - 1)):
+                continue
+            lows = np.array([r[f"lo{i}"] for i in range(d)])
+            highs = np.array([r[f"hi{i}"] for i in range(d)])
+            options = [a for a in widest_attributes(schema.kinds, lows, highs) if a not in tried.get(b, set())]
+            if options:
+                attribute_of[b] = options[0]
+            else:
+                final.add(b)
+        # Parents whose cut was undone this round re-enter with their next attribute.
+        for parent in list(tried):
+            if tree.is_leaf(parent) and parent not in final and parent not in attribute_of and parent not in by_block:
+                pass
+        if not attribute_of:
+            undone = [p for p in tried if tree.is_leaf(p) and p not in final]
+            if not undone:
+                break
+        hist_rows = engine.map_batches(
+            encoded, _steps.make_histogram_fn(schema, tree, attribute_of), [(BLOCK, "long"), ("_cb", "long")]
+        ) if attribute_of else None
+        hist = (
+            engine.collect_small(engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)}), MAX_STAT_ROWS)
+            if hist_rows is not None
+            else pd.DataFrame(columns=[BLOCK, "_cb", "n"])
+        )
+        for b, a in attribute_of.items():
+            h = hist[hist[BLOCK] == b].set_index("_cb")["n"]
+            r = by_block[b]
+            cut = median_cut(schema.kinds[a], int(r[f"lo{a}"]), int(r[f"hi{a}"]), h, model.k)
+            tried.setdefault(b, set()).add(a)
+            if cut is None:
+                continue
+            tree.split(b, a, cut)
+            fresh.append(b)
+        # Undone parents are leaves again; they get stats (and another attribute) next round.
+        if not fresh and not any(tree.is_leaf(p) and p not in final and p in by_block for p in tried):
+            undone_pending = [p for p in tried if tree.is_leaf(p) and p not in final and p not in by_block]
+            if not undone_pending:
+                break
+    return tree, infeasible
+
+
+def _round_stats(engine: Engine, table: Table, keys: list[str], aggs: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    row = engine.collect_small(engine.aggregate(table, keys, aggs), 1).iloc[0]
+    return {k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+
+
+def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commit: bool = True) -> JobResult:
+    """Run the whole anonymization job.
+
+    Args:
+        engine: the engine to run on.
+        config: the validated job config.
+        table: the input table; read from ``config.input`` when ``None``.
+        commit: write the output and ``metrics.json`` (after verification).
+
+    Returns:
+        The published table and the metrics.
+
+    Raises:
+        UserError: bad config or input (exit code 2); nothing is written.
+        PrivacyViolationError: verification failed (exit code 3); nothing is written.
+    """
+    timer = _Timer()
+    out_path = config.output.path.rstrip("/")
+    if commit and config.output.mode == "error" and engine.path_exists(out_path):
+        raise OutputExistsError(
+            f"output.path: {out_path!r} already exists; remove it or set output.mode: overwrite"
+        )
+    model = build_model(config)
+    known = _known_kinds(config)
+    passthrough = [config.sensitive.name] + list(config.kept_columns)
+
+    with timer.stage(engine, "read"):
+        raw = engine.read(config.input) if table is None else table
+        raw_schema = engine.schema_of(raw)
+        _check_columns(config, [n for n, _ in raw_schema])
+        needed = [a.name for a in config.quasi_identifiers] + passthrough
+        raw = engine.with_row_id(engine.select(raw, needed), RID)
+        types = dict(raw_schema)
+        pass_types = [(c, types[c]) for c in passthrough]
+
+    with timer.stage(engine, "profile"):
+        spec = _steps.ProfileSpec(
+            qi=tuple((a.name, a.kind) for a in config.quasi_identifiers),
+            known={n: frozenset(k.labels) for n, k in known.items()},  # type: ignore[attr-defined]
+            sensitive=config.sensitive.name,
+            sensitive_values=frozenset(v for lv in config.sensitive.levels for v in lv.values),
+            missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
+        )
+        partial = engine.map_batches(raw, _steps.make_profile_fn(spec), _steps.PROFILE_COLUMNS)
+        prof = engine.collect_small(
+            engine.aggregate(partial, ["stat", "column", "value"], {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")}),
+            MAX_STAT_ROWS,
+        )
+        _profile_errors(config, prof, known)
+        rows_in = int(prof.loc[prof["stat"] == "rows", "n"].sum())
+        dropped = int(prof.loc[prof["stat"] == "missing_rows", "n"].sum())
+        usable = rows_in - dropped
+        schema = build_schema(config, prof, known)
+        _check_feasible(config, schema, prof, usable)
+        log.info("profile: %d rows in, %d with missing values", rows_in, dropped)
+
+    enc_cols = _steps.encoded_columns(schema) + pass_types
+    with timer.stage(engine, "encode"):
+        encoded = engine.persist(
+            engine.map_batches(raw, _steps.make_encode_fn(schema, passthrough, spec.missing_tokens), enc_cols)
+        )
+
+    with timer.stage(engine, "block"):
+        tree, infeasible = build_blocks(engine, encoded, schema, config, model)
+        log.info("block: %d cuts, %d infeasible blocks", len(tree.splits), len(infeasible))
+
+    ctx = BlockContext(schema=schema, model=model, psi_weights=config.algorithm.psi_weights, entropy_base=config.algorithm.entropy_base)
+    col_names = [n for n, _ in enc_cols]
+    blocked_cols = enc_cols + [(BLOCK, "long")]
+    clustered_cols = blocked_cols + [(CLASS, "long")]
+    with timer.stage(engine, "cluster"):
+        blocked = engine.map_batches(encoded, _steps.make_assign_fn(schema, tree, col_names), blocked_cols)
+        clustered = engine.persist(
+            engine.map_groups(blocked, BLOCK, _steps.make_cluster_fn(ctx, config.algorithm.name, config.seed), clustered_cols)
+        )
+        block_stats = _round_stats(
+            engine,
+            engine.aggregate(clustered, [BLOCK], {"n": ("count", BLOCK)}),
+            [],
+            {"blocks": ("count", "n"), "min": ("min", "n"), "max": ("max", "n")},
+        )
+        unplaced = engine.count(engine.where(clustered, CLASS, "<", 0))
+        log.info("cluster: %d blocks, %d rows left for reconciliation", block_stats["blocks"], unplaced)
+
+    placed = engine.where(clustered, CLASS, ">=", 0)
+    reconciled_rows = 0
+    suppressed_unplaced = 0
+    with timer.stage(engine, "reconcile"):
+        if unplaced:
+            centres = engine.collect_small(
+                engine.map_groups(placed, BLOCK, _steps.make_centre_fn(schema), [(BLOCK, "long")] + [(c, t) for c, t in _steps.encoded_columns(schema) if c.startswith("_q")]),
+                MAX_STAT_ROWS,
+            )
+            if len(centres) == 0:
+                raise InternalError("no block could form a class although the input is feasible")
+            waiting = engine.map_batches(
+                engine.where(clustered, CLASS, "<", 0),
+                _steps.make_nearest_block_fn(schema, centres, col_names),
+                enc_cols + [("_target", "long")],
+            )
+            moved = engine.cogroup(
+                placed, BLOCK, waiting, "_target",
+                _steps.make_reconcile_fn(ctx, config.algorithm.name, config.seed, col_names),
+                clustered_cols,
+            )
+            moved = engine.persist(moved)
+            still = engine.count(engine.where(moved, CLASS, "<", 0))
+            suppressed_unplaced = still
+            reconciled_rows = unplaced - still
+            placed = engine.union(placed, engine.where(moved, CLASS, ">=", 0))
+            log.info("reconcile: %d rows placed in other blocks, %d suppressed", reconciled_rows, still)
+
+    with timer.stage(engine, "summarise"):
+        summaries = engine.persist(
+            engine.map_groups(placed, BLOCK, _steps.make_summary_fn(schema, config.algorithm.entropy_base), _steps.summary_columns(schema))
+        )
+
+    pub_cols = _steps.published_columns(schema, pass_types)
+    with timer.stage(engine, "publish"):
+        rows_only = engine.select(placed, [CLASS] + passthrough)
+        centroids = engine.select(summaries, [CLASS] + schema.code_columns)
+        published = engine.map_batches(
+            engine.join(rows_only, centroids, [CLASS]), _steps.make_publish_fn(schema, passthrough), pub_cols
+        )
+        tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
+        if commit:
+            engine.write_table(published, f"{tmp_path}/data", config.output.format)
+            published = engine.read_table(f"{tmp_path}/data", config.output.format)
+        else:
+            published = engine.persist(published)
+
+    try:
+        with timer.stage(engine, "verify"):
+            verdict = verify(engine, published, schema, model)
+        with timer.stage(engine, "metrics"):
+            summary = _round_stats(
+                engine,
+                engine.map_batches(summaries, _steps.make_avg_il_fn(len(schema.kinds)), [("size", "long"), ("hec", "double"), ("ent", "double"), ("loss", "double"), ("avg_il", "double")]),
+                [],
+                {
+                    "classes": ("count", "size"),
+                    "rows": ("sum", "size"),
+                    "loss": ("sum", "loss"),
+                    "epp": ("mean", "hec"),
+                    "avg_ent": ("mean", "ent"),
+                    "avg_il": ("mean", "avg_il"),
+                    "min": ("min", "size"),
+                    "median": ("median", "size"),
+                    "max": ("max", "size"),
+                },
+            )
+        rows_out = int(verdict["rows"] or 0)
+        metrics = {
+            "rows_in": rows_in,
+            "rows_out": rows_out,
+            "rows_suppressed": dropped + suppressed_unplaced,
+            "suppressed_missing_values": dropped,
+            "suppressed_unplaced": suppressed_unplaced,
+            "rows_reconciled": reconciled_rows,
+            "classes": int(summary["classes"] or 0),
+            "published_classes": int(verdict["groups"] or 0),
+            "class_size": {"min": summary["min"], "median": summary["median"], "max": summary["max"]},
+            "blocks": int(block_stats["blocks"] or 0),
+            "block_rows": {"min": block_stats["min"], "max": block_stats["max"]},
+            "infeasible_blocks": len(infeasible),
+            "EPP": summary["epp"],
+            "R_IL": information_loss_rate(summary["loss"] or 0.0, rows_out),
+            "AVG_IL": summary["avg_il"],
+            "AVG_Ent": summary["avg_ent"],
+            "CAVG": normalized_average_class_size(rows_out, int(summary["classes"] or 0), config.model.k),
+            "model": model.describe(),
+            "algorithm": {"name": config.algorithm.name, "psi_weights": list(config.algorithm.psi_weights), "entropy_base": config.algorithm.entropy_base},
+            "max_block_rows": config.partitioning.max_block_rows,
+            "seed": config.seed,
+            "engine": engine.name,
+            "verified": verdict["violations"] == 0,
+            "violations": int(verdict["violations"] or 0),
+            "seconds": timer.seconds,
+        }
+        if rows_out + metrics["rows_suppressed"] != rows_in:
+            raise InternalError(
+                f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} suppressed != {rows_in} in"
+            )
+        if verdict["violations"]:
+            raise PrivacyViolationError(
+                f"verification failed: {metrics['violations']} published equivalence classes violate "
+                f"{model.describe()}; nothing was written"
+            )
+        if commit:
+            with timer.stage(engine, "commit"):
+                metrics["seconds"] = timer.seconds
+                engine.write_text(f"{tmp_path}/metrics.json", json.dumps(metrics, indent=2, sort_keys=False))
+                _commit(engine, tmp_path, out_path, config.output.mode)
+            published = engine.read_table(f"{out_path}/data", config.output.format)
+            metrics["seconds"] = timer.seconds
+    except BaseException:
+        if commit:
+            engine.delete_path(tmp_path)
+        raise
+    finally:
+        for t in (encoded, clustered, summaries):
+            engine.unpersist(t)
+    return JobResult(published=published, metrics=metrics)
+
+
+def verify(engine: Engine, published: Table, schema: Schema, model: HPKAnonymity) -> dict[str, Any]:
+    """Group the published table by its published quasi-identifiers and check every group.
+
+    Returns:
+        ``violations`` (groups failing the model), ``groups`` and ``rows``.
+    """
+    qi = schema.qi_names
+    with_level = engine.map_batches(
+        published,
+        _steps.make_level_fn(schema.sensitive, qi),
+        [(c, t) for c, t in engine.schema_of(published) if c in qi] + [(schema.sensitive.name, "string"), (LEVEL, "long")],
+    )
+    groups = engine.aggregate(
+        with_level,
+        qi,
+        {"size": ("count", LEVEL), "n_values": ("nunique", schema.sensitive.name), "n_levels": ("nunique", LEVEL)},
+    )
+    flagged = engine.map_batches(groups, _steps.make_check_fn(model), [("size", "long"), ("violation", "long")])
+    return _round_stats(engine, flagged, [], {"violations": ("sum", "violation"), "groups": ("count", "size"), "rows": ("sum", "size")})
+
+
+def _commit(engine: Engine, tmp_path: str, out_path: str, mode: str) -> None:
+    if engine.path_exists(out_path):
+        if mode != "overwrite":
+            raise OutputExistsError(f"output.path: {out_path!r} appeared while the job ran; nothing was written")
+        trash = f"{out_path}.__sparkanon_old_{uuid.uuid4().hex[:12]}"
+        engine.rename_path(out_path, trash)
+        engine.rename_path(tmp_path, out_path)
+        engine.delete_path(trash)
+    else:
+        engine.rename_path(tmp_path, out_path)
