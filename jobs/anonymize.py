@@ -8,8 +8,13 @@ failed).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from sparkanon.cli import main
+try:
+    from sparkanon.cli import main
+except ModuleNotFoundError:  # running from a source checkout without `pip install`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from sparkanon.cli import main
 
 if __name__ == "__main__":
     sys.exit(main(["run", *sys.argv[1:]]))

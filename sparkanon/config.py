@@ -306,11 +306,18 @@ def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, 
             raise ConfigError(f"--set {item!r}: expected key=value, e.g. --set model.k=10")
         key, _, text = item.partition("=")
         parts = key.strip().split(".")
+        if any(not part for part in parts):
+            raise ConfigError(f"--set {item!r}: empty key or key part; expected e.g. model.k=10")
         node = result
         for depth, part in enumerate(parts[:-1]):
             node = _child(node, part, ".".join(parts[: depth + 1]), create=True)
         last = parts[-1]
-        value = yaml.safe_load(text)
+        try:
+            value = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise ConfigError(
+                f"--set {key}: value {text!r} is not valid YAML; quote strings and close brackets"
+            ) from None
         if isinstance(node, list):
             if not last.isdigit() or int(last) >= len(node):
                 raise ConfigError(f"--set {key}: {last!r} is not an index of that list")

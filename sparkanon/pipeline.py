@@ -188,7 +188,11 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
 def _check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows: int) -> None:
     h, p, k = config.effective_hpk()
     if rows == 0:
-        raise InputError("no rows left after dropping rows with missing values")
+        raise InputError(
+            f"input {config.input.path!r}: every row holds a missing value "
+            f"({list(config.input.missing_values)}) in a quasi-identifier or the sensitive "
+            "column: no rows left after dropping them; check input.missing_values"
+        )
     if k > rows:
         raise ConfigError(f"model.k: k={k} but the input has only {rows} usable rows; lower k")
     dom = prof[(prof["stat"] == "domain") & (prof["column"] == config.sensitive.name)]
@@ -222,6 +226,10 @@ def _stat_columns(n_qi: int) -> dict[str, tuple[str, str]]:
 def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConfig, model: HPKAnonymity) -> tuple[BlockTree, set[int]]:
     """Plan the Mondrian-style block tree from per-block statistics (see :mod:`sparkanon._blocking`).
 
+    Each round costs two aggregations over the encoded table (block statistics,
+    then a histogram of the attribute each oversized block is cut on); the
+    driver only sees one row per block and per (block, bin).
+
     Returns:
         The tree and the set of leaves that cannot host a class (kept only
         with ``infeasible_blocks: reconcile``).
@@ -234,7 +242,7 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
     max_rows = config.partitioning.max_block_rows
     d = len(schema.kinds)
     bin_cols = [(BLOCK, "long"), (SENS, "long"), (LEVEL, "long")] + [(f"_b{i}", "long") for i in range(d)]
-    for _ in range(MAX_DEPTH):
+    for _ in range(MAX_DEPTH * (d + 1)):
         routed = engine.map_batches(encoded, _steps.make_block_stats_fn(schema, tree), bin_cols)
         stats = engine.collect_small(engine.aggregate(routed, [BLOCK], _stat_columns(d)), MAX_STAT_ROWS)
         by_block = {int(r[BLOCK]): r for _, r in stats.iterrows()}
@@ -248,7 +256,15 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
             if left and right:
                 continue
             if config.partitioning.infeasible_blocks == "merge" or not (left or right):
+                # Merge the infeasible side back with its sibling; the parent's
+                # statistics are the union of its children's.
                 tree.undo(parent)
+                children = [by_block[c] for c in (2 * parent, 2 * parent + 1) if c in by_block]
+                merged = {"n": sum(c["n"] for c in children)}
+                for i in range(d):
+                    merged[f"lo{i}"] = min(c[f"lo{i}"] for c in children)
+                    merged[f"hi{i}"] = max(c[f"hi{i}"] for c in children)
+                by_block[parent] = merged
             else:
                 for child, ok in ((2 * parent, left), (2 * parent + 1, right)):
                     if not ok:
@@ -257,7 +273,7 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
         fresh = []
         attribute_of: dict[int, int] = {}
         for b, r in by_block.items():
-            if not tree.is_leaf(b) or b in final or r["n"] <= max_rows or b >= (1 << (MAX_DEPTH - 1)):
+            if b in final or not tree.is_leaf(b) or r["n"] <= max_rows or b >= (1 << (MAX_DEPTH - 1)):
                 continue
             lows = np.array([r[f"lo{i}"] for i in range(d)])
             highs = np.array([r[f"hi{i}"] for i in range(d)])
@@ -266,36 +282,21 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
                 attribute_of[b] = options[0]
             else:
                 final.add(b)
-        # Parents whose cut was undone this round re-enter with their next attribute.
-        for parent in list(tried):
-            if tree.is_leaf(parent) and parent not in final and parent not in attribute_of and parent not in by_block:
-                pass
         if not attribute_of:
-            undone = [p for p in tried if tree.is_leaf(p) and p not in final]
-            if not undone:
-                break
+            break
         hist_rows = engine.map_batches(
             encoded, _steps.make_histogram_fn(schema, tree, attribute_of), [(BLOCK, "long"), ("_cb", "long")]
-        ) if attribute_of else None
-        hist = (
-            engine.collect_small(engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)}), MAX_STAT_ROWS)
-            if hist_rows is not None
-            else pd.DataFrame(columns=[BLOCK, "_cb", "n"])
         )
+        hist = engine.collect_small(engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)}), MAX_STAT_ROWS)
         for b, a in attribute_of.items():
-            h = hist[hist[BLOCK] == b].set_index("_cb")["n"]
             r = by_block[b]
-            cut = median_cut(schema.kinds[a], int(r[f"lo{a}"]), int(r[f"hi{a}"]), h, model.k)
+            cut = median_cut(
+                schema.kinds[a], int(r[f"lo{a}"]), int(r[f"hi{a}"]), hist[hist[BLOCK] == b].set_index("_cb")["n"], model.k
+            )
             tried.setdefault(b, set()).add(a)
-            if cut is None:
-                continue
-            tree.split(b, a, cut)
-            fresh.append(b)
-        # Undone parents are leaves again; they get stats (and another attribute) next round.
-        if not fresh and not any(tree.is_leaf(p) and p not in final and p in by_block for p in tried):
-            undone_pending = [p for p in tried if tree.is_leaf(p) and p not in final and p not in by_block]
-            if not undone_pending:
-                break
+            if cut is not None:
+                tree.split(b, a, cut)
+                fresh.append(b)
     return tree, infeasible
 
 
@@ -333,6 +334,8 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
     with timer.stage(engine, "read"):
         raw = engine.read(config.input) if table is None else table
         raw_schema = engine.schema_of(raw)
+        if not raw_schema:
+            raise InputError(f"input {config.input.path!r} is empty (no columns, no rows)")
         _check_columns(config, [n for n, _ in raw_schema])
         needed = [a.name for a in config.quasi_identifiers] + passthrough
         raw = engine.with_row_id(engine.select(raw, needed), RID)

@@ -74,6 +74,8 @@ class LocalEngine(Engine):
         files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))) if path.is_dir() else [path]
         frames = []
         for f in files:
+            if cfg.format == "csv" and f.stat().st_size == 0:
+                raise InputError(f"input {str(f)!r} is empty (0 bytes: no header, no rows)")
             if cfg.format == "csv":
                 header = str(cfg.options.get("header", "true")).lower() == "true"
                 sep = cfg.options.get("sep", cfg.options.get("delimiter", ","))

@@ -49,6 +49,11 @@ def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
     return out
 
 
+def _empty(schema: Columns) -> pd.DataFrame:
+    dtypes = {"long": "int64", "double": "float64", "boolean": "bool", "string": "object"}
+    return pd.DataFrame({n: pd.Series(dtype=dtypes[t]) for n, t in schema})
+
+
 def _batch_runner(
     fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
@@ -126,22 +131,18 @@ class SparkEngine(Engine):
         fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
         schema: Columns,
     ) -> DataFrame:
+        key = "_cogroup_key"
+
         def run(lrows: pd.DataFrame, rrows: pd.DataFrame) -> pd.DataFrame:
             if len(rrows) == 0:
-                return pd.DataFrame({n: pd.Series(dtype="float64") for n, _ in schema})
+                return _empty(schema)
+            lrows = lrows.rename(columns={key: left_key})
+            rrows = rrows.rename(columns={key: right_key})
             return _conform(fn(lrows, rrows), schema)
 
-        r = right.withColumnRenamed(right_key, "_cogroup_key") if right_key != left_key else right
-        l_ = left.withColumnRenamed(left_key, "_cogroup_key") if right_key != left_key else left
-        key = "_cogroup_key" if right_key != left_key else left_key
-
-        def run_renamed(lrows: pd.DataFrame, rrows: pd.DataFrame) -> pd.DataFrame:
-            if right_key != left_key:
-                lrows = lrows.rename(columns={"_cogroup_key": left_key})
-                rrows = rrows.rename(columns={"_cogroup_key": right_key})
-            return run(lrows, rrows)
-
-        return l_.groupBy(key).cogroup(r.groupBy(key)).applyInPandas(run_renamed, _ddl(schema))
+        lgroups = left.withColumnRenamed(left_key, key).groupBy(key)
+        rgroups = right.withColumnRenamed(right_key, key).groupBy(key)
+        return lgroups.cogroup(rgroups).applyInPandas(run, _ddl(schema))
 
     def join(self, left: DataFrame, right: DataFrame, on: Sequence[str], how: str = "inner") -> DataFrame:  # noqa: D102
         return left.join(right, on=list(on), how=how)

@@ -1,0 +1,502 @@
+"""Config validation and ``--set`` overrides: pure, no data is read.
+
+Every invalid config must raise :class:`ConfigError` (exit code 2) with a
+message naming the key and, where there is one, the bad value.
+"""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sparkanon.config import JobConfig, apply_overrides, load_config, parse_config
+from sparkanon.errors import EXIT_USER, ConfigError
+from tests._inputs import attribute, demo_config, make_config, write_config
+
+
+@pytest.fixture
+def raw(tmp_path: Path) -> dict[str, Any]:
+    """A valid raw config (the demo one with small-input defaults)."""
+    return make_config(tmp_path, tmp_path / "input.csv")
+
+
+def _error(raw: dict[str, Any]) -> str:
+    with pytest.raises(ConfigError) as info:
+        parse_config(raw, source="job.yaml")
+    assert info.value.exit_code == EXIT_USER
+    return str(info.value)
+
+
+# ---------------------------------------------------------------- valid configs
+
+
+def test_demo_config_is_valid() -> None:
+    cfg = parse_config(demo_config(), source="conf/adult_hpk.yaml")
+    assert isinstance(cfg, JobConfig)
+    assert cfg.effective_hpk() == (2, 4, 8)
+    assert [a.name for a in cfg.quasi_identifiers] == [
+        "age",
+        "education",
+        "marital-status",
+        "native-country",
+        "workclass",
+        "sex",
+        "race",
+    ]
+    assert cfg.kept_columns == ("income",)
+
+
+def test_small_config_is_valid_and_frozen(raw: dict[str, Any]) -> None:
+    cfg = parse_config(raw)
+    assert cfg.effective_hpk() == (2, 2, 4)
+    assert cfg.output.mode == "error"
+    with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen-instance error
+        cfg.model.k = 3  # type: ignore[misc]
+
+
+def test_defaults_fill_optional_sections(raw: dict[str, Any]) -> None:
+    for section in ("algorithm", "partitioning", "seed"):
+        raw.pop(section)
+    cfg = parse_config(raw)
+    assert cfg.algorithm.name == "maa_slie"
+    assert cfg.algorithm.psi_weights == (0.5, 0.5)
+    assert cfg.partitioning.max_block_rows == 2000
+    assert cfg.seed == 0
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ({"name": "p_sensitive", "k": 4, "p": 3, "h": 9}, (1, 3, 4)),
+        ({"name": "k", "k": 5, "p": 9, "h": 9}, (1, 1, 5)),
+    ],
+)
+def test_parts_a_model_ignores_are_not_checked(
+    raw: dict[str, Any], model: dict[str, Any], expected: tuple[int, int, int]
+) -> None:
+    raw["model"] = model
+    assert parse_config(raw).effective_hpk() == expected
+
+
+# ---------------------------------------------------------------- unknown keys
+
+
+@pytest.mark.parametrize(
+    ("mutate", "key", "bad"),
+    [
+        (lambda c: c.update(modle={"k": 3}), "modle", "modle"),
+        (lambda c: c["model"].update(kk=3), "model.kk", "kk"),
+        (lambda c: c["input"].update(on_missin="drop"), "input.on_missin", "on_missin"),
+        (lambda c: c["attributes"][0].update(wieght=2), "attributes.0.wieght", "wieght"),
+        (
+            lambda c: c["sensitive"]["levels"][1].update(valeus=["x"]),
+            "sensitive.levels.1.valeus",
+            "valeus",
+        ),
+        (lambda c: c["output"].update(overwrite=True), "output.overwrite", "overwrite"),
+    ],
+)
+def test_unknown_key(raw: dict[str, Any], mutate, key: str, bad: str) -> None:
+    mutate(raw)
+    msg = _error(raw)
+    assert key in msg
+    assert bad in msg
+    assert "unknown key" in msg
+    assert "job.yaml" in msg
+
+
+# ---------------------------------------------------------------- missing keys
+
+
+@pytest.mark.parametrize(
+    ("remove", "key"),
+    [
+        (lambda c: c["model"].pop("k"), "model.k"),
+        (lambda c: c.pop("model"), "model"),
+        (lambda c: c.pop("output"), "output"),
+        (lambda c: c["output"].pop("path"), "output.path"),
+        (lambda c: c["input"].pop("path"), "input.path"),
+        (lambda c: c.pop("sensitive"), "sensitive"),
+        (lambda c: c["sensitive"].pop("name"), "sensitive.name"),
+        (lambda c: c["attributes"][2].pop("kind"), "attributes.2.kind"),
+        (lambda c: c["sensitive"]["levels"][0].pop("weight"), "sensitive.levels.0.weight"),
+    ],
+)
+def test_missing_required_key(raw: dict[str, Any], remove, key: str) -> None:
+    remove(raw)
+    msg = _error(raw)
+    assert f"{key}: required key is missing" in msg
+
+
+# ---------------------------------------------------------------- bad types / values
+
+
+@pytest.mark.parametrize(
+    ("mutate", "key", "bad"),
+    [
+        (lambda c: c["model"].update(k="eight"), "model.k", "'eight'"),
+        (lambda c: c["model"].update(k=2.5), "model.k", "2.5"),
+        (lambda c: c["model"].update(k=0), "model.k", "0"),
+        (lambda c: c["model"].update(name="l_diversity"), "model.name", "'l_diversity'"),
+        (lambda c: c["attributes"][0].update(kind="numeric"), "attributes.0.kind", "'numeric'"),
+        (lambda c: c["attributes"][0].update(weight="heavy"), "attributes.0.weight", "'heavy'"),
+        (lambda c: c["attributes"][0].update(weight=-1), "attributes.0.weight", "-1"),
+        (lambda c: c["algorithm"].update(psi_weights="half"), "algorithm.psi_weights", "'half'"),
+        (lambda c: c["algorithm"].update(name="mondrian"), "algorithm.name", "'mondrian'"),
+        (lambda c: c["input"].update(on_missing="ignore"), "input.on_missing", "'ignore'"),
+        (lambda c: c["input"].update(format="xlsx"), "input.format", "'xlsx'"),
+        (lambda c: c["output"].update(mode="append"), "output.mode", "'append'"),
+        (
+            lambda c: c["sensitive"]["levels"][0].update(weight=1.5),
+            "sensitive.levels.0.weight",
+            "1.5",
+        ),
+        (
+            lambda c: c["partitioning"].update(max_block_rows="many"),
+            "partitioning.max_block_rows",
+            "'many'",
+        ),
+        (lambda c: c.update(seed="forty-two"), "seed", "'forty-two'"),
+        (lambda c: c.update(attributes={"name": "age"}), "attributes", "age"),
+    ],
+)
+def test_bad_type(raw: dict[str, Any], mutate, key: str, bad: str) -> None:
+    mutate(raw)
+    msg = _error(raw)
+    assert f"{key}:" in msg
+    assert bad in msg
+
+
+def test_every_problem_is_reported_on_its_own_line(raw: dict[str, Any]) -> None:
+    raw["model"]["k"] = "eight"
+    raw["output"]["mode"] = "append"
+    raw["input"]["bogus"] = 1
+    msg = _error(raw)
+    lines = msg.splitlines()
+    assert any(line.strip().startswith("model.k:") for line in lines)
+    assert any(line.strip().startswith("output.mode:") for line in lines)
+    assert any(line.strip().startswith("input.bogus:") for line in lines)
+
+
+def test_config_must_be_a_mapping() -> None:
+    with pytest.raises(ConfigError, match="must be a YAML mapping"):
+        parse_config(["model", "k"], source="job.yaml")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- cross-field checks
+
+
+@pytest.mark.parametrize("weights", [[0.3, 0.3], [0.6, 0.6], [1.5, -0.5], [0.0, 0.9]])
+def test_psi_weights_must_sum_to_one(raw: dict[str, Any], weights: list[float]) -> None:
+    raw["algorithm"]["psi_weights"] = weights
+    msg = _error(raw)
+    assert "algorithm.psi_weights" in msg
+    assert str(weights) in msg
+    assert "w1 + w2 = 1" in msg
+
+
+@pytest.mark.parametrize("weights", [[0.3, 0.7], [1.0, 0.0], [0.1, 0.9]])
+def test_psi_weights_summing_to_one_are_accepted(raw: dict[str, Any], weights: list[float]) -> None:
+    raw["algorithm"]["psi_weights"] = weights
+    assert parse_config(raw).algorithm.psi_weights == tuple(weights)
+
+
+def test_psi_weights_need_exactly_two(raw: dict[str, Any]) -> None:
+    raw["algorithm"]["psi_weights"] = [0.2, 0.3, 0.5]
+    assert "algorithm.psi_weights" in _error(raw)
+
+
+def test_sensitive_value_in_two_levels(raw: dict[str, Any]) -> None:
+    raw["sensitive"]["levels"][1]["values"].append("Sales")
+    msg = _error(raw)
+    assert "sensitive.levels" in msg
+    assert "'Sales'" in msg
+    assert "'routine-office'" in msg
+    assert "'trades'" in msg
+
+
+def test_level_names_must_be_unique(raw: dict[str, Any]) -> None:
+    raw["sensitive"]["levels"][1]["name"] = "routine-office"
+    msg = _error(raw)
+    assert "sensitive.levels" in msg
+    assert "unique" in msg
+
+
+def test_h_larger_than_number_of_levels(raw: dict[str, Any]) -> None:
+    raw["model"] = {"name": "hpk", "h": 6, "p": 6, "k": 8}
+    msg = _error(raw)
+    assert "model.h" in msg
+    assert "H=6" in msg
+    assert "5 levels" in msg
+
+
+def test_h_larger_than_number_of_levels_with_one_level(raw: dict[str, Any]) -> None:
+    raw["sensitive"]["levels"] = raw["sensitive"]["levels"][:1]
+    msg = _error(raw)  # h=2, p=2: one level of three values
+    assert "model.h" in msg
+    assert "H=2" in msg
+    assert "1 levels" in msg
+
+
+def test_p_larger_than_k(raw: dict[str, Any]) -> None:
+    raw["model"] = {"name": "hpk", "h": 2, "p": 5, "k": 4}
+    msg = _error(raw)
+    assert "model.p" in msg
+    assert "p=5" in msg
+    assert "k=4" in msg
+
+
+def test_p_larger_than_k_for_p_sensitive(raw: dict[str, Any]) -> None:
+    raw["model"] = {"name": "p_sensitive", "p": 5, "k": 4}
+    msg = _error(raw)
+    assert "model.p" in msg
+    assert "p=5" in msg
+
+
+def test_h_larger_than_p(raw: dict[str, Any]) -> None:
+    raw["model"] = {"name": "hpk", "h": 3, "p": 2, "k": 4}
+    msg = _error(raw)
+    assert "model.h" in msg
+    assert "H=3" in msg
+    assert "p=2" in msg
+
+
+def test_p_larger_than_the_listed_sensitive_values(raw: dict[str, Any]) -> None:
+    raw["model"] = {"name": "hpk", "h": 2, "p": 15, "k": 20}
+    msg = _error(raw)
+    assert "model.p" in msg
+    assert "p=15" in msg
+    assert "14" in msg
+
+
+def test_max_block_rows_smaller_than_k(raw: dict[str, Any]) -> None:
+    raw["partitioning"]["max_block_rows"] = 3
+    msg = _error(raw)
+    assert "partitioning.max_block_rows" in msg
+    assert "k=4" in msg
+
+
+def test_ordinal_without_order(raw: dict[str, Any]) -> None:
+    attribute(raw, "education").pop("order")
+    msg = _error(raw)
+    assert "education" in msg
+    assert "order" in msg
+
+
+def test_ordinal_order_with_repeats(raw: dict[str, Any]) -> None:
+    edu = attribute(raw, "education")
+    edu["order"] = list(edu["order"]) + ["Bachelors"]
+    msg = _error(raw)
+    assert "(education).order" in msg
+    assert "repeated" in msg
+
+
+def test_categorical_without_hierarchy(raw: dict[str, Any]) -> None:
+    attribute(raw, "workclass").pop("hierarchy")
+    msg = _error(raw)
+    assert "workclass" in msg
+    assert "hierarchy" in msg
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "value"),
+    [
+        ("age", "hierarchy", "/tmp/age.csv"),
+        ("age", "order", ["1", "2"]),
+        ("education", "values", ["Bachelors"]),
+    ],
+)
+def test_option_on_the_wrong_kind(raw: dict[str, Any], name: str, key: str, value: Any) -> None:
+    attribute(raw, name)[key] = value
+    msg = _error(raw)
+    assert f"({name}).{key}" in msg
+
+
+def test_sensitive_column_also_listed_as_attribute(raw: dict[str, Any]) -> None:
+    raw["attributes"].append({"name": "occupation", "kind": "keep"})
+    msg = _error(raw)
+    assert "sensitive.name" in msg
+    assert "'occupation'" in msg
+
+
+def test_duplicate_attribute(raw: dict[str, Any]) -> None:
+    raw["attributes"].append({"name": "age", "kind": "keep"})
+    msg = _error(raw)
+    assert "attributes" in msg
+    assert "age" in msg
+
+
+def test_no_quasi_identifier(raw: dict[str, Any]) -> None:
+    raw["attributes"] = [{"name": "income", "kind": "keep"}]
+    msg = _error(raw)
+    assert "no quasi-identifier" in msg
+
+
+def test_no_sensitive_levels(raw: dict[str, Any]) -> None:
+    raw["sensitive"]["levels"] = []
+    assert "sensitive.levels" in _error(raw)
+
+
+# ---------------------------------------------------------------- load_config
+
+
+def test_load_config_missing_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope.yaml"
+    with pytest.raises(ConfigError, match="does not exist") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_config_invalid_yaml(tmp_path: Path) -> None:
+    path = tmp_path / "broken.yaml"
+    path.write_text("model: {k: [1,\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid YAML") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_config_not_a_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("- model\n- k\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="mapping") as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+
+
+def test_load_config_names_the_file_in_errors(tmp_path: Path, raw: dict[str, Any]) -> None:
+    raw["model"]["k"] = "eight"
+    path = write_config(tmp_path, raw)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert str(path) in str(info.value)
+    assert "model.k" in str(info.value)
+
+
+# ---------------------------------------------------------------- --set overrides
+
+
+def test_override_nested_key_parses_yaml_scalars(raw: dict[str, Any]) -> None:
+    before = copy.deepcopy(raw)
+    out = apply_overrides(
+        raw, ["model.k=10", "output.mode=overwrite", "output.decimals=null", "seed=7"]
+    )
+    assert out["model"]["k"] == 10
+    assert out["output"]["mode"] == "overwrite"
+    assert out["output"]["decimals"] is None
+    assert out["seed"] == 7
+    assert raw == before, "apply_overrides must not modify its input"
+
+
+def test_override_whole_list_value(raw: dict[str, Any]) -> None:
+    out = apply_overrides(raw, ["algorithm.psi_weights=[0.3, 0.7]"])
+    assert out["algorithm"]["psi_weights"] == [0.3, 0.7]
+    assert parse_config(out).algorithm.psi_weights == (0.3, 0.7)
+
+
+def test_override_list_indices(raw: dict[str, Any]) -> None:
+    out = apply_overrides(
+        raw,
+        [
+            "attributes.0.weight=2.5",
+            "sensitive.levels.1.weight=0.3",
+            "sensitive.levels.4.values=[Protective-serv, Armed-Forces]",
+            "algorithm.psi_weights.0=0.25",
+            "algorithm.psi_weights.1=0.75",
+        ],
+    )
+    assert out["attributes"][0] == {"name": "age", "kind": "continuous", "weight": 2.5}
+    assert out["sensitive"]["levels"][1]["weight"] == 0.3
+    assert out["sensitive"]["levels"][4]["values"] == ["Protective-serv", "Armed-Forces"]
+    cfg = parse_config(out)
+    assert cfg.attributes[0].weight == 2.5
+    assert cfg.algorithm.psi_weights == (0.25, 0.75)
+
+
+def test_override_later_wins_and_strips_key(raw: dict[str, Any]) -> None:
+    out = apply_overrides(raw, ["model.k=6", " model.k =9"])
+    assert out["model"]["k"] == 9
+
+
+def test_override_value_may_contain_equals(raw: dict[str, Any]) -> None:
+    out = apply_overrides(raw, ["input.options.comment=a=b"])
+    assert out["input"]["options"]["comment"] == "a=b"
+
+
+def test_override_adds_an_optional_key(raw: dict[str, Any]) -> None:
+    out = apply_overrides(raw, ["output.decimals=2"])
+    assert parse_config(out).output.decimals == 2
+
+
+def test_override_through_load_config(tmp_path: Path, raw: dict[str, Any]) -> None:
+    path = write_config(tmp_path, raw)
+    cfg = load_config(path, ["model.k=6", "model.p=3", "attributes.1.weight=2"])
+    assert cfg.effective_hpk() == (2, 3, 6)
+    assert cfg.attributes[1].weight == 2.0
+
+
+def test_override_result_is_validated(tmp_path: Path, raw: dict[str, Any]) -> None:
+    path = write_config(tmp_path, raw)
+    with pytest.raises(ConfigError) as info:
+        load_config(path, ["model.p=9"])
+    assert "model.p" in str(info.value)
+    assert "p=9" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("item", "names"),
+    [
+        ("attributes.99.weight=2", ["attributes.99", "'99'"]),
+        ("attributes.x.weight=2", ["attributes.x", "'x'"]),
+        ("algorithm.psi_weights.5=0.1", ["algorithm.psi_weights.5", "'5'"]),
+        ("algorithm.psi_weights.first=0.1", ["algorithm.psi_weights.first", "'first'"]),
+        ("model.k.x=1", ["model.k.x", "'model.k'"]),
+        ("seed.value=1", ["seed.value", "'seed'"]),
+    ],
+)
+def test_override_bad_path(raw: dict[str, Any], item: str, names: list[str]) -> None:
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(raw, [item])
+    assert info.value.exit_code == EXIT_USER
+    msg = str(info.value)
+    assert msg.startswith("--set ")
+    for name in names:
+        assert name in msg
+
+
+def test_override_unknown_key_is_reported(tmp_path: Path, raw: dict[str, Any]) -> None:
+    """A misspelt path never silently passes: it is either refused or rejected by validation."""
+    path = write_config(tmp_path, raw)
+    for item, name in (("modle.k=3", "modle"), ("model.kk=3", "kk")):
+        with pytest.raises(ConfigError) as info:
+            load_config(path, [item])
+        assert name in str(info.value)
+
+
+@pytest.mark.parametrize("item", ["model.k", "model.k:10", "", "model.k 10"])
+def test_override_malformed_item_without_equals(raw: dict[str, Any], item: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(raw, [item])
+    msg = str(info.value)
+    assert "key=value" in msg
+    assert repr(item) in msg
+
+
+def test_override_malformed_item_empty_key(raw: dict[str, Any]) -> None:
+    """``--set =5`` names no key: refuse the item itself, naming it."""
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(raw, ["=5"])
+    assert "=5" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "item", ["model.k=[1,", "algorithm.psi_weights=[0.3, 0.7", "model.name={hpk"]
+)
+def test_override_malformed_yaml_value(raw: dict[str, Any], item: str) -> None:
+    """A value that is not valid YAML is a user error (ConfigError naming the key), not a crash."""
+    key = item.partition("=")[0]
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(raw, [item])
+    assert key in str(info.value)

@@ -1,0 +1,127 @@
+"""End-to-end runs of the job on Spark (local mode) against samples of Adult.
+
+Few and marked ``spark``: parity with the local engine, a run that forces
+cross-block reconciliation, a run that splits the data into many blocks, one
+bad input through Spark, and the spark-submit entry point.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from sparkanon.cli import run_command
+from sparkanon.config import parse_config
+from sparkanon.engine.local import LocalEngine
+from sparkanon.pipeline import run_job
+from tests._adult import ROOT, adult_config, adult_sample, write_config
+
+pytestmark = pytest.mark.spark
+
+VERIFY = ROOT / "scripts" / "verify_output.py"
+
+
+def _independent_check(config_path: Path, out: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(VERIFY), str(config_path), str(out)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "violations=0" in done.stdout
+
+
+def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
+    cols = sorted(frame.columns)
+    return frame[cols].sort_values(cols).reset_index(drop=True)
+
+
+def test_spark_matches_local_engine(spark, tmp_path: Path) -> None:
+    from sparkanon.engine.spark import SparkEngine
+
+    sample = adult_sample(tmp_path, 3000)
+    raw = adult_config(tmp_path, sample, tmp_path / "unused", partitioning={"max_block_rows": 500})
+    cfg = parse_config(raw)
+    local = run_job(LocalEngine(batch_rows=700), cfg.model_copy(update={"output": cfg.output.model_copy(update={"path": str(tmp_path / "local")})}))
+    remote = run_job(SparkEngine(spark), cfg.model_copy(update={"output": cfg.output.model_copy(update={"path": str(tmp_path / "spark")})}))
+    for key in ("rows_in", "rows_out", "classes", "published_classes", "blocks", "class_size", "violations"):
+        assert local.metrics[key] == remote.metrics[key], key
+    for key in ("EPP", "R_IL", "AVG_IL", "AVG_Ent", "CAVG"):
+        assert local.metrics[key] == pytest.approx(remote.metrics[key], rel=1e-9), key
+    assert remote.metrics["verified"] is True
+    spark_rows = pd.read_parquet(tmp_path / "spark" / "data")
+    local_rows = pd.read_parquet(tmp_path / "local" / "data")
+    pd.testing.assert_frame_equal(_sorted(spark_rows), _sorted(local_rows), check_dtype=False)
+
+
+def test_reconciliation_across_blocks(spark, tmp_path: Path) -> None:
+    sample = adult_sample(tmp_path, 3000)
+    out = tmp_path / "out"
+    raw = adult_config(
+        tmp_path,
+        sample,
+        out,
+        model={"h": 3, "p": 5, "k": 8},
+        partitioning={"max_block_rows": 60, "infeasible_blocks": "reconcile"},
+    )
+    path = write_config(tmp_path, raw)
+    assert run_command(str(path), [], "spark") == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["infeasible_blocks"] > 0
+    assert metrics["rows_reconciled"] > 0
+    assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"] == 3000
+    assert metrics["verified"] is True
+    _independent_check(path, out)
+
+
+def test_many_blocks_and_rerun_is_deterministic(spark, tmp_path: Path) -> None:
+    sample = adult_sample(tmp_path, 8000)
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, sample, out, partitioning={"max_block_rows": 250})
+    path = write_config(tmp_path, raw)
+    assert run_command(str(path), [], "spark") == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["blocks"] >= 32
+    assert metrics["block_rows"]["max"] <= 250
+    assert metrics["rows_out"] == 8000
+    _independent_check(path, out)
+    first = pd.read_parquet(out / "data")
+    shutil.rmtree(out)
+    assert run_command(str(path), [], "spark") == 0
+    pd.testing.assert_frame_equal(_sorted(pd.read_parquet(out / "data")), _sorted(first))
+
+
+def test_bad_input_on_spark_writes_nothing(spark, tmp_path: Path, capsys) -> None:
+    sample = adult_sample(tmp_path, 200)
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, sample, out)
+    raw["attributes"][0]["name"] = "agee"
+    path = write_config(tmp_path, raw)
+    assert run_command(str(path), [], "spark") == 2
+    assert "agee" in capsys.readouterr().err
+    assert not out.exists()
+    assert not list(tmp_path.glob("out.__sparkanon_tmp_*"))
+
+
+@pytest.mark.skipif(shutil.which("spark-submit") is None, reason="spark-submit not on PATH")
+def test_spark_submit_entry_point(tmp_path: Path) -> None:
+    sample = adult_sample(tmp_path, 600)
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, sample, out, model={"h": 2, "p": 3, "k": 5})
+    path = write_config(tmp_path, raw)
+    done = subprocess.run(
+        ["spark-submit", "--master", "local[1]", "--conf", "spark.ui.enabled=false", str(ROOT / "jobs" / "anonymize.py"), str(path), "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    metrics = json.loads(done.stdout)
+    assert metrics["rows_out"] == 600
+    assert metrics["verified"] is True
+    _independent_check(path, out)
