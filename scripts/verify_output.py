@@ -31,7 +31,9 @@ def read_published(output_dir: Path) -> pd.DataFrame:
     if parts:
         return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
     parts = sorted(data.glob("*.csv"))
-    return pd.concat([pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True)
+    return pd.concat(
+        [pd.read_csv(p, dtype=str, keep_default_na=False) for p in parts], ignore_index=True
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -110,9 +110,7 @@ def widest_attributes(kinds: tuple[Kind, ...], lows: np.ndarray, highs: np.ndarr
     return [a for _, a in sorted(spans)]
 
 
-def median_cut(
-    kind: Kind, lo: int, hi: int, histogram: pd.Series, min_side: int
-) -> int | None:
+def median_cut(kind: Kind, lo: int, hi: int, histogram: pd.Series, min_side: int) -> int | None:
     """The allowed cut closest to the median of a block's histogram.
 
     Args:

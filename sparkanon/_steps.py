@@ -55,7 +55,9 @@ class ProfileSpec:
     missing_tokens: frozenset[str]
 
 
-def missing_mask(batch: pd.DataFrame, columns: Sequence[str], tokens: frozenset[str]) -> pd.DataFrame:
+def missing_mask(
+    batch: pd.DataFrame, columns: Sequence[str], tokens: frozenset[str]
+) -> pd.DataFrame:
     """Per column, whether each row's value is null or a missing token (after trimming)."""
     out = {}
     for c in columns:
@@ -65,7 +67,9 @@ def missing_mask(batch: pd.DataFrame, columns: Sequence[str], tokens: frozenset[
     return pd.DataFrame(out, index=batch.index)
 
 
-def _stat(stat: str, column: str, value: str | None, n: int, lo: float = np.nan, hi: float = np.nan) -> dict:
+def _stat(
+    stat: str, column: str, value: str | None, n: int, lo: float = np.nan, hi: float = np.nan
+) -> dict:
     return {"stat": stat, "column": column, "value": value, "n": int(n), "lo": lo, "hi": hi}
 
 
@@ -98,7 +102,9 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
                     rows += [_stat("nonnumeric", c, v, n) for v, n in examples.items()]
                 good = numeric[~bad]
                 if good.size:
-                    rows.append(_stat("range", c, None, good.size, float(good.min()), float(good.max())))
+                    rows.append(
+                        _stat("range", c, None, good.size, float(good.min()), float(good.max()))
+                    )
             else:
                 text = values.astype("string").str.strip()
                 if c in spec.known:
@@ -120,7 +126,10 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
 def encoded_columns(schema: Schema) -> list[tuple[str, str]]:
     """Schema of the encoded table, without the pass-through columns."""
     cols = [(RID, "long")]
-    cols += [(c, "long" if k.discrete else "double") for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
+    cols += [
+        (c, "long" if k.discrete else "double")
+        for c, k in zip(schema.code_columns, schema.kinds, strict=True)
+    ]
     cols += [(SENS, "long"), (LEVEL, "long")]
     return cols
 
@@ -136,7 +145,9 @@ def make_encode_fn(
         rows = batch[keep].reset_index(drop=True)
         out = {RID: rows[RID].to_numpy(dtype=np.int64)}
         for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
-            codes, _ = kind.encode(rows[kind.name].astype("string").str.strip() if kind.discrete else rows[kind.name])
+            codes, _ = kind.encode(
+                rows[kind.name].astype("string").str.strip() if kind.discrete else rows[kind.name]
+            )
             out[col] = codes
         s, lvl, _ = schema.sensitive.encode(rows[schema.sensitive.name])
         out[SENS] = s
@@ -153,7 +164,12 @@ def bins_matrix(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
     """Blocking bins of every quasi-identifier, shape ``(n_attributes, n_rows)``."""
     if len(frame) == 0:
         return np.zeros((len(schema.kinds), 0), dtype=np.int64)
-    return np.vstack([k.bins(frame[c].to_numpy()) for c, k in zip(schema.code_columns, schema.kinds, strict=True)])
+    return np.vstack(
+        [
+            k.bins(frame[c].to_numpy())
+            for c, k in zip(schema.code_columns, schema.kinds, strict=True)
+        ]
+    )
 
 
 def make_block_stats_fn(schema: Schema, tree: BlockTree) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -161,7 +177,11 @@ def make_block_stats_fn(schema: Schema, tree: BlockTree) -> Callable[[pd.DataFra
 
     def stats(batch: pd.DataFrame) -> pd.DataFrame:
         bins = bins_matrix(batch, schema)
-        out = {BLOCK: tree.assign(bins), SENS: batch[SENS].to_numpy(), LEVEL: batch[LEVEL].to_numpy()}
+        out = {
+            BLOCK: tree.assign(bins),
+            SENS: batch[SENS].to_numpy(),
+            LEVEL: batch[LEVEL].to_numpy(),
+        }
         for i in range(len(schema.kinds)):
             out[f"_b{i}"] = bins[i]
         return pd.DataFrame(out)
@@ -172,7 +192,7 @@ def make_block_stats_fn(schema: Schema, tree: BlockTree) -> Callable[[pd.DataFra
 def make_histogram_fn(
     schema: Schema, tree: BlockTree, attribute_of: dict[int, int]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Emit ``(_block, _cb)`` for the rows of blocks being cut: ``_cb`` is the chosen attribute's bin."""
+    """Emit ``(_block, _cb)`` for rows of blocks being cut; ``_cb`` is the cut attribute's bin."""
 
     def histogram(batch: pd.DataFrame) -> pd.DataFrame:
         bins = bins_matrix(batch, schema)
@@ -186,7 +206,9 @@ def make_histogram_fn(
     return histogram
 
 
-def make_assign_fn(schema: Schema, tree: BlockTree, columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_assign_fn(
+    schema: Schema, tree: BlockTree, columns: Sequence[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Add the ``_block`` column to encoded rows."""
 
     def assign(batch: pd.DataFrame) -> pd.DataFrame:
@@ -202,7 +224,9 @@ def global_class(block: np.ndarray, local: np.ndarray) -> np.ndarray:
     return np.where(local >= 0, (block.astype(np.int64) << CLASS_SHIFT) | local, -1)
 
 
-def make_cluster_fn(ctx: BlockContext, algorithm: str, seed: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_cluster_fn(
+    ctx: BlockContext, algorithm: str, seed: int
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Cluster one block; add ``_class`` (``-1`` for rows the block cannot place)."""
 
     def cluster(block: pd.DataFrame) -> pd.DataFrame:
@@ -225,7 +249,9 @@ def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
     return centre
 
 
-def make_nearest_block_fn(schema: Schema, centres: pd.DataFrame, columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_nearest_block_fn(
+    schema: Schema, centres: pd.DataFrame, columns: Sequence[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Add ``_target``: the feasible block whose centre is nearest (eq. 18 distance)."""
     blocks = centres[BLOCK].to_numpy(dtype=np.int64)
     order = np.argsort(blocks)
@@ -245,7 +271,9 @@ def make_nearest_block_fn(schema: Schema, centres: pd.DataFrame, columns: Sequen
     return nearest
 
 
-def make_reconcile_fn(ctx: BlockContext, algorithm: str, seed: int, columns: Sequence[str]) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+def make_reconcile_fn(
+    ctx: BlockContext, algorithm: str, seed: int, columns: Sequence[str]
+) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
     """Place rows sent to a block into that block's classes (its leftover rule)."""
 
     def reconcile(placed: pd.DataFrame, incoming: pd.DataFrame) -> pd.DataFrame:
@@ -267,16 +295,30 @@ def summary_columns(schema: Schema) -> list[tuple[str, str]]:
     """Schema of the per-class summary table."""
     cols = [(CLASS, "long"), ("size", "long"), ("n_values", "long"), ("n_levels", "long")]
     cols += [("hec", "double"), ("ent", "double"), ("loss", "double")]
-    cols += [(c, "long" if k.discrete else "double") for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
+    cols += [
+        (c, "long" if k.discrete else "double")
+        for c, k in zip(schema.code_columns, schema.kinds, strict=True)
+    ]
     return cols
 
 
-def class_summary(codes: list[np.ndarray], kinds: Sequence[Kind], sens: np.ndarray, levels: np.ndarray, sensitive: SensitiveLevels, base: float) -> dict:
+def class_summary(
+    codes: list[np.ndarray],
+    kinds: Sequence[Kind],
+    sens: np.ndarray,
+    levels: np.ndarray,
+    sensitive: SensitiveLevels,
+    base: float,
+) -> dict:
     """Centroid, InfoLoss (eq. 20), HEC (eq. 2) and Ent (seed 003 eq. 14) of one class."""
     row: dict = {"size": len(sens)}
     row["n_values"] = len(np.unique(sens))
     row["n_levels"] = len(np.unique(levels))
-    row["hec"] = float(class_level_entropy(np.bincount(levels, minlength=sensitive.n_levels), sensitive.weights, base))
+    row["hec"] = float(
+        class_level_entropy(
+            np.bincount(levels, minlength=sensitive.n_levels), sensitive.weights, base
+        )
+    )
     row["ent"] = float(sensitive_entropy(np.bincount(sens, minlength=len(sensitive.values))))
     loss = 0.0
     centroids = []
@@ -308,7 +350,14 @@ def make_summary_fn(schema: Schema, base: float) -> Callable[[pd.DataFrame], pd.
         for idx in np.split(order, bounds):
             if idx.size == 0:
                 continue
-            s = class_summary([c[idx] for c in codes], schema.kinds, sens[idx], levels[idx], schema.sensitive, base)
+            s = class_summary(
+                [c[idx] for c in codes],
+                schema.kinds,
+                sens[idx],
+                levels[idx],
+                schema.sensitive,
+                base,
+            )
             row = {CLASS: int(classes[idx[0]])}
             row.update({k: v for k, v in s.items() if k != "centroids"})
             for c, centre in zip(schema.code_columns, s["centroids"], strict=True):
@@ -319,13 +368,17 @@ def make_summary_fn(schema: Schema, base: float) -> Callable[[pd.DataFrame], pd.
     return summarise
 
 
-def published_columns(schema: Schema, passthrough_types: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Schema of the published table: decoded quasi-identifiers, the sensitive value, kept columns."""
+def published_columns(
+    schema: Schema, passthrough_types: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """Schema of the published table: decoded quasi-identifiers, sensitive value, kept columns."""
     cols = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
     return cols + list(passthrough_types)
 
 
-def make_publish_fn(schema: Schema, passthrough: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_publish_fn(
+    schema: Schema, passthrough: Sequence[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Replace codes by the published values of their class centroid."""
 
     def publish(batch: pd.DataFrame) -> pd.DataFrame:
@@ -340,7 +393,9 @@ def make_publish_fn(schema: Schema, passthrough: Sequence[str]) -> Callable[[pd.
     return publish
 
 
-def make_level_fn(sensitive: SensitiveLevels, group_columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_level_fn(
+    sensitive: SensitiveLevels, group_columns: Sequence[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Add the sensitivity level of each published row (for verification)."""
 
     def level(batch: pd.DataFrame) -> pd.DataFrame:
@@ -356,8 +411,12 @@ def make_check_fn(model: HPKAnonymity) -> Callable[[pd.DataFrame], pd.DataFrame]
     """Flag published groups that violate the model."""
 
     def check(groups: pd.DataFrame) -> pd.DataFrame:
-        ok = model.satisfied(groups["size"].to_numpy(), groups["n_values"].to_numpy(), groups["n_levels"].to_numpy())
-        return pd.DataFrame({"size": groups["size"].to_numpy(dtype=np.int64), "violation": (~ok).astype(np.int64)})
+        ok = model.satisfied(
+            groups["size"].to_numpy(), groups["n_values"].to_numpy(), groups["n_levels"].to_numpy()
+        )
+        return pd.DataFrame(
+            {"size": groups["size"].to_numpy(dtype=np.int64), "violation": (~ok).astype(np.int64)}
+        )
 
     return check
 
@@ -372,7 +431,8 @@ def make_avg_il_fn(n_qi: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
                 "hec": batch["hec"].to_numpy(dtype=float),
                 "ent": batch["ent"].to_numpy(dtype=float),
                 "loss": batch["loss"].to_numpy(dtype=float),
-                "avg_il": batch["loss"].to_numpy(dtype=float) / (batch["size"].to_numpy(dtype=float) * n_qi),
+                "avg_il": batch["loss"].to_numpy(dtype=float)
+                / (batch["size"].to_numpy(dtype=float) * n_qi),
             }
         )
 

@@ -21,14 +21,36 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run an anonymization job")
     run.add_argument("config", help="YAML job config")
-    run.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config key (repeatable), e.g. --set model.k=10")
-    run.add_argument("--engine", choices=["spark", "local"], default="spark", help="spark (default; local mode unless spark-submit set a master) or local (pandas, one process, for small data)")
-    run.add_argument("--master", default=None, help="Spark master when not started by spark-submit (default local[*])")
+    run.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (repeatable), e.g. --set model.k=10",
+    )
+    run.add_argument(
+        "--engine",
+        choices=["spark", "local"],
+        default="spark",
+        help="spark (default; local mode unless spark-submit set a master) or local "
+        "(pandas, one process, for small data)",
+    )
+    run.add_argument(
+        "--master",
+        default=None,
+        help="Spark master when not started by spark-submit (default local[*])",
+    )
     run.add_argument("--quiet", action="store_true", help="print only the metrics JSON")
     return parser
 
 
-def run_command(config_path: str, overrides: Sequence[str], engine_name: str = "spark", master: str | None = None) -> int:
+def run_command(
+    config_path: str,
+    overrides: Sequence[str],
+    engine_name: str = "spark",
+    master: str | None = None,
+) -> int:
     """Load the config, run the job and print the metrics; return the exit code."""
     from sparkanon.config import load_config
     from sparkanon.pipeline import run_job

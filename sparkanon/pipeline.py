@@ -35,7 +35,13 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
-from sparkanon.errors import ConfigError, InputError, InternalError, OutputExistsError, PrivacyViolationError
+from sparkanon.errors import (
+    ConfigError,
+    InputError,
+    InternalError,
+    OutputExistsError,
+    PrivacyViolationError,
+)
 from sparkanon.metrics.entropy import information_loss_rate, normalized_average_class_size
 from sparkanon.models.base import HPKAnonymity, model_from_config
 
@@ -104,7 +110,9 @@ def _known_kinds(config: JobConfig) -> dict[str, Kind]:
             kinds[attr.name] = ordinal_kind(attr.name, attr.weight, attr.order)
         elif attr.kind == "categorical":
             assert attr.hierarchy is not None
-            kinds[attr.name] = categorical_kind(attr.name, attr.weight, load_arx_hierarchy(attr.hierarchy, attr.name))
+            kinds[attr.name] = categorical_kind(
+                attr.name, attr.weight, load_arx_hierarchy(attr.hierarchy, attr.name)
+            )
         elif attr.kind == "nominal" and attr.values is not None:
             kinds[attr.name] = nominal_kind(attr.name, attr.weight, attr.values)
     return kinds
@@ -115,13 +123,13 @@ def _check_columns(config: JobConfig, present: list[str]) -> None:
     missing = [c for c in wanted if c not in present]
     if missing:
         raise InputError(
-            f"column(s) {missing} named in the config are not in the input; "
-            f"the input has {present}"
+            f"column(s) {missing} named in the config are not in the input; the input has {present}"
         )
 
 
 def _profile_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> None:
     """Raise the first input problem the profile shows, naming column and value."""
+
     def rows(stat: str) -> pd.DataFrame:
         return prof[prof["stat"] == stat]
 
@@ -223,8 +231,10 @@ def _stat_columns(n_qi: int) -> dict[str, tuple[str, str]]:
     return aggs
 
 
-def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConfig, model: HPKAnonymity) -> tuple[BlockTree, set[int]]:
-    """Plan the Mondrian-style block tree from per-block statistics (see :mod:`sparkanon._blocking`).
+def build_blocks(
+    engine: Engine, encoded: Table, schema: Schema, config: JobConfig, model: HPKAnonymity
+) -> tuple[BlockTree, set[int]]:
+    """Plan the Mondrian-style block tree from per-block statistics (:mod:`sparkanon._blocking`).
 
     Each round costs two aggregations over the encoded table (block statistics,
     then a histogram of the attribute each oversized block is cut on); the
@@ -241,10 +251,14 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
     fresh: list[int] = []
     max_rows = config.partitioning.max_block_rows
     d = len(schema.kinds)
-    bin_cols = [(BLOCK, "long"), (SENS, "long"), (LEVEL, "long")] + [(f"_b{i}", "long") for i in range(d)]
+    bin_cols = [(BLOCK, "long"), (SENS, "long"), (LEVEL, "long")] + [
+        (f"_b{i}", "long") for i in range(d)
+    ]
     for _ in range(MAX_DEPTH * (d + 1)):
         routed = engine.map_batches(encoded, _steps.make_block_stats_fn(schema, tree), bin_cols)
-        stats = engine.collect_small(engine.aggregate(routed, [BLOCK], _stat_columns(d)), MAX_STAT_ROWS)
+        stats = engine.collect_small(
+            engine.aggregate(routed, [BLOCK], _stat_columns(d)), MAX_STAT_ROWS
+        )
         by_block = {int(r[BLOCK]): r for _, r in stats.iterrows()}
 
         def feasible(b: int, by_block: dict = by_block) -> bool:
@@ -273,11 +287,20 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
         fresh = []
         attribute_of: dict[int, int] = {}
         for b, r in by_block.items():
-            if b in final or not tree.is_leaf(b) or r["n"] <= max_rows or b >= (1 << (MAX_DEPTH - 1)):
+            if (
+                b in final
+                or not tree.is_leaf(b)
+                or r["n"] <= max_rows
+                or b >= (1 << (MAX_DEPTH - 1))
+            ):
                 continue
             lows = np.array([r[f"lo{i}"] for i in range(d)])
             highs = np.array([r[f"hi{i}"] for i in range(d)])
-            options = [a for a in widest_attributes(schema.kinds, lows, highs) if a not in tried.get(b, set())]
+            options = [
+                a
+                for a in widest_attributes(schema.kinds, lows, highs)
+                if a not in tried.get(b, set())
+            ]
             if options:
                 attribute_of[b] = options[0]
             else:
@@ -285,13 +308,21 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
         if not attribute_of:
             break
         hist_rows = engine.map_batches(
-            encoded, _steps.make_histogram_fn(schema, tree, attribute_of), [(BLOCK, "long"), ("_cb", "long")]
+            encoded,
+            _steps.make_histogram_fn(schema, tree, attribute_of),
+            [(BLOCK, "long"), ("_cb", "long")],
         )
-        hist = engine.collect_small(engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)}), MAX_STAT_ROWS)
+        hist = engine.collect_small(
+            engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)}), MAX_STAT_ROWS
+        )
         for b, a in attribute_of.items():
             r = by_block[b]
             cut = median_cut(
-                schema.kinds[a], int(r[f"lo{a}"]), int(r[f"hi{a}"]), hist[hist[BLOCK] == b].set_index("_cb")["n"], model.k
+                schema.kinds[a],
+                int(r[f"lo{a}"]),
+                int(r[f"hi{a}"]),
+                hist[hist[BLOCK] == b].set_index("_cb")["n"],
+                model.k,
             )
             tried.setdefault(b, set()).add(a)
             if cut is not None:
@@ -300,12 +331,18 @@ def build_blocks(engine: Engine, encoded: Table, schema: Schema, config: JobConf
     return tree, infeasible
 
 
-def _round_stats(engine: Engine, table: Table, keys: list[str], aggs: dict[str, tuple[str, str]]) -> dict[str, Any]:
+def _round_stats(
+    engine: Engine, table: Table, keys: list[str], aggs: dict[str, tuple[str, str]]
+) -> dict[str, Any]:
     row = engine.collect_small(engine.aggregate(table, keys, aggs), 1).iloc[0]
-    return {k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+    return {
+        k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()
+    }
 
 
-def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commit: bool = True) -> JobResult:
+def run_job(
+    engine: Engine, config: JobConfig, table: Table | None = None, commit: bool = True
+) -> JobResult:
     """Run the whole anonymization job.
 
     Args:
@@ -352,7 +389,11 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
         )
         partial = engine.map_batches(raw, _steps.make_profile_fn(spec), _steps.PROFILE_COLUMNS)
         prof = engine.collect_small(
-            engine.aggregate(partial, ["stat", "column", "value"], {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")}),
+            engine.aggregate(
+                partial,
+                ["stat", "column", "value"],
+                {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")},
+            ),
             MAX_STAT_ROWS,
         )
         _profile_errors(config, prof, known)
@@ -366,21 +407,35 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
     enc_cols = _steps.encoded_columns(schema) + pass_types
     with timer.stage(engine, "encode"):
         encoded = engine.persist(
-            engine.map_batches(raw, _steps.make_encode_fn(schema, passthrough, spec.missing_tokens), enc_cols)
+            engine.map_batches(
+                raw, _steps.make_encode_fn(schema, passthrough, spec.missing_tokens), enc_cols
+            )
         )
 
     with timer.stage(engine, "block"):
         tree, infeasible = build_blocks(engine, encoded, schema, config, model)
         log.info("block: %d cuts, %d infeasible blocks", len(tree.splits), len(infeasible))
 
-    ctx = BlockContext(schema=schema, model=model, psi_weights=config.algorithm.psi_weights, entropy_base=config.algorithm.entropy_base)
+    ctx = BlockContext(
+        schema=schema,
+        model=model,
+        psi_weights=config.algorithm.psi_weights,
+        entropy_base=config.algorithm.entropy_base,
+    )
     col_names = [n for n, _ in enc_cols]
     blocked_cols = enc_cols + [(BLOCK, "long")]
     clustered_cols = blocked_cols + [(CLASS, "long")]
     with timer.stage(engine, "cluster"):
-        blocked = engine.map_batches(encoded, _steps.make_assign_fn(schema, tree, col_names), blocked_cols)
+        blocked = engine.map_batches(
+            encoded, _steps.make_assign_fn(schema, tree, col_names), blocked_cols
+        )
         clustered = engine.persist(
-            engine.map_groups(blocked, BLOCK, _steps.make_cluster_fn(ctx, config.algorithm.name, config.seed), clustered_cols)
+            engine.map_groups(
+                blocked,
+                BLOCK,
+                _steps.make_cluster_fn(ctx, config.algorithm.name, config.seed),
+                clustered_cols,
+            )
         )
         block_stats = _round_stats(
             engine,
@@ -389,7 +444,9 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
             {"blocks": ("count", "n"), "min": ("min", "n"), "max": ("max", "n")},
         )
         unplaced = engine.count(engine.where(clustered, CLASS, "<", 0))
-        log.info("cluster: %d blocks, %d rows left for reconciliation", block_stats["blocks"], unplaced)
+        log.info(
+            "cluster: %d blocks, %d rows left for reconciliation", block_stats["blocks"], unplaced
+        )
 
     placed = engine.where(clustered, CLASS, ">=", 0)
     reconciled_rows = 0
@@ -397,7 +454,13 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
     with timer.stage(engine, "reconcile"):
         if unplaced:
             centres = engine.collect_small(
-                engine.map_groups(placed, BLOCK, _steps.make_centre_fn(schema), [(BLOCK, "long")] + [(c, t) for c, t in _steps.encoded_columns(schema) if c.startswith("_q")]),
+                engine.map_groups(
+                    placed,
+                    BLOCK,
+                    _steps.make_centre_fn(schema),
+                    [(BLOCK, "long")]
+                    + [(c, t) for c, t in _steps.encoded_columns(schema) if c.startswith("_q")],
+                ),
                 MAX_STAT_ROWS,
             )
             if len(centres) == 0:
@@ -408,7 +471,10 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
                 enc_cols + [("_target", "long")],
             )
             moved = engine.cogroup(
-                placed, BLOCK, waiting, "_target",
+                placed,
+                BLOCK,
+                waiting,
+                "_target",
                 _steps.make_reconcile_fn(ctx, config.algorithm.name, config.seed, col_names),
                 clustered_cols,
             )
@@ -417,11 +483,18 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
             suppressed_unplaced = still
             reconciled_rows = unplaced - still
             placed = engine.union(placed, engine.where(moved, CLASS, ">=", 0))
-            log.info("reconcile: %d rows placed in other blocks, %d suppressed", reconciled_rows, still)
+            log.info(
+                "reconcile: %d rows placed in other blocks, %d suppressed", reconciled_rows, still
+            )
 
     with timer.stage(engine, "summarise"):
         summaries = engine.persist(
-            engine.map_groups(placed, BLOCK, _steps.make_summary_fn(schema, config.algorithm.entropy_base), _steps.summary_columns(schema))
+            engine.map_groups(
+                placed,
+                BLOCK,
+                _steps.make_summary_fn(schema, config.algorithm.entropy_base),
+                _steps.summary_columns(schema),
+            )
         )
 
     pub_cols = _steps.published_columns(schema, pass_types)
@@ -429,7 +502,9 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
         rows_only = engine.select(placed, [CLASS] + passthrough)
         centroids = engine.select(summaries, [CLASS] + schema.code_columns)
         published = engine.map_batches(
-            engine.join(rows_only, centroids, [CLASS]), _steps.make_publish_fn(schema, passthrough), pub_cols
+            engine.join(rows_only, centroids, [CLASS]),
+            _steps.make_publish_fn(schema, passthrough),
+            pub_cols,
         )
         tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
         if commit:
@@ -444,7 +519,17 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
         with timer.stage(engine, "metrics"):
             summary = _round_stats(
                 engine,
-                engine.map_batches(summaries, _steps.make_avg_il_fn(len(schema.kinds)), [("size", "long"), ("hec", "double"), ("ent", "double"), ("loss", "double"), ("avg_il", "double")]),
+                engine.map_batches(
+                    summaries,
+                    _steps.make_avg_il_fn(len(schema.kinds)),
+                    [
+                        ("size", "long"),
+                        ("hec", "double"),
+                        ("ent", "double"),
+                        ("loss", "double"),
+                        ("avg_il", "double"),
+                    ],
+                ),
                 [],
                 {
                     "classes": ("count", "size"),
@@ -468,7 +553,11 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
             "rows_reconciled": reconciled_rows,
             "classes": int(summary["classes"] or 0),
             "published_classes": int(verdict["groups"] or 0),
-            "class_size": {"min": summary["min"], "median": summary["median"], "max": summary["max"]},
+            "class_size": {
+                "min": summary["min"],
+                "median": summary["median"],
+                "max": summary["max"],
+            },
             "blocks": int(block_stats["blocks"] or 0),
             "block_rows": {"min": block_stats["min"], "max": block_stats["max"]},
             "infeasible_blocks": len(infeasible),
@@ -476,9 +565,15 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
             "R_IL": information_loss_rate(summary["loss"] or 0.0, rows_out),
             "AVG_IL": summary["avg_il"],
             "AVG_Ent": summary["avg_ent"],
-            "CAVG": normalized_average_class_size(rows_out, int(summary["classes"] or 0), config.model.k),
+            "CAVG": normalized_average_class_size(
+                rows_out, int(summary["classes"] or 0), config.model.k
+            ),
             "model": model.describe(),
-            "algorithm": {"name": config.algorithm.name, "psi_weights": list(config.algorithm.psi_weights), "entropy_base": config.algorithm.entropy_base},
+            "algorithm": {
+                "name": config.algorithm.name,
+                "psi_weights": list(config.algorithm.psi_weights),
+                "entropy_base": config.algorithm.entropy_base,
+            },
             "max_block_rows": config.partitioning.max_block_rows,
             "seed": config.seed,
             "engine": engine.name,
@@ -488,17 +583,21 @@ def run_job(engine: Engine, config: JobConfig, table: Table | None = None, commi
         }
         if rows_out + metrics["rows_suppressed"] != rows_in:
             raise InternalError(
-                f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} suppressed != {rows_in} in"
+                f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} "
+                f"suppressed != {rows_in} in"
             )
         if verdict["violations"]:
             raise PrivacyViolationError(
-                f"verification failed: {metrics['violations']} published equivalence classes violate "
+                f"verification failed: {metrics['violations']} published equivalence classes "
+                f"violate "
                 f"{model.describe()}; nothing was written"
             )
         if commit:
             with timer.stage(engine, "commit"):
                 metrics["seconds"] = timer.seconds
-                engine.write_text(f"{tmp_path}/metrics.json", json.dumps(metrics, indent=2, sort_keys=False))
+                engine.write_text(
+                    f"{tmp_path}/metrics.json", json.dumps(metrics, indent=2, sort_keys=False)
+                )
                 _commit(engine, tmp_path, out_path, config.output.mode)
             published = engine.read_table(f"{out_path}/data", config.output.format)
             metrics["seconds"] = timer.seconds
@@ -522,21 +621,35 @@ def verify(engine: Engine, published: Table, schema: Schema, model: HPKAnonymity
     with_level = engine.map_batches(
         published,
         _steps.make_level_fn(schema.sensitive, qi),
-        [(c, t) for c, t in engine.schema_of(published) if c in qi] + [(schema.sensitive.name, "string"), (LEVEL, "long")],
+        [(c, t) for c, t in engine.schema_of(published) if c in qi]
+        + [(schema.sensitive.name, "string"), (LEVEL, "long")],
     )
     groups = engine.aggregate(
         with_level,
         qi,
-        {"size": ("count", LEVEL), "n_values": ("nunique", schema.sensitive.name), "n_levels": ("nunique", LEVEL)},
+        {
+            "size": ("count", LEVEL),
+            "n_values": ("nunique", schema.sensitive.name),
+            "n_levels": ("nunique", LEVEL),
+        },
     )
-    flagged = engine.map_batches(groups, _steps.make_check_fn(model), [("size", "long"), ("violation", "long")])
-    return _round_stats(engine, flagged, [], {"violations": ("sum", "violation"), "groups": ("count", "size"), "rows": ("sum", "size")})
+    flagged = engine.map_batches(
+        groups, _steps.make_check_fn(model), [("size", "long"), ("violation", "long")]
+    )
+    return _round_stats(
+        engine,
+        flagged,
+        [],
+        {"violations": ("sum", "violation"), "groups": ("count", "size"), "rows": ("sum", "size")},
+    )
 
 
 def _commit(engine: Engine, tmp_path: str, out_path: str, mode: str) -> None:
     if engine.path_exists(out_path):
         if mode != "overwrite":
-            raise OutputExistsError(f"output.path: {out_path!r} appeared while the job ran; nothing was written")
+            raise OutputExistsError(
+                f"output.path: {out_path!r} appeared while the job ran; nothing was written"
+            )
         trash = f"{out_path}.__sparkanon_old_{uuid.uuid4().hex[:12]}"
         engine.rename_path(out_path, trash)
         engine.rename_path(tmp_path, out_path)

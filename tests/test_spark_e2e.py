@@ -29,7 +29,10 @@ VERIFY = ROOT / "scripts" / "verify_output.py"
 
 def _independent_check(config_path: Path, out: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(VERIFY), str(config_path), str(out)], capture_output=True, text=True, check=False
+        [sys.executable, str(VERIFY), str(config_path), str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "violations=0" in done.stdout
@@ -46,9 +49,27 @@ def test_spark_matches_local_engine(spark, tmp_path: Path) -> None:
     sample = adult_sample(tmp_path, 3000)
     raw = adult_config(tmp_path, sample, tmp_path / "unused", partitioning={"max_block_rows": 500})
     cfg = parse_config(raw)
-    local = run_job(LocalEngine(batch_rows=700), cfg.model_copy(update={"output": cfg.output.model_copy(update={"path": str(tmp_path / "local")})}))
-    remote = run_job(SparkEngine(spark), cfg.model_copy(update={"output": cfg.output.model_copy(update={"path": str(tmp_path / "spark")})}))
-    for key in ("rows_in", "rows_out", "classes", "published_classes", "blocks", "class_size", "violations"):
+    local = run_job(
+        LocalEngine(batch_rows=700),
+        cfg.model_copy(
+            update={"output": cfg.output.model_copy(update={"path": str(tmp_path / "local")})}
+        ),
+    )
+    remote = run_job(
+        SparkEngine(spark),
+        cfg.model_copy(
+            update={"output": cfg.output.model_copy(update={"path": str(tmp_path / "spark")})}
+        ),
+    )
+    for key in (
+        "rows_in",
+        "rows_out",
+        "classes",
+        "published_classes",
+        "blocks",
+        "class_size",
+        "violations",
+    ):
         assert local.metrics[key] == remote.metrics[key], key
     for key in ("EPP", "R_IL", "AVG_IL", "AVG_Ent", "CAVG"):
         assert local.metrics[key] == pytest.approx(remote.metrics[key], rel=1e-9), key
@@ -114,7 +135,16 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
     raw = adult_config(tmp_path, sample, out, model={"h": 2, "p": 3, "k": 5})
     path = write_config(tmp_path, raw)
     done = subprocess.run(
-        ["spark-submit", "--master", "local[1]", "--conf", "spark.ui.enabled=false", str(ROOT / "jobs" / "anonymize.py"), str(path), "--quiet"],
+        [
+            "spark-submit",
+            "--master",
+            "local[1]",
+            "--conf",
+            "spark.ui.enabled=false",
+            str(ROOT / "jobs" / "anonymize.py"),
+            str(path),
+            "--quiet",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,

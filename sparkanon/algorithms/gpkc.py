@@ -52,7 +52,9 @@ class Gpkc(GreedyAlgorithm):
                 m = np.asarray(members)
                 slots = model.k - (len(members) + 1)
                 values = len(np.unique(block.sens[m])) + ~np.isin(block.sens[rows], block.sens[m])
-                levels = len(np.unique(block.level[m])) + ~np.isin(block.level[rows], block.level[m])
+                levels = len(np.unique(block.level[m])) + ~np.isin(
+                    block.level[rows], block.level[m]
+                )
                 ok = (model.p - values <= slots) & (model.h - levels <= slots)
                 candidates = rows[ok]
                 if candidates.size == 0:

@@ -91,7 +91,9 @@ class MaaSlie(GreedyAlgorithm):
         return rows[ok]
 
     @staticmethod
-    def _best(block: Block, members: np.ndarray, candidates: np.ndarray, w1: float, w2: float) -> int:
+    def _best(
+        block: Block, members: np.ndarray, candidates: np.ndarray, w1: float, w2: float
+    ) -> int:
         losses = block.losses_with_each(members, candidates)
         hec = block.hec_with_each(members, candidates)
         return int(candidates[best_by_psi(hec, losses, w1, w2)])

@@ -256,7 +256,9 @@ class OrdinalKind(DiscreteKind):
         below = (hists * (ranks[None, :] < mean[:, None])).sum(axis=1)
         above = (hists * (ranks[None, :] > mean[:, None])).sum(axis=1)
         centre = np.where(
-            below < above, np.ceil(mean), np.where(below > above, np.floor(mean), np.floor(mean + 0.5))
+            below < above,
+            np.ceil(mean),
+            np.where(below > above, np.floor(mean), np.floor(mean + 0.5)),
         )
         return np.clip(centre, 0, self.size - 1).astype(np.int64)
 
@@ -272,7 +274,7 @@ class CategoricalKind(DiscreteKind):
     taxonomy: Taxonomy | None = None
 
     def cut_candidates(self, lo: int, hi: int) -> list[int] | None:
-        """Cuts between the child subtrees of the range's common ancestor (siblings stay together)."""
+        """Cuts between the child subtrees of the range's common ancestor (keeps siblings)."""
         assert self.taxonomy is not None
         return self.taxonomy.subtree_boundaries(lo, hi)
 

@@ -71,7 +71,11 @@ class LocalEngine(Engine):
         path = Path(cfg.path)
         if not path.exists():
             raise InputError(f"input.path: {cfg.path!r} does not exist")
-        files = sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))) if path.is_dir() else [path]
+        files = (
+            sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
+            if path.is_dir()
+            else [path]
+        )
         frames = []
         for f in files:
             if cfg.format == "csv" and f.stat().st_size == 0:
@@ -120,7 +124,11 @@ class LocalEngine(Engine):
         return _conform(pd.concat(parts, ignore_index=True), schema)
 
     def map_groups(  # noqa: D102
-        self, table: pd.DataFrame, key: str, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+        self,
+        table: pd.DataFrame,
+        key: str,
+        fn: Callable[[pd.DataFrame], pd.DataFrame],
+        schema: Columns,
     ) -> pd.DataFrame:
         parts = [fn(g.reset_index(drop=True)) for _, g in table.groupby(key, sort=True)]
         if not parts:
@@ -144,7 +152,9 @@ class LocalEngine(Engine):
             return _conform(pd.DataFrame({n: [] for n, _ in schema}), schema)
         return _conform(pd.concat(parts, ignore_index=True), schema)
 
-    def join(self, left: pd.DataFrame, right: pd.DataFrame, on: Sequence[str], how: str = "inner") -> pd.DataFrame:  # noqa: D102
+    def join(
+        self, left: pd.DataFrame, right: pd.DataFrame, on: Sequence[str], how: str = "inner"
+    ) -> pd.DataFrame:  # noqa: D102
         return left.merge(right, on=list(on), how=how)
 
     def union(self, first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:  # noqa: D102
@@ -159,7 +169,9 @@ class LocalEngine(Engine):
     def aggregate(  # noqa: D102
         self, table: pd.DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
     ) -> pd.DataFrame:
-        spec = {out: (col, "size" if func == "count" else func) for out, (func, col) in aggs.items()}
+        spec = {
+            out: (col, "size" if func == "count" else func) for out, (func, col) in aggs.items()
+        }
         if not keys:
             row = {}
             for out, (func, col) in aggs.items():

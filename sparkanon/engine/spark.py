@@ -92,7 +92,12 @@ class SparkEngine(Engine):
         reader = self.spark.read
         if cfg.format == "csv":
             options = {"header": "true", "inferSchema": "false", "ignoreLeadingWhiteSpace": "true"}
-            options.update({k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in cfg.options.items()})
+            options.update(
+                {
+                    k: str(v).lower() if isinstance(v, bool) else str(v)
+                    for k, v in cfg.options.items()
+                }
+            )
             df = reader.options(**options).csv(cfg.path)
             if cfg.columns:
                 if len(cfg.columns) != len(df.columns):
@@ -106,16 +111,25 @@ class SparkEngine(Engine):
         return reader.options(**opts).format(cfg.format).load(cfg.path)
 
     def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
-        return [(f.name, _SPARK_TO_DDL.get(f.dataType.simpleString(), "string")) for f in table.schema.fields]
+        return [
+            (f.name, _SPARK_TO_DDL.get(f.dataType.simpleString(), "string"))
+            for f in table.schema.fields
+        ]
 
     def with_row_id(self, table: DataFrame, column: str) -> DataFrame:  # noqa: D102
         return table.withColumn(column, F.monotonically_increasing_id())
 
-    def map_batches(self, table: DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns) -> DataFrame:  # noqa: D102
+    def map_batches(
+        self, table: DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    ) -> DataFrame:  # noqa: D102
         return table.mapInPandas(_batch_runner(fn, schema), _ddl(schema))
 
     def map_groups(  # noqa: D102
-        self, table: DataFrame, key: str, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+        self,
+        table: DataFrame,
+        key: str,
+        fn: Callable[[pd.DataFrame], pd.DataFrame],
+        schema: Columns,
     ) -> DataFrame:
         def run(frame: pd.DataFrame) -> pd.DataFrame:
             return _conform(fn(frame), schema)
@@ -144,7 +158,9 @@ class SparkEngine(Engine):
         rgroups = right.withColumnRenamed(right_key, key).groupBy(key)
         return lgroups.cogroup(rgroups).applyInPandas(run, _ddl(schema))
 
-    def join(self, left: DataFrame, right: DataFrame, on: Sequence[str], how: str = "inner") -> DataFrame:  # noqa: D102
+    def join(
+        self, left: DataFrame, right: DataFrame, on: Sequence[str], how: str = "inner"
+    ) -> DataFrame:  # noqa: D102
         return left.join(right, on=list(on), how=how)
 
     def union(self, first: DataFrame, second: DataFrame) -> DataFrame:  # noqa: D102

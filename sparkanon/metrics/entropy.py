@@ -29,7 +29,9 @@ def sensitive_level_entropy(share: np.ndarray | float, base: float = 10.0) -> np
     return np.where(p > 0, term, 0.0)
 
 
-def class_level_entropy(level_counts: np.ndarray, weights: np.ndarray, base: float = 10.0) -> np.ndarray:
+def class_level_entropy(
+    level_counts: np.ndarray, weights: np.ndarray, base: float = 10.0
+) -> np.ndarray:
     """Class level entropy ``HEC = sum_i w_i H(l_i)`` (seed 000 eq. 2).
 
     Args:
@@ -47,7 +49,9 @@ def class_level_entropy(level_counts: np.ndarray, weights: np.ndarray, base: flo
     return (sensitive_level_entropy(shares, base) * weights).sum(axis=-1)
 
 
-def privacy_safety_index(hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float) -> np.ndarray:
+def privacy_safety_index(
+    hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float
+) -> np.ndarray:
     """Privacy safety index ``PSI = w1 HEC + w2 / InfoLoss`` (seed 000 eq. 21).
 
     The seed leaves ``InfoLoss = 0`` undefined (a class of identical

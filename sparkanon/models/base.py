@@ -31,7 +31,9 @@ class HPKAnonymity:
 
     monotonic = True
 
-    def satisfied(self, size: np.ndarray, distinct_values: np.ndarray, distinct_levels: np.ndarray) -> np.ndarray:
+    def satisfied(
+        self, size: np.ndarray, distinct_values: np.ndarray, distinct_levels: np.ndarray
+    ) -> np.ndarray:
         """Whether each class satisfies the model.
 
         Args:
