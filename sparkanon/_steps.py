@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sparkanon._blocking import BlockTree
+from sparkanon._blocking import BlockTree, median_cut
 from sparkanon.algorithms import BlockContext, cluster_block, place_rows
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
@@ -204,6 +204,33 @@ def make_histogram_fn(
         return pd.DataFrame({BLOCK: block[chosen], "_cb": cb})
 
     return histogram
+
+
+def make_cut_fn(
+    schema: Schema, plan: dict[int, tuple[int, int, int]], min_side: int
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Choose one block's cut from its histogram rows ``(_block, _cb, n)``.
+
+    Args:
+        schema: the encoded schema.
+        plan: per block being cut, ``(attribute, lowest bin, highest bin)``.
+        min_side: rows each side must keep.
+
+    Returns:
+        A function emitting ``(_block, cut, ok)``; ``ok`` is 0 when no allowed
+        cut leaves ``min_side`` rows on both sides.
+    """
+
+    def choose(hist: pd.DataFrame) -> pd.DataFrame:
+        block = int(hist[BLOCK].iloc[0])
+        attribute, lo, hi = plan[block]
+        counts = hist.set_index("_cb")["n"]
+        cut = median_cut(schema.kinds[attribute], lo, hi, counts, min_side)
+        return pd.DataFrame(
+            {BLOCK: [block], "cut": [-1 if cut is None else cut], "ok": [int(cut is not None)]}
+        )
+
+    return choose
 
 
 def make_assign_fn(

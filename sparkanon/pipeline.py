@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon import _steps
-from sparkanon._blocking import MAX_DEPTH, BlockTree, median_cut, widest_attributes
+from sparkanon._blocking import MAX_DEPTH, BlockTree, widest_attributes
 from sparkanon.algorithms import BlockContext
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
@@ -312,21 +312,26 @@ def build_blocks(
             _steps.make_histogram_fn(schema, tree, attribute_of),
             [(BLOCK, "long"), ("_cb", "long")],
         )
-        hist = engine.collect_small(
-            engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)}), MAX_STAT_ROWS
+        # The histogram stays on the cluster; one cut per block comes back.
+        hist = engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)})
+        plan = {
+            b: (a, int(by_block[b][f"lo{a}"]), int(by_block[b][f"hi{a}"]))
+            for b, a in attribute_of.items()
+        }
+        cuts = engine.collect_small(
+            engine.map_groups(
+                hist,
+                BLOCK,
+                _steps.make_cut_fn(schema, plan, model.k),
+                [(BLOCK, "long"), ("cut", "long"), ("ok", "long")],
+            ),
+            MAX_STAT_ROWS,
         )
+        cut_of = {int(r[BLOCK]): int(r["cut"]) for _, r in cuts.iterrows() if r["ok"]}
         for b, a in attribute_of.items():
-            r = by_block[b]
-            cut = median_cut(
-                schema.kinds[a],
-                int(r[f"lo{a}"]),
-                int(r[f"hi{a}"]),
-                hist[hist[BLOCK] == b].set_index("_cb")["n"],
-                model.k,
-            )
             tried.setdefault(b, set()).add(a)
-            if cut is not None:
-                tree.split(b, a, cut)
+            if b in cut_of:
+                tree.split(b, a, cut_of[b])
                 fresh.append(b)
     return tree, infeasible
 
