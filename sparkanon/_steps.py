@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sparkanon._blocking import BlockTree, median_cut
+from sparkanon._blocking import BlockTree, choose_cut
 from sparkanon.algorithms import BlockContext, cluster_block, place_rows
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
@@ -173,61 +173,74 @@ def bins_matrix(frame: pd.DataFrame, schema: Schema) -> np.ndarray:
 
 
 def make_block_stats_fn(schema: Schema, tree: BlockTree) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Route rows to their block and emit ``_block``, ``_s``, ``_lvl`` and the bins ``_b{i}``."""
+    """Route rows to their block and emit ``_block``, ``_s`` and ``_lvl``."""
 
     def stats(batch: pd.DataFrame) -> pd.DataFrame:
-        bins = bins_matrix(batch, schema)
-        out = {
-            BLOCK: tree.assign(bins),
-            SENS: batch[SENS].to_numpy(),
-            LEVEL: batch[LEVEL].to_numpy(),
-        }
-        for i in range(len(schema.kinds)):
-            out[f"_b{i}"] = bins[i]
-        return pd.DataFrame(out)
+        return pd.DataFrame(
+            {
+                BLOCK: tree.assign(bins_matrix(batch, schema)),
+                SENS: batch[SENS].to_numpy(),
+                LEVEL: batch[LEVEL].to_numpy(),
+            }
+        )
 
     return stats
 
 
+HISTOGRAM_COLUMNS = [(BLOCK, "long"), ("_attr", "long"), ("_bin", "long"), ("n", "long")]
+
+
 def make_histogram_fn(
-    schema: Schema, tree: BlockTree, attribute_of: dict[int, int]
+    schema: Schema, tree: BlockTree, blocks: frozenset[int]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Emit ``(_block, _cb)`` for rows of blocks being cut; ``_cb`` is the cut attribute's bin."""
+    """Partial histograms ``(_block, _attr, _bin, n)`` of every attribute of the blocks being cut.
+
+    Counts are pre-aggregated per batch (a mergeable accumulator), so the
+    engine only sums them.
+    """
+    wanted = np.fromiter(blocks, dtype=np.int64)
 
     def histogram(batch: pd.DataFrame) -> pd.DataFrame:
         bins = bins_matrix(batch, schema)
         block = tree.assign(bins)
-        attr = pd.Series(block).map(attribute_of).to_numpy(dtype=float, na_value=np.nan)
-        chosen = ~np.isnan(attr)
-        idx = np.flatnonzero(chosen)
-        cb = bins[attr[chosen].astype(np.int64), idx] if idx.size else np.zeros(0, dtype=np.int64)
-        return pd.DataFrame({BLOCK: block[chosen], "_cb": cb})
+        keep = np.isin(block, wanted)
+        parts = []
+        for a in range(bins.shape[0]):
+            frame = pd.DataFrame({BLOCK: block[keep], "_bin": bins[a, keep]})
+            counts = frame.groupby([BLOCK, "_bin"], sort=False).size().reset_index(name="n")
+            counts["_attr"] = a
+            parts.append(counts)
+        if not parts:
+            return pd.DataFrame({n: [] for n, _ in HISTOGRAM_COLUMNS})
+        return pd.concat(parts, ignore_index=True)[[n for n, _ in HISTOGRAM_COLUMNS]]
 
     return histogram
 
 
 def make_cut_fn(
-    schema: Schema, plan: dict[int, tuple[int, int, int]], min_side: int
+    schema: Schema, excluded: dict[int, set[int]], min_side: int
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Choose one block's cut from its histogram rows ``(_block, _cb, n)``.
+    """Choose one block's cut from its merged histograms ``(_block, _attr, _bin, n)``.
 
     Args:
         schema: the encoded schema.
-        plan: per block being cut, ``(attribute, lowest bin, highest bin)``.
+        excluded: per block, attributes whose cut was undone before.
         min_side: rows each side must keep.
 
     Returns:
-        A function emitting ``(_block, cut, ok)``; ``ok`` is 0 when no allowed
-        cut leaves ``min_side`` rows on both sides.
+        A function emitting ``(_block, attr, cut, ok)``; ``ok`` is 0 when no
+        attribute can be cut.
     """
 
     def choose(hist: pd.DataFrame) -> pd.DataFrame:
         block = int(hist[BLOCK].iloc[0])
-        attribute, lo, hi = plan[block]
-        counts = hist.set_index("_cb")["n"]
-        cut = median_cut(schema.kinds[attribute], lo, hi, counts, min_side)
+        per_attr = {
+            int(a): g.groupby("_bin")["n"].sum() for a, g in hist.groupby("_attr", sort=True)
+        }
+        chosen = choose_cut(schema.kinds, per_attr, excluded.get(block, set()), min_side)
+        attr, cut = chosen if chosen is not None else (-1, -1)
         return pd.DataFrame(
-            {BLOCK: [block], "cut": [-1 if cut is None else cut], "ok": [int(cut is not None)]}
+            {BLOCK: [block], "attr": [attr], "cut": [cut], "ok": [int(chosen is not None)]}
         )
 
     return choose

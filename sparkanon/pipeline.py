@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon import _steps
-from sparkanon._blocking import MAX_DEPTH, BlockTree, widest_attributes
+from sparkanon._blocking import MAX_DEPTH, BlockTree
 from sparkanon.algorithms import BlockContext
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
@@ -219,16 +219,12 @@ def _check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows:
         )
 
 
-def _stat_columns(n_qi: int) -> dict[str, tuple[str, str]]:
-    aggs: dict[str, tuple[str, str]] = {
-        "n": ("count", SENS),
-        "n_values": ("nunique", SENS),
-        "n_levels": ("nunique", LEVEL),
-    }
-    for i in range(n_qi):
-        aggs[f"lo{i}"] = ("min", f"_b{i}")
-        aggs[f"hi{i}"] = ("max", f"_b{i}")
-    return aggs
+BLOCK_STATS = {
+    "n": ("count", SENS),
+    "n_values": ("nunique", SENS),
+    "n_levels": ("nunique", LEVEL),
+}
+"""Per-block statistics of a blocking round."""
 
 
 def build_blocks(
@@ -236,9 +232,11 @@ def build_blocks(
 ) -> tuple[BlockTree, set[int]]:
     """Plan the Mondrian-style block tree from per-block statistics (:mod:`sparkanon._blocking`).
 
-    Each round costs two aggregations over the encoded table (block statistics,
-    then a histogram of the attribute each oversized block is cut on); the
-    driver only sees one row per block and per (block, bin).
+    Each round costs two passes over the encoded table: per-block statistics
+    (rows, distinct values, distinct levels), then per-block histograms of
+    every attribute for the blocks larger than ``max_block_rows``, merged and
+    turned into one cut per block on the cluster. The driver sees one row per
+    block.
 
     Returns:
         The tree and the set of leaves that cannot host a class (kept only
@@ -248,91 +246,60 @@ def build_blocks(
     final: set[int] = set()
     infeasible: set[int] = set()
     tried: dict[int, set[int]] = {}
-    fresh: list[int] = []
+    fresh: dict[int, int] = {}
     max_rows = config.partitioning.max_block_rows
-    d = len(schema.kinds)
-    bin_cols = [(BLOCK, "long"), (SENS, "long"), (LEVEL, "long")] + [
-        (f"_b{i}", "long") for i in range(d)
-    ]
-    for _ in range(MAX_DEPTH * (d + 1)):
-        routed = engine.map_batches(encoded, _steps.make_block_stats_fn(schema, tree), bin_cols)
-        stats = engine.collect_small(
-            engine.aggregate(routed, [BLOCK], _stat_columns(d)), MAX_STAT_ROWS
-        )
-        by_block = {int(r[BLOCK]): r for _, r in stats.iterrows()}
-
-        def feasible(b: int, by_block: dict = by_block) -> bool:
-            r = by_block.get(b)
-            return r is not None and bool(model.satisfied(r["n"], r["n_values"], r["n_levels"]))
-
-        for parent in fresh:
-            left, right = feasible(2 * parent), feasible(2 * parent + 1)
+    stat_cols = [(BLOCK, "long"), (SENS, "long"), (LEVEL, "long")]
+    for _ in range(MAX_DEPTH * (len(schema.kinds) + 1)):
+        routed = engine.map_batches(encoded, _steps.make_block_stats_fn(schema, tree), stat_cols)
+        stats = engine.collect_small(engine.aggregate(routed, [BLOCK], BLOCK_STATS), MAX_STAT_ROWS)
+        rows_of = {int(r[BLOCK]): int(r["n"]) for _, r in stats.iterrows()}
+        ok_of = {
+            int(r[BLOCK]): bool(model.satisfied(r["n"], r["n_values"], r["n_levels"]))
+            for _, r in stats.iterrows()
+        }
+        for parent, attribute in fresh.items():
+            left, right = ok_of.get(2 * parent, False), ok_of.get(2 * parent + 1, False)
             if left and right:
                 continue
             if config.partitioning.infeasible_blocks == "merge" or not (left or right):
-                # Merge the infeasible side back with its sibling; the parent's
-                # statistics are the union of its children's.
+                # Merge the infeasible side back with its sibling; the parent
+                # will try another attribute.
                 tree.undo(parent)
-                children = [by_block[c] for c in (2 * parent, 2 * parent + 1) if c in by_block]
-                merged = {"n": sum(c["n"] for c in children)}
-                for i in range(d):
-                    merged[f"lo{i}"] = min(c[f"lo{i}"] for c in children)
-                    merged[f"hi{i}"] = max(c[f"hi{i}"] for c in children)
-                by_block[parent] = merged
+                tried.setdefault(parent, set()).add(attribute)
+                rows_of[parent] = rows_of.get(2 * parent, 0) + rows_of.get(2 * parent + 1, 0)
             else:
                 for child, ok in ((2 * parent, left), (2 * parent + 1, right)):
                     if not ok:
                         final.add(child)
                         infeasible.add(child)
-        fresh = []
-        attribute_of: dict[int, int] = {}
-        for b, r in by_block.items():
-            if (
-                b in final
-                or not tree.is_leaf(b)
-                or r["n"] <= max_rows
-                or b >= (1 << (MAX_DEPTH - 1))
-            ):
-                continue
-            lows = np.array([r[f"lo{i}"] for i in range(d)])
-            highs = np.array([r[f"hi{i}"] for i in range(d)])
-            options = [
-                a
-                for a in widest_attributes(schema.kinds, lows, highs)
-                if a not in tried.get(b, set())
-            ]
-            if options:
-                attribute_of[b] = options[0]
-            else:
-                final.add(b)
-        if not attribute_of:
-            break
-        hist_rows = engine.map_batches(
-            encoded,
-            _steps.make_histogram_fn(schema, tree, attribute_of),
-            [(BLOCK, "long"), ("_cb", "long")],
+        fresh = {}
+        oversized = frozenset(
+            b
+            for b, n in rows_of.items()
+            if n > max_rows and b not in final and tree.is_leaf(b) and b < (1 << (MAX_DEPTH - 1))
         )
-        # The histogram stays on the cluster; one cut per block comes back.
-        hist = engine.aggregate(hist_rows, [BLOCK, "_cb"], {"n": ("count", BLOCK)})
-        plan = {
-            b: (a, int(by_block[b][f"lo{a}"]), int(by_block[b][f"hi{a}"]))
-            for b, a in attribute_of.items()
-        }
+        if not oversized:
+            break
+        partial = engine.map_batches(
+            encoded, _steps.make_histogram_fn(schema, tree, oversized), _steps.HISTOGRAM_COLUMNS
+        )
+        merged = engine.aggregate(partial, [BLOCK, "_attr", "_bin"], {"n": ("sum", "n")})
         cuts = engine.collect_small(
             engine.map_groups(
-                hist,
+                merged,
                 BLOCK,
-                _steps.make_cut_fn(schema, plan, model.k),
-                [(BLOCK, "long"), ("cut", "long"), ("ok", "long")],
+                _steps.make_cut_fn(schema, {b: tried[b] for b in oversized if b in tried}, model.k),
+                [(BLOCK, "long"), ("attr", "long"), ("cut", "long"), ("ok", "long")],
             ),
             MAX_STAT_ROWS,
         )
-        cut_of = {int(r[BLOCK]): int(r["cut"]) for _, r in cuts.iterrows() if r["ok"]}
-        for b, a in attribute_of.items():
-            tried.setdefault(b, set()).add(a)
-            if b in cut_of:
-                tree.split(b, a, cut_of[b])
-                fresh.append(b)
+        for _, r in cuts.iterrows():
+            b = int(r[BLOCK])
+            if r["ok"]:
+                tree.split(b, int(r["attr"]), int(r["cut"]))
+                fresh[b] = int(r["attr"])
+            else:
+                final.add(b)
     return tree, infeasible
 
 

@@ -107,7 +107,7 @@ def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
     where = f"hierarchy {str(p)!r} of attribute {attribute!r}"
     if not p.is_file():
         raise ConfigError(f"{where}: file does not exist")
-    with p.open(newline="", encoding="utf-8") as fh:
+    with p.open(newline="", encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
         rows = [[c.strip() for c in r] for r in csv.reader(fh, delimiter=";") if r]
     if not rows:
         raise ConfigError(f"{where}: file is empty")

@@ -280,7 +280,10 @@ class CategoricalKind(DiscreteKind):
 
     def centroids(self, hists: np.ndarray) -> np.ndarray:
         """Medoid: the present value with the least summed distance to the class (eq. 15)."""
-        cost = hists @ self.matrix
+        # Costs in whole levels (u(a, b), not u / root_c) are exact integers, so
+        # ties go to the lowest code instead of to floating-point noise.
+        height = self.taxonomy.height if self.taxonomy is not None else 1
+        cost = hists @ np.rint(self.matrix * height)
         cost = np.where(hists > 0, cost, np.inf)
         return np.argmin(cost, axis=1).astype(np.int64)
 

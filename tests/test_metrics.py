@@ -1,0 +1,253 @@
+"""Hand-worked examples for the entropies, PSI and quality metrics (seed 000 eq. 1-2, 21-23;
+seed 003 eq. 14, 17-20).
+
+Constants used below (worked out by hand):
+
+* ``lg 2 = 0.30102999566``, so ``-0.5 lg 0.5 = 0.15051499783`` and
+  ``-0.25 lg 0.25 = 0.25 * 2 lg 2 = 0.15051499783`` (the same number).
+* ``-(1/3) lg(1/3) = lg(3) / 3 = 0.47712125472 / 3 = 0.15904041824``.
+* ``-(2/3) lg(2/3) = (2/3) lg 1.5 = (2/3) * 0.17609125906 = 0.11739417271``.
+* base 2: ``-0.5 log2 0.5 = 0.5``, ``-0.25 log2 0.25 = 0.5``, ``-0.125 log2 0.125 = 0.375``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from sparkanon.metrics.entropy import (
+    ZERO_LOSS,
+    average_information_loss,
+    average_sensitive_entropy,
+    best_by_psi,
+    class_level_entropy,
+    entropy_privacy_protection,
+    information_loss_rate,
+    normalized_average_class_size,
+    privacy_safety_index,
+    sensitive_entropy,
+    sensitive_level_entropy,
+)
+
+H_HALF = 0.15051499783  # -0.5 lg 0.5
+H_THIRD = 0.15904041824  # -(1/3) lg(1/3)
+H_TWO_THIRDS = 0.11739417271  # -(2/3) lg(2/3)
+
+# Levels low, middle, high of the seed's Disease example (section 1.4) with weights.
+W_LMH = np.array([0.1, 0.4, 0.8])
+
+
+# ---------------------------------------------------------------------------
+# eq. 1: level entropy
+# ---------------------------------------------------------------------------
+
+
+def test_level_entropy_base10_hand_values() -> None:
+    got = sensitive_level_entropy(np.array([0.5, 0.25, 1 / 3, 2 / 3, 1.0]))
+    assert got == pytest.approx([H_HALF, H_HALF, H_THIRD, H_TWO_THIRDS, 0.0], abs=1e-10)
+
+
+def test_level_entropy_default_base_is_10() -> None:
+    # The seed writes "lg": log base 10. 0.1 -> -0.1 * lg 0.1 = 0.1.
+    assert float(sensitive_level_entropy(0.1)) == pytest.approx(0.1, abs=1e-12)
+
+
+def test_level_entropy_base2_hand_values() -> None:
+    got = sensitive_level_entropy(np.array([0.5, 0.25, 0.125, 1.0]), base=2.0)
+    assert got == pytest.approx([0.5, 0.5, 0.375, 0.0], abs=1e-12)
+
+
+def test_level_entropy_zero_share_is_zero_not_nan() -> None:
+    with np.errstate(all="raise"):
+        got = sensitive_level_entropy(np.array([0.0, 0.5]))
+    assert not np.isnan(got).any()
+    assert got[0] == 0.0
+    assert got[1] == pytest.approx(H_HALF)
+
+
+# ---------------------------------------------------------------------------
+# eq. 2: HEC
+# ---------------------------------------------------------------------------
+
+
+def test_hec_table3_classes_base10() -> None:
+    # Table 3, levels (low, middle, high) with weights (0.1, 0.4, 0.8):
+    #   EC1 {HIV, Flu}        -> high 1, low 1  -> (0.8 + 0.1) * 0.150515 = 0.13546350
+    #   EC2 {HIV, Hepatitis}  -> high 1, mid 1  -> (0.8 + 0.4) * 0.150515 = 0.18061800
+    #   EC3 {Cancer, Fever}   -> high 1, low 1  -> 0.13546350
+    #   EC4 {Diabetes, Flu}   -> mid 1, low 1   -> (0.4 + 0.1) * 0.150515 = 0.07525750
+    counts = np.array([[1, 0, 1], [0, 1, 1], [1, 0, 1], [1, 1, 0]])
+    got = class_level_entropy(counts, W_LMH)
+    assert got.shape == (4,)
+    assert got == pytest.approx([0.9 * H_HALF, 1.2 * H_HALF, 0.9 * H_HALF, 0.5 * H_HALF], abs=1e-10)
+    assert got == pytest.approx([0.135463498, 0.180617997, 0.135463498, 0.075257499], abs=1e-8)
+    # EPP (eq. 22) of Table 3: (0.9 + 1.2 + 0.9 + 0.5) / 4 * 0.150515 = 0.875 * 0.150515.
+    assert entropy_privacy_protection(got) == pytest.approx(0.131700623, abs=1e-8)
+
+
+def test_hec_single_class_scalar() -> None:
+    # Counts (low 2, mid 1, high 1): shares 0.5, 0.25, 0.25 -> each term 0.150515;
+    # HEC = (0.1 + 0.4 + 0.8) * 0.150515 = 1.3 * 0.150515 = 0.19566950.
+    got = class_level_entropy(np.array([2, 1, 1]), W_LMH)
+    assert np.ndim(got) == 0
+    assert float(got) == pytest.approx(0.195669497, abs=1e-8)
+
+
+def test_hec_three_levels_uneven() -> None:
+    # Counts (low 1, mid 0, high 2): shares 1/3, 0, 2/3.
+    # HEC = 0.1 * 0.159040 + 0.8 * 0.117394 = 0.0159040 + 0.0939153 = 0.1098194.
+    got = float(class_level_entropy(np.array([1, 0, 2]), W_LMH))
+    assert got == pytest.approx(0.1 * H_THIRD + 0.8 * H_TWO_THIRDS, abs=1e-10)
+    assert got == pytest.approx(0.109819380, abs=1e-8)
+
+
+def test_hec_five_levels_weights_01_to_08() -> None:
+    # Five levels weighted 0.1, 0.2, 0.4, 0.6, 0.8; a class of 4 rows, one in each of
+    # the first four levels: every share is 0.25, every term 0.150515, so
+    # HEC = (0.1 + 0.2 + 0.4 + 0.6) * 0.150515 = 1.3 * 0.150515 = 0.1956695.
+    w = np.array([0.1, 0.2, 0.4, 0.6, 0.8])
+    assert float(class_level_entropy(np.array([1, 1, 1, 1, 0]), w)) == pytest.approx(
+        0.195669497, abs=1e-8
+    )
+    # Base 2: every term is 0.5, HEC = 1.3 * 0.5 = 0.65.
+    assert float(class_level_entropy(np.array([1, 1, 1, 1, 0]), w, base=2.0)) == pytest.approx(0.65)
+
+
+def test_hec_base2() -> None:
+    # {HIV, Flu}: (0.8 + 0.1) * 0.5 = 0.45.
+    assert float(class_level_entropy(np.array([1, 0, 1]), W_LMH, base=2.0)) == pytest.approx(0.45)
+
+
+def test_hec_homogeneous_and_empty_class_are_zero() -> None:
+    got = class_level_entropy(np.array([[0, 0, 5], [0, 0, 0]]), W_LMH)
+    assert got == pytest.approx([0.0, 0.0])
+    assert not np.isnan(got).any()
+
+
+def test_hec_scales_with_counts_not_totals() -> None:
+    # Only shares matter: (2, 0, 2) has the same HEC as (1, 0, 1).
+    a = float(class_level_entropy(np.array([2, 0, 2]), W_LMH))
+    b = float(class_level_entropy(np.array([1, 0, 1]), W_LMH))
+    assert a == pytest.approx(b)
+
+
+# ---------------------------------------------------------------------------
+# eq. 21: PSI and the choice of the best candidate
+# ---------------------------------------------------------------------------
+
+
+def test_psi_hand_values() -> None:
+    # 0.3 * 0.13546350 + 0.7 / 2 = 0.04063905 + 0.35 = 0.39063905
+    got = privacy_safety_index(np.array([0.9 * H_HALF]), np.array([2.0]), 0.3, 0.7)
+    assert got == pytest.approx([0.390639050], abs=1e-8)
+    # 0.5 * 0.2 + 0.5 / 0.5 = 1.1 ; 0.5 * 0.4 + 0.5 / 4 = 0.325
+    got = privacy_safety_index(np.array([0.2, 0.4]), np.array([0.5, 4.0]), 0.5, 0.5)
+    assert got == pytest.approx([1.1, 0.325])
+
+
+def test_psi_zero_loss_is_infinite() -> None:
+    got = privacy_safety_index(np.array([0.2, 0.3]), np.array([0.5, 0.0]), 0.5, 0.5)
+    assert got[0] == pytest.approx(1.1)
+    assert math.isinf(got[1]) and got[1] > 0
+
+
+def test_psi_w2_zero_drops_loss_term() -> None:
+    # With w2 = 0, PSI = w1 * HEC, even where InfoLoss = 0 (no inf, no nan).
+    got = privacy_safety_index(np.array([0.2, 0.3]), np.array([0.0, 7.0]), 1.0, 0.0)
+    assert np.isfinite(got).all()
+    assert got == pytest.approx([0.2, 0.3])
+
+
+def test_best_by_psi_plain_argmax() -> None:
+    # PSI = 0.5 HEC + 0.5 / IL: [0.05 + 0.5, 0.1 + 0.25, 0.05 + 1.0] = [0.55, 0.35, 1.05]
+    assert best_by_psi(np.array([0.1, 0.2, 0.1]), np.array([1.0, 2.0, 0.5]), 0.5, 0.5) == 2
+
+
+def test_best_by_psi_entropy_can_win() -> None:
+    # w1 = 0.9: [0.9 * 1.0 + 0.1 / 1, 0.9 * 0.1 + 0.1 / 0.5] = [1.0, 0.29]
+    assert best_by_psi(np.array([1.0, 0.1]), np.array([1.0, 0.5]), 0.9, 0.1) == 0
+
+
+def test_best_by_psi_zero_loss_wins_then_largest_hec() -> None:
+    # Candidates 0 and 2 lose nothing (PSI = inf); of those 2 has the larger HEC.
+    # Candidate 1 has the largest HEC overall but a positive loss.
+    assert best_by_psi(np.array([0.1, 0.9, 0.3]), np.array([0.0, 1.0, 0.0]), 0.5, 0.5) == 2
+
+
+def test_best_by_psi_zero_loss_tie_lowest_index() -> None:
+    assert best_by_psi(np.array([0.5, 0.2, 0.2]), np.array([1.0, 0.0, 0.0]), 0.5, 0.5) == 1
+
+
+def test_best_by_psi_near_zero_loss_counts_as_zero() -> None:
+    # A loss at or below ZERO_LOSS is floating-point noise: treated as zero, and among
+    # zero-loss candidates the larger HEC wins (a literal 1 / 1e-13 would win otherwise).
+    il = np.array([ZERO_LOSS / 10, 0.0])
+    assert best_by_psi(np.array([0.05, 0.1]), il, 0.5, 0.5) == 1
+
+
+def test_best_by_psi_w2_zero_ignores_zero_loss_rule() -> None:
+    # w2 = 0: PSI = w1 * HEC; the zero-loss candidate 0 has the lower HEC.
+    assert best_by_psi(np.array([0.1, 0.2]), np.array([0.0, 1.0]), 1.0, 0.0) == 1
+
+
+def test_best_by_psi_plain_tie_lowest_index() -> None:
+    assert best_by_psi(np.array([0.2, 0.2, 0.2]), np.array([1.0, 1.0, 1.0]), 0.5, 0.5) == 0
+
+
+# ---------------------------------------------------------------------------
+# eq. 22-23: EPP and R_IL
+# ---------------------------------------------------------------------------
+
+
+def test_epp_mean_hec() -> None:
+    assert entropy_privacy_protection(np.array([0.1, 0.2, 0.3])) == pytest.approx(0.2)
+    assert entropy_privacy_protection(np.array([])) == 0.0
+
+
+def test_information_loss_rate() -> None:
+    assert information_loss_rate(3.0, 6) == pytest.approx(0.5)
+    assert information_loss_rate(2.5, 10) == pytest.approx(0.25)
+    assert information_loss_rate(1.0, 0) == 0.0
+
+
+# ---------------------------------------------------------------------------
+# seed 003 eq. 14, 17-20
+# ---------------------------------------------------------------------------
+
+
+def test_sensitive_entropy_base2() -> None:
+    # {a, b}: 1 bit; {a, b, c, d}: 2 bits; {a, a, b, c}: 0.5 + 0.5 + 0.5 = 1.5; {a, a, a}: 0.
+    got = sensitive_entropy(np.array([[1, 1, 0, 0], [1, 1, 1, 1], [2, 1, 1, 0], [3, 0, 0, 0]]))
+    assert got == pytest.approx([1.0, 2.0, 1.5, 0.0])
+    assert float(sensitive_entropy(np.array([1, 1, 1, 1, 1, 1, 1, 1]))) == pytest.approx(3.0)
+
+
+def test_sensitive_entropy_uneven() -> None:
+    # (1, 3): -(1/4) log2(1/4) - (3/4) log2(3/4) = 0.5 + 0.75 * 0.4150375 = 0.8112781
+    assert float(sensitive_entropy(np.array([1, 3]))) == pytest.approx(0.811278124, abs=1e-8)
+
+
+def test_average_information_loss() -> None:
+    # IL / (|G| * |QI|): 1.0 / (2 * 2) = 0.25 ; 3.0 / (3 * 2) = 0.5 ; mean = 0.375
+    assert average_information_loss(np.array([1.0, 3.0]), np.array([2, 3]), 2) == pytest.approx(
+        0.375
+    )
+    # 0 / (4 * 3) = 0 ; 6 / (4 * 3) = 0.5 ; 1.2 / (2 * 3) = 0.2 ; mean = 0.7 / 3
+    got = average_information_loss(np.array([0.0, 6.0, 1.2]), np.array([4, 4, 2]), 3)
+    assert got == pytest.approx(0.7 / 3)
+    assert average_information_loss(np.array([]), np.array([]), 3) == 0.0
+
+
+def test_average_sensitive_entropy() -> None:
+    assert average_sensitive_entropy(np.array([1.0, 2.0, 1.5])) == pytest.approx(1.5)
+    assert average_sensitive_entropy(np.array([])) == 0.0
+
+
+def test_normalized_average_class_size() -> None:
+    # Table 3: 8 rows, 4 classes, k = 2 -> (8 / 4) / 2 = 1.0
+    assert normalized_average_class_size(8, 4, 2) == pytest.approx(1.0)
+    # (10 / 3) / 2 = 1.6667
+    assert normalized_average_class_size(10, 3, 2) == pytest.approx(5 / 3)
+    assert normalized_average_class_size(10, 0, 2) == 0.0
