@@ -21,13 +21,45 @@ class GreedyAlgorithm(ABC):
     name: str = ""
 
     @abstractmethod
+    def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
+        """Grow a class started from ``members[0]`` to ``k`` rows.
+
+        Adds row indices to ``members`` and clears them in ``free``.
+
+        Returns:
+            ``False`` when no admissible row is left (the break rule): the
+            caller returns the class's rows to the pool and stops forming classes.
+        """
+
     def form_classes(self, block: Block) -> tuple[np.ndarray, int]:
-        """Form classes from the block's rows.
+        """Form classes from farthest seeds while the pool can host one.
+
+        The first reference point is the block's central row; each class
+        starts from the free row farthest from the reference and becomes the
+        next reference (seed 000 steps 4-7; the GPKC seeding rule too).
 
         Returns:
             ``(labels, n_classes)``: a class label per row, ``-1`` for rows
             left over, and the number of classes formed.
         """
+        labels = np.full(block.n, -1, dtype=np.int64)
+        free = np.ones(block.n, dtype=bool)
+        n_classes = 0
+        if not block.can_host_class(np.arange(block.n)):
+            return labels, 0
+        reference = block.central_row(np.arange(block.n))
+        while block.can_host_class(np.flatnonzero(free)):
+            rows = np.flatnonzero(free)
+            start = int(rows[np.argmax(block.distances_to_row(rows, reference))])
+            reference = start
+            members = [start]
+            free[start] = False
+            if not self.grow(block, members, free):
+                free[members] = True
+                break
+            labels[members] = n_classes
+            n_classes += 1
+        return labels, n_classes
 
     @abstractmethod
     def choose_class(self, table: ClassTable, codes: list[float], level: int) -> tuple[int, float]:

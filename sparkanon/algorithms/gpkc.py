@@ -32,44 +32,22 @@ class Gpkc(GreedyAlgorithm):
 
     name = "gpkc"
 
-    def form_classes(self, block: Block) -> tuple[np.ndarray, int]:  # noqa: D102
+    def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
+        """Add the admissible row of least InfoLoss growth until the class has ``k`` rows."""
         model = block.ctx.model
-        labels = np.full(block.n, -1, dtype=np.int64)
-        free = np.ones(block.n, dtype=bool)
-        n_classes = 0
-        if not block.can_host_class(np.arange(block.n)):
-            return labels, 0
-        reference = block.central_row(np.arange(block.n))
-        while block.can_host_class(np.flatnonzero(free)):
+        while len(members) < model.k:
             rows = np.flatnonzero(free)
-            start = int(rows[np.argmax(block.distances_to_row(rows, reference))])
-            reference = start
-            members = [start]
-            free[start] = False
-            broke = False
-            while len(members) < model.k:
-                rows = np.flatnonzero(free)
-                m = np.asarray(members)
-                slots = model.k - (len(members) + 1)
-                values = len(np.unique(block.sens[m])) + ~np.isin(block.sens[rows], block.sens[m])
-                levels = len(np.unique(block.level[m])) + ~np.isin(
-                    block.level[rows], block.level[m]
-                )
-                ok = (model.p - values <= slots) & (model.h - levels <= slots)
-                candidates = rows[ok]
-                if candidates.size == 0:
-                    broke = True
-                    break
-                losses = block.losses_with_each(m, candidates)
-                best = int(candidates[np.argmin(losses)])
-                members.append(best)
-                free[best] = False
-            if broke:
-                free[members] = True
-                break
-            labels[members] = n_classes
-            n_classes += 1
-        return labels, n_classes
+            m = np.asarray(members)
+            slots = model.k - (len(members) + 1)
+            values = len(np.unique(block.sens[m])) + ~np.isin(block.sens[rows], block.sens[m])
+            levels = len(np.unique(block.level[m])) + ~np.isin(block.level[rows], block.level[m])
+            candidates = rows[(model.p - values <= slots) & (model.h - levels <= slots)]
+            if candidates.size == 0:
+                return False
+            best = int(candidates[np.argmin(block.losses_with_each(m, candidates))])
+            members.append(best)
+            free[best] = False
+        return True
 
     def choose_class(self, table: ClassTable, codes: list[float], level: int) -> tuple[int, float]:
         """The class whose InfoLoss grows least when the row joins."""

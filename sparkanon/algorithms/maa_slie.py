@@ -44,43 +44,24 @@ class MaaSlie(GreedyAlgorithm):
 
     name = "maa_slie"
 
-    def form_classes(self, block: Block) -> tuple[np.ndarray, int]:  # noqa: D102
+    def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
+        """Steps 8-20: the diversity loop, then filling to ``k`` by largest PSI."""
         model = block.ctx.model
         w1, w2 = block.ctx.psi_weights
-        labels = np.full(block.n, -1, dtype=np.int64)
-        free = np.ones(block.n, dtype=bool)
-        n_classes = 0
-        if not block.can_host_class(np.arange(block.n)):
-            return labels, 0
-        reference = block.central_row(np.arange(block.n))
-        while block.can_host_class(np.flatnonzero(free)):
-            rows = np.flatnonzero(free)
-            start = int(rows[np.argmax(block.distances_to_row(rows, reference))])
-            reference = start
-            members = [start]
-            free[start] = False
-            broke = False
-            while len(members) < model.k:
-                while len(np.unique(block.sens[members])) < model.p:
-                    candidates = self._admissible(block, np.asarray(members), free)
-                    if candidates.size == 0:
-                        broke = True
-                        break
-                    best = self._best(block, np.asarray(members), candidates, w1, w2)
-                    members.append(best)
-                    free[best] = False
-                if broke or len(members) >= model.k:
-                    break
-                candidates = np.flatnonzero(free)
+        while len(members) < model.k:
+            while len(np.unique(block.sens[members])) < model.p:
+                candidates = self._admissible(block, np.asarray(members), free)
+                if candidates.size == 0:
+                    return False
                 best = self._best(block, np.asarray(members), candidates, w1, w2)
                 members.append(best)
                 free[best] = False
-            if broke:
-                free[members] = True
+            if len(members) >= model.k:
                 break
-            labels[members] = n_classes
-            n_classes += 1
-        return labels, n_classes
+            best = self._best(block, np.asarray(members), np.flatnonzero(free), w1, w2)
+            members.append(best)
+            free[best] = False
+        return True
 
     @staticmethod
     def _admissible(block: Block, members: np.ndarray, free: np.ndarray) -> np.ndarray:
