@@ -421,42 +421,15 @@ def run_job(
         )
 
     placed = engine.where(clustered, CLASS, ">=", 0)
-    reconciled_rows = 0
-    suppressed_unplaced = 0
+    reconciled_rows = suppressed_unplaced = 0
     with timer.stage(engine, "reconcile"):
         if unplaced:
-            centres = engine.collect_small(
-                engine.map_groups(
-                    placed,
-                    BLOCK,
-                    _steps.make_centre_fn(schema),
-                    [(BLOCK, "long")]
-                    + [(c, t) for c, t in _steps.encoded_columns(schema) if c.startswith("_q")],
-                ),
-                MAX_STAT_ROWS,
-            )
-            if len(centres) == 0:
-                raise InternalError("no block could form a class although the input is feasible")
-            waiting = engine.map_batches(
-                engine.where(clustered, CLASS, "<", 0),
-                _steps.make_nearest_block_fn(schema, centres, col_names),
-                enc_cols + [("_target", "long")],
-            )
-            moved = engine.cogroup(
-                placed,
-                BLOCK,
-                waiting,
-                "_target",
-                _steps.make_reconcile_fn(ctx, config.algorithm.name, config.seed, col_names),
-                clustered_cols,
-            )
-            moved = engine.persist(moved)
-            still = engine.count(engine.where(moved, CLASS, "<", 0))
-            suppressed_unplaced = still
-            reconciled_rows = unplaced - still
-            placed = engine.union(placed, engine.where(moved, CLASS, ">=", 0))
+            placed, suppressed_unplaced = _reconcile(engine, clustered, placed, schema, ctx, config)
+            reconciled_rows = unplaced - suppressed_unplaced
             log.info(
-                "reconcile: %d rows placed in other blocks, %d suppressed", reconciled_rows, still
+                "reconcile: %d rows placed in other blocks, %d suppressed",
+                reconciled_rows,
+                suppressed_unplaced,
             )
 
     with timer.stage(engine, "summarise"):
@@ -470,51 +443,23 @@ def run_job(
         )
 
     pub_cols = _steps.published_columns(schema, pass_types)
-    with timer.stage(engine, "publish"):
-        rows_only = engine.select(placed, [CLASS] + passthrough)
-        centroids = engine.select(summaries, [CLASS] + schema.code_columns)
-        published = engine.map_batches(
-            engine.join(rows_only, centroids, [CLASS]),
-            _steps.make_publish_fn(schema, passthrough),
-            pub_cols,
-        )
-        tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
-        if commit:
-            engine.write_table(published, f"{tmp_path}/data", config.output.format)
-            published = engine.read_table(f"{tmp_path}/data", config.output.format)
-        else:
-            published = engine.persist(published)
-
+    tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
     try:
+        published = _publish(
+            engine,
+            placed,
+            summaries,
+            schema,
+            passthrough,
+            pub_cols,
+            timer,
+            tmp_path if commit else None,
+            config.output.format,
+        )
         with timer.stage(engine, "verify"):
             verdict = verify(engine, published, schema, model)
         with timer.stage(engine, "metrics"):
-            summary = _round_stats(
-                engine,
-                engine.map_batches(
-                    summaries,
-                    _steps.make_avg_il_fn(len(schema.kinds)),
-                    [
-                        ("size", "long"),
-                        ("hec", "double"),
-                        ("ent", "double"),
-                        ("loss", "double"),
-                        ("avg_il", "double"),
-                    ],
-                ),
-                [],
-                {
-                    "classes": ("count", "size"),
-                    "rows": ("sum", "size"),
-                    "loss": ("sum", "loss"),
-                    "epp": ("mean", "hec"),
-                    "avg_ent": ("mean", "ent"),
-                    "avg_il": ("mean", "avg_il"),
-                    "min": ("min", "size"),
-                    "median": ("median", "size"),
-                    "max": ("max", "size"),
-                },
-            )
+            summary = _class_metrics(engine, summaries, len(schema.kinds))
         rows_out = int(verdict["rows"] or 0)
         metrics = {
             "rows_in": rows_in,
@@ -561,18 +506,15 @@ def run_job(
         if verdict["violations"]:
             raise PrivacyViolationError(
                 f"verification failed: {metrics['violations']} published equivalence classes "
-                f"violate "
-                f"{model.describe()}; nothing was written"
+                f"violate {model.describe()}; nothing was written"
             )
         if commit:
             with timer.stage(engine, "commit"):
-                metrics["seconds"] = timer.seconds
                 engine.write_text(
                     f"{tmp_path}/metrics.json", json.dumps(metrics, indent=2, sort_keys=False)
                 )
                 _commit(engine, tmp_path, out_path, config.output.mode)
             published = engine.read_table(f"{out_path}/data", config.output.format)
-            metrics["seconds"] = timer.seconds
     except BaseException:
         if commit:
             engine.delete_path(tmp_path)
@@ -581,6 +523,112 @@ def run_job(
         for t in (encoded, clustered, summaries):
             engine.unpersist(t)
     return JobResult(published=published, metrics=metrics)
+
+
+def _reconcile(
+    engine: Engine,
+    clustered: Table,
+    placed: Table,
+    schema: Schema,
+    ctx: BlockContext,
+    config: JobConfig,
+) -> tuple[Table, int]:
+    """Send rows no block could place to the nearest feasible block's classes.
+
+    The block centres (one row per block) come to the driver; the rows do not:
+    each waiting row picks its nearest centre in a batch function, then a
+    cogroup hands every receiving block its own rows and the rows sent to it.
+
+    Returns:
+        The placed rows including the reconciled ones, and the number of rows
+        that still have no class (suppressed).
+    """
+    clustered_cols = engine.schema_of(clustered)
+    enc_cols = [(c, t) for c, t in clustered_cols if c not in (BLOCK, CLASS)]
+    col_names = [c for c, _ in enc_cols]
+    code_cols = [(c, t) for c, t in enc_cols if c in schema.code_columns]
+    centres = engine.collect_small(
+        engine.map_groups(
+            placed, BLOCK, _steps.make_centre_fn(schema), [(BLOCK, "long")] + code_cols
+        ),
+        MAX_STAT_ROWS,
+    )
+    if len(centres) == 0:
+        raise InternalError("no block could form a class although the input is feasible")
+    waiting = engine.map_batches(
+        engine.where(clustered, CLASS, "<", 0),
+        _steps.make_nearest_block_fn(schema, centres, col_names),
+        enc_cols + [("_target", "long")],
+    )
+    moved = engine.persist(
+        engine.cogroup(
+            placed,
+            BLOCK,
+            waiting,
+            "_target",
+            _steps.make_reconcile_fn(ctx, config.algorithm.name, config.seed, col_names),
+            clustered_cols,
+        )
+    )
+    still = engine.count(engine.where(moved, CLASS, "<", 0))
+    return engine.union(placed, engine.where(moved, CLASS, ">=", 0)), still
+
+
+def _publish(
+    engine: Engine,
+    placed: Table,
+    summaries: Table,
+    schema: Schema,
+    passthrough: list[str],
+    pub_cols: list[tuple[str, str]],
+    timer: _Timer,
+    tmp_path: str | None,
+    fmt: str,
+) -> Table:
+    """Replace each row's codes by its class centroid; write to ``tmp_path`` if given."""
+    with timer.stage(engine, "publish"):
+        rows_only = engine.select(placed, [CLASS] + passthrough)
+        centroids = engine.select(summaries, [CLASS] + schema.code_columns)
+        published = engine.map_batches(
+            engine.join(rows_only, centroids, [CLASS]),
+            _steps.make_publish_fn(schema, passthrough),
+            pub_cols,
+        )
+        if tmp_path is None:
+            return engine.persist(published)
+        engine.write_table(published, f"{tmp_path}/data", fmt)
+        return engine.read_table(f"{tmp_path}/data", fmt)
+
+
+def _class_metrics(engine: Engine, summaries: Table, n_qi: int) -> dict[str, Any]:
+    """Aggregate the per-class summaries: counts, sizes, loss, EPP, AVG-Ent, AVG-IL."""
+    terms = engine.map_batches(
+        summaries,
+        _steps.make_avg_il_fn(n_qi),
+        [
+            ("size", "long"),
+            ("hec", "double"),
+            ("ent", "double"),
+            ("loss", "double"),
+            ("avg_il", "double"),
+        ],
+    )
+    return _round_stats(
+        engine,
+        terms,
+        [],
+        {
+            "classes": ("count", "size"),
+            "rows": ("sum", "size"),
+            "loss": ("sum", "loss"),
+            "epp": ("mean", "hec"),
+            "avg_ent": ("mean", "ent"),
+            "avg_il": ("mean", "avg_il"),
+            "min": ("min", "size"),
+            "median": ("median", "size"),
+            "max": ("max", "size"),
+        },
+    )
 
 
 def verify(engine: Engine, published: Table, schema: Schema, model: HPKAnonymity) -> dict[str, Any]:
