@@ -65,26 +65,10 @@ import pyarrow.parquet as pq
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT / "data" / "adult" / "adult.csv"
 
-COLUMNS: tuple[str, ...] = (
-    "age",
-    "workclass",
-    "fnlwgt",
-    "education",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "capital-gain",
-    "capital-loss",
-    "hours-per-week",
-    "native-country",
-    "income",
-)
-INT_COLUMNS: frozenset[str] = frozenset(
-    {"age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week"}
-)
+# The column list is the one prepare_adult.py writes (scripts/ is on sys.path when
+# this file runs as a script).
+from prepare_adult import COLUMNS, INT_COLUMNS  # noqa: E402
+
 SCHEMA = pa.schema(
     [pa.field(name, pa.int64() if name in INT_COLUMNS else pa.string()) for name in COLUMNS]
 )
