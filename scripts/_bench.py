@@ -1,0 +1,212 @@
+"""Shared helpers of the benchmark scripts (``scripts/bench_*.py``).
+
+Not part of the sparkanon package: the benchmarks only call its public entry points
+(``sparkanon run``, ``load_config``/``run_job``/``LocalEngine``). The package is edited
+(and mutation-tested in place) while benchmarks run, so each benchmark imports it from a
+frozen copy (:func:`snapshot_package`) and stamps every result with ``code_sha``, a hash
+of that copy's sources, and with the machine (:func:`provenance`): two results are
+comparable when their ``code_sha`` matches.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = REPO_ROOT / "docs" / "bench"
+ADULT_CSV = REPO_ROOT / "data" / "adult" / "adult.csv"
+DEMO_CONFIG = REPO_ROOT / "conf" / "adult_hpk.yaml"
+
+
+def _run(cmd: Sequence[str]) -> str:
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False, cwd=REPO_ROOT)
+    except OSError as exc:
+        return f"unavailable ({exc})"
+    return (done.stdout + done.stderr).strip()
+
+
+def code_sha(root: Path = REPO_ROOT) -> str:
+    """Short SHA-256 of every ``ROOT/sparkanon/**/*.py`` (relative path and content)."""
+    digest = hashlib.sha256()
+    for path in sorted((root / "sparkanon").rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+SNAPSHOT_ROOT = Path(tempfile.gettempdir()) / "sparkanon_bench_snapshots"
+
+
+def snapshot_package(sha: str | None = None) -> tuple[Path, str]:
+    """Copy ``sparkanon/`` (sources only) to a directory named by its hash.
+
+    The work tree is edited (and mutation-tested in place) while benchmarks run; a
+    benchmark imports sparkanon from this frozen copy instead (``sys.path[0]`` in
+    process, ``PYTHONPATH`` for subprocesses and the Spark Python workers they start),
+    so one run sees one version of the code, the one ``code_sha`` names.
+
+    Args:
+        sha: reuse the snapshot of this hash (made by an earlier run; ``--code SHA``),
+            so that several benchmarks run the same code; ``None`` snapshots the tree.
+
+    Returns:
+        The directory to put first on the import path, and the code hash.
+    """
+    if sha is not None:
+        dest = SNAPSHOT_ROOT / sha
+        if not (dest / "sparkanon").is_dir() or code_sha(dest) != sha:
+            raise RuntimeError(f"no intact snapshot {dest}; run once without --code to make one")
+        return dest, sha
+    for _ in range(5):
+        sha = code_sha()
+        dest = SNAPSHOT_ROOT / sha
+        if (dest / "sparkanon").is_dir() and code_sha(dest) == sha:
+            return dest, sha
+        tmp = SNAPSHOT_ROOT / f".{sha}.{os.getpid()}"
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.copytree(
+            REPO_ROOT / "sparkanon",
+            tmp / "sparkanon",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
+        if code_sha(tmp) == sha:  # the tree did not change while it was copied
+            state = git_state()
+            if code_sha() == sha:  # nor while git was asked about it
+                (tmp / "snapshot.json").write_text(json.dumps(state) + "\n", encoding="utf-8")
+                shutil.rmtree(dest, ignore_errors=True)
+                tmp.rename(dest)
+                return dest, sha
+        shutil.rmtree(tmp, ignore_errors=True)
+    raise RuntimeError("sparkanon/ kept changing while it was copied; try again")
+
+
+def use_snapshot(sha: str | None = None) -> str:
+    """Import sparkanon from a snapshot in this process; return its code hash."""
+    if "sparkanon" in sys.modules:
+        raise RuntimeError("sparkanon was imported before the snapshot was put on sys.path")
+    dest, sha = snapshot_package(sha)
+    sys.path.insert(0, str(dest))
+    import sparkanon
+
+    if Path(sparkanon.__file__).resolve().parent != (dest / "sparkanon").resolve():
+        raise RuntimeError(f"sparkanon imported from {sparkanon.__file__}, not the snapshot")
+    return sha
+
+
+def git_state() -> dict[str, Any]:
+    """Commit of the work tree and whether ``sparkanon/`` has uncommitted changes."""
+    head = _run(["git", "rev-parse", "--short", "HEAD"])
+    dirty = bool(_run(["git", "status", "--porcelain", "--", "sparkanon"]))
+    return {"git_head": head, "sparkanon_dirty": dirty}
+
+
+def machine() -> dict[str, Any]:
+    """The machine facts the docs quote (each from a command or the standard library)."""
+    try:
+        import pyspark
+
+        pyspark_version = pyspark.__version__
+    except ImportError:
+        pyspark_version = "not installed"
+    mem_kib = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    java = _run(["java", "-version"]).splitlines()
+    return {
+        "nproc": os.cpu_count(),
+        "mem_total_gib": round(mem_kib / 2**20, 1),
+        "cpu": _cpu_model(),
+        "python": platform.python_version(),
+        "pyspark": pyspark_version,
+        "java": java[0] if java else "unavailable",
+        "platform": platform.platform(),
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def provenance(sha: str) -> dict[str, Any]:
+    """Time stamp, code (``sha`` from :func:`snapshot_package`) and machine of a run.
+
+    ``git_head`` and ``sparkanon_dirty`` describe the work tree when the snapshot was
+    taken: with ``sparkanon_dirty`` false, the code is that commit's ``sparkanon/``.
+    """
+    state_file = SNAPSHOT_ROOT / sha / "snapshot.json"
+    state = json.loads(state_file.read_text()) if state_file.is_file() else {}
+    return {
+        "utc": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "code_sha": sha,
+        "git_head": state.get("git_head"),
+        "sparkanon_dirty": state.get("sparkanon_dirty"),
+        **machine(),
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def command_line() -> str:
+    """How this script was started, as one shell line (for the docs)."""
+    script = Path(sys.argv[0])
+    try:
+        script = script.resolve().relative_to(REPO_ROOT)
+    except ValueError:
+        pass
+    return " ".join(["python", str(script), *sys.argv[1:]])
+
+
+def head_csv(source: Path, rows: int, out: Path) -> Path:
+    """Write the header and the first ``rows`` data rows of ``source`` to ``out``."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with source.open(encoding="utf-8") as src, out.open("w", encoding="utf-8") as dst:
+        for i, line in enumerate(src):
+            if i > rows:
+                break
+            dst.write(line)
+    return out
+
+
+def write_csv(path: Path, rows: Iterable[Mapping[str, Any]], fields: Sequence[str]) -> None:
+    """Write ``rows`` (dicts) to ``path`` with the columns ``fields``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(fields), extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(row)
+
+
+def append_jsonl(path: Path, record: Mapping[str, Any]) -> None:
+    """Append one JSON object as a line to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, sort_keys=False) + "\n")
+
+
+def write_json(path: Path, obj: Any) -> None:
+    """Write ``obj`` as indented JSON."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")

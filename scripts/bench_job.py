@@ -1,0 +1,503 @@
+"""Wall time, peak memory and seconds per stage of one Spark job, and of the "floor".
+
+Job mode (default) runs ``sparkanon run CONFIG --quiet --set output.path=... --set ...``
+as a subprocess; floor mode (``--floor``) runs, in its own process, a plain PySpark job
+that reads the same input (the config's ``input.*`` after the ``--set`` overrides) and
+writes it unchanged as Parquet: the least a job that reads and writes that data can cost
+on this machine, with the same Spark settings as the job (``local[*]``, Arrow on,
+8 shuffle partitions).
+
+While the subprocess runs, the resident memory (RSS) of its whole process tree (driver
+Python, the JVM, the Python workers) is sampled every 0.2 s with psutil; the peak of the
+sum is reported, with the peaks of each part. The sum of RSS counts pages shared between
+forked Python workers more than once, so it is an upper bound of the memory used. The
+script also records the CPU seconds of the tree and of the whole machine during the run
+(``other_cpu_seconds``: CPU used by processes outside the tree, i.e. interference).
+
+One JSON line per run goes to ``docs/bench/job_runs.jsonl`` (wall seconds, rows, rows/s,
+``metrics.json``'s seconds per stage, peak memory, exit code and the error on failure),
+and a 1-second RSS timeline to ``docs/bench/rss/<label>.csv``.
+
+sparkanon is imported from a frozen copy of ``sparkanon/`` (``scripts/_bench.py``), so a
+run is not disturbed by edits to the work tree; ``code_sha`` names that copy.
+
+Usage::
+
+    python scripts/bench_job.py CONFIG --label adult [--set key=value ...]
+    python scripts/bench_job.py CONFIG --label adult-floor --floor [--set input.path=...]
+    python scripts/bench_job.py --report          # Markdown tables of the latest runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _bench  # noqa: E402
+
+RUNS_FILE = _bench.BENCH_DIR / "job_runs.jsonl"
+OUT_ROOT = Path("/tmp/sparkanon_bench/out")
+SAMPLE_SECONDS = 0.2
+STAGES = [
+    "read",
+    "profile",
+    "encode",
+    "block",
+    "cluster",
+    "reconcile",
+    "summarise",
+    "publish",
+    "verify",
+    "metrics",
+    "commit",
+]
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+def _part_of(proc: Any) -> str:
+    """Which part of the job a process is: ``jvm``, ``worker`` or ``driver``."""
+    try:
+        name = proc.name()
+        cmd = " ".join(proc.cmdline())
+    except Exception:  # noqa: BLE001 - the process may be gone
+        return "other"
+    if "java" in name:
+        return "jvm"
+    if "pyspark.daemon" in cmd or "pyspark.worker" in cmd or "pyspark/daemon" in cmd:
+        return "worker"
+    return "driver" if "python" in name or "sparkanon" in cmd else "other"
+
+
+class TreeSampler(threading.Thread):
+    """Samples the RSS and CPU time of a process and all its descendants."""
+
+    def __init__(self, pid: int, interval: float = SAMPLE_SECONDS) -> None:
+        super().__init__(daemon=True)
+        import psutil
+
+        self.psutil = psutil
+        self.root = psutil.Process(pid)
+        self.interval = interval
+        self.stop_event = threading.Event()
+        self.peak_total = 0
+        self.peak_by_part: dict[str, int] = {}
+        self.at_peak_by_part: dict[str, int] = {}
+        self.max_processes = 0
+        self.samples = 0
+        self.timeline: list[tuple[float, int, dict[str, int]]] = []
+        self.cpu_by_pid: dict[int, float] = {}
+        self.parts: dict[tuple[int, str], str] = {}
+        self.start_time = time.perf_counter()
+
+    def sample(self) -> None:
+        """Take one sample of the tree."""
+        try:
+            procs = [self.root, *self.root.children(recursive=True)]
+        except self.psutil.NoSuchProcess:
+            return
+        total = 0
+        by_part: dict[str, int] = {}
+        alive = 0
+        for proc in procs:
+            try:
+                with proc.oneshot():
+                    rss = proc.memory_info().rss
+                    cpu = proc.cpu_times()
+                    # keyed by name too: a forked child is "python" until it execs java
+                    key = (proc.pid, proc.name())
+                    if key not in self.parts:
+                        self.parts[key] = _part_of(proc)
+            except (self.psutil.NoSuchProcess, self.psutil.AccessDenied, self.psutil.ZombieProcess):
+                continue
+            alive += 1
+            part = self.parts[key]
+            total += rss
+            by_part[part] = by_part.get(part, 0) + rss
+            # own CPU time; children's is counted when they are sampled themselves
+            self.cpu_by_pid[proc.pid] = cpu.user + cpu.system
+        self.samples += 1
+        self.max_processes = max(self.max_processes, alive)
+        for part, rss in by_part.items():
+            self.peak_by_part[part] = max(self.peak_by_part.get(part, 0), rss)
+        if total > self.peak_total:
+            self.peak_total = total
+            self.at_peak_by_part = dict(by_part)
+        t = time.perf_counter() - self.start_time
+        if not self.timeline or t - self.timeline[-1][0] >= 1.0:
+            self.timeline.append((t, total, by_part))
+
+    def run(self) -> None:  # noqa: D102
+        while not self.stop_event.is_set():
+            self.sample()
+            self.stop_event.wait(self.interval)
+
+    def stop(self) -> None:
+        """Stop sampling (after one last sample)."""
+        self.stop_event.set()
+        self.join()
+
+    @property
+    def tree_cpu_seconds(self) -> float:
+        """CPU seconds of the sampled processes (up to each one's last sample)."""
+        return sum(self.cpu_by_pid.values())
+
+
+def _machine_busy_seconds() -> float:
+    import psutil
+
+    t = psutil.cpu_times()
+    return (
+        t.user
+        + t.nice
+        + t.system
+        + getattr(t, "irq", 0)
+        + getattr(t, "softirq", 0)
+        + getattr(t, "steal", 0)
+    )
+
+
+def measure(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
+    """Run ``cmd``, sampling its process tree; return wall time, memory, output."""
+    busy0 = _machine_busy_seconds()
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    sampler = TreeSampler(proc.pid)
+    sampler.start()
+    # Drain the pipes in threads so a chatty child never blocks on a full pipe.
+    out_chunks: list[str] = []
+    err_chunks: list[str] = []
+    readers = [
+        threading.Thread(target=lambda: out_chunks.append(proc.stdout.read()), daemon=True),
+        threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()), daemon=True),
+    ]
+    for r in readers:
+        r.start()
+    returncode = proc.wait()
+    wall = time.perf_counter() - start
+    sampler.stop()
+    for r in readers:
+        r.join()
+    busy = _machine_busy_seconds() - busy0
+    gib = 2**30
+    return {
+        "returncode": returncode,
+        "wall_seconds": round(wall, 3),
+        "peak_rss_gib": round(sampler.peak_total / gib, 3),
+        "peak_rss_by_part_gib": {k: round(v / gib, 3) for k, v in sampler.peak_by_part.items()},
+        "at_peak_by_part_gib": {k: round(v / gib, 3) for k, v in sampler.at_peak_by_part.items()},
+        "max_processes": sampler.max_processes,
+        "rss_samples": sampler.samples,
+        "tree_cpu_seconds": round(sampler.tree_cpu_seconds, 1),
+        "machine_cpu_seconds": round(busy, 1),
+        "other_cpu_seconds": round(max(busy - sampler.tree_cpu_seconds, 0.0), 1),
+        "stdout": "".join(out_chunks),
+        "stderr": "".join(err_chunks),
+        "timeline": sampler.timeline,
+    }
+
+
+# --------------------------------------------------------------------------- floor job
+
+
+def floor_worker(fmt: str, path: str, options: dict[str, Any], out: str) -> int:
+    """The plain Spark job: read the input, write it as Parquet (run in its own process)."""
+    from pyspark.sql import SparkSession
+
+    spark = (
+        SparkSession.builder.appName("sparkanon-floor")
+        .master("local[*]")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8"))
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    reader = spark.read
+    if fmt == "csv":
+        # The job's CSV reader options (sparkanon/engine/spark.py), then the config's.
+        opts = {"header": "true", "inferSchema": "false", "ignoreLeadingWhiteSpace": "true"}
+        opts.update(
+            {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in options.items()}
+        )
+        df = reader.options(**opts).csv(path)
+    else:
+        df = reader.format(fmt).load(path)
+    start = time.perf_counter()
+    df.write.mode("overwrite").parquet(out)
+    print(json.dumps({"write_seconds": round(time.perf_counter() - start, 3)}))
+    spark.stop()
+    return 0
+
+
+def _parquet_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return sum(pq.ParquetFile(p).metadata.num_rows for p in sorted(path.glob("*.parquet")))
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def run(args: argparse.Namespace) -> int:
+    """One measured run (job or floor); appends its record to the JSONL file."""
+    snapshot, sha = _bench.snapshot_package(args.code)
+    sys.path.insert(0, str(snapshot))
+    from sparkanon.config import load_config
+
+    out_dir = OUT_ROOT / args.label
+    overrides = [*args.set, f"output.path={out_dir}"]
+    config = load_config(str(args.config), overrides)  # fails early on a bad override
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(snapshot), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+    )
+    if args.floor:
+        cmd = [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--floor-worker",
+            "--format",
+            config.input.format,
+            "--path",
+            config.input.path,
+            "--options",
+            json.dumps(dict(config.input.options)),
+            "--out",
+            str(out_dir),
+        ]
+    else:
+        exe = shutil.which("sparkanon") or "sparkanon"
+        cmd = [exe, "run", str(args.config), "--quiet"]
+        for item in overrides:
+            cmd += ["--set", item]
+        if args.engine != "spark":
+            cmd += ["--engine", args.engine]
+    shutil.rmtree(out_dir, ignore_errors=True)
+    prov = _bench.provenance(sha)
+    print(f"[{args.label}] running: {' '.join(cmd)}", flush=True)
+    m = measure(cmd, env, _bench.REPO_ROOT)
+    record: dict[str, Any] = {
+        "label": args.label,
+        "mode": "floor" if args.floor else "job",
+        "bench_command": _bench.command_line(),
+        "command": " ".join(cmd),
+        "input_format": config.input.format,
+        "input_path": config.input.path,
+        "input_bytes": _input_bytes(Path(config.input.path)),
+        "returncode": m["returncode"],
+        "wall_seconds": m["wall_seconds"],
+        "peak_rss_gib": m["peak_rss_gib"],
+        "peak_rss_by_part_gib": m["peak_rss_by_part_gib"],
+        "at_peak_by_part_gib": m["at_peak_by_part_gib"],
+        "max_processes": m["max_processes"],
+        "rss_samples": m["rss_samples"],
+        "tree_cpu_seconds": m["tree_cpu_seconds"],
+        "machine_cpu_seconds": m["machine_cpu_seconds"],
+        "other_cpu_seconds": m["other_cpu_seconds"],
+        **prov,
+    }
+    if m["returncode"] != 0:
+        record["error"] = m["stderr"][-4000:]
+        print(f"[{args.label}] FAILED (exit {m['returncode']}):\n{m['stderr'][-4000:]}")
+    elif args.floor:
+        record["rows_in"] = _parquet_rows(out_dir)
+        record["seconds"] = json.loads(m["stdout"].strip().splitlines()[-1])
+    else:
+        metrics = json.loads((out_dir / "metrics.json").read_text())
+        record["rows_in"] = metrics["rows_in"]
+        record["rows_out"] = metrics["rows_out"]
+        record["seconds"] = metrics["seconds"]
+        record["metrics"] = {
+            k: metrics.get(k)
+            for k in (
+                "rows_suppressed",
+                "rows_reconciled",
+                "classes",
+                "published_classes",
+                "class_size",
+                "blocks",
+                "block_rows",
+                "infeasible_blocks",
+                "EPP",
+                "R_IL",
+                "AVG_IL",
+                "CAVG",
+                "verified",
+                "model",
+                "max_block_rows",
+            )
+        }
+    if "rows_in" in record:
+        record["rows_per_second"] = round(record["rows_in"] / m["wall_seconds"], 1)
+    _bench.append_jsonl(args.runs_file, record)
+    _write_timeline(args.runs_file.parent / "rss" / f"{args.label}.csv", m["timeline"])
+    summary = {
+        k: record.get(k)
+        for k in (
+            "label",
+            "returncode",
+            "rows_in",
+            "wall_seconds",
+            "rows_per_second",
+            "peak_rss_gib",
+            "other_cpu_seconds",
+        )
+    }
+    print(json.dumps(summary), flush=True)
+    if not args.keep_output:
+        shutil.rmtree(out_dir, ignore_errors=True)
+    return m["returncode"]
+
+
+def _input_bytes(path: Path) -> int | None:
+    if path.is_file():
+        return path.stat().st_size
+    if path.is_dir():
+        return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    return None
+
+
+def _write_timeline(path: Path, timeline: list) -> None:
+    parts = sorted({p for _, _, by in timeline for p in by})
+    rows = []
+    for t, total, by in timeline:
+        row = {"t_seconds": round(t, 1), "total_gib": round(total / 2**30, 3)}
+        row.update({f"{p}_gib": round(by.get(p, 0) / 2**30, 3) for p in parts})
+        rows.append(row)
+    _bench.write_csv(path, rows, ["t_seconds", "total_gib", *[f"{p}_gib" for p in parts]])
+
+
+# --------------------------------------------------------------------------- report
+
+
+def report(runs_file: Path) -> int:
+    """Markdown tables of the latest successful run of each label (and the failures)."""
+    latest: dict[str, dict] = {}
+    for line in runs_file.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            latest[r["label"]] = r
+    jobs = [r for r in latest.values() if r["mode"] == "job"]
+    floors = {r["label"]: r for r in latest.values() if r["mode"] == "floor"}
+    print(
+        "| run | rows in | wall s | rows/s | peak RSS GiB (driver / JVM / workers) "
+        "| floor wall s | floor peak GiB | job/floor wall | other CPU s | code |"
+    )
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
+    for r in jobs:
+        f = floors.get(f"{r['label']}-floor")
+        if r["returncode"] != 0:
+            print(
+                f"| {r['label']} | | FAILED exit {r['returncode']} after {r['wall_seconds']} s "
+                "| | | | | | | |"
+            )
+            continue
+        parts = r["peak_rss_by_part_gib"]
+        cells = [
+            r["label"],
+            f"{r['rows_in']:,}",
+            f"{r['wall_seconds']:.1f}",
+            f"{r['rows_per_second']:,.0f}",
+            f"{r['peak_rss_gib']:.2f} ({parts.get('driver', 0):.2f} / "
+            f"{parts.get('jvm', 0):.2f} / {parts.get('worker', 0):.2f})",
+        ]
+        if f and f["returncode"] == 0:
+            cells += [
+                f"{f['wall_seconds']:.1f}",
+                f"{f['peak_rss_gib']:.2f}",
+                f"{r['wall_seconds'] / f['wall_seconds']:.1f}x",
+            ]
+        else:
+            cells += ["", "", ""]
+        cells += [str(r["other_cpu_seconds"]), r["code_sha"]]
+        print("| " + " | ".join(cells) + " |")
+    print()
+    print("Seconds per stage (metrics.json):")
+    print()
+    print("| run | " + " | ".join(STAGES) + " | sum |")
+    print("|---|" + "---:|" * (len(STAGES) + 1))
+    for r in jobs:
+        if r["returncode"] != 0:
+            continue
+        s = r["seconds"]
+        print(
+            f"| {r['label']} | "
+            + " | ".join(f"{s.get(k, 0):.1f}" for k in STAGES)
+            + f" | {sum(s.values()):.1f} |"
+        )
+    print()
+    print("Floors:")
+    print()
+    print("| run | rows | wall s | rows/s | write s | peak RSS GiB (driver / JVM / workers) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for r in floors.values():
+        if r["returncode"] != 0:
+            print(f"| {r['label']} | | FAILED exit {r['returncode']} | | | |")
+            continue
+        parts = r["peak_rss_by_part_gib"]
+        print(
+            f"| {r['label']} | {r['rows_in']:,} | {r['wall_seconds']:.1f} "
+            f"| {r['rows_per_second']:,.0f} | {r['seconds']['write_seconds']:.1f} "
+            f"| {r['peak_rss_gib']:.2f} ({parts.get('driver', 0):.2f} / "
+            f"{parts.get('jvm', 0):.2f} / {parts.get('worker', 0):.2f}) |"
+        )
+    print()
+    print("Quality of the job runs:")
+    print()
+    print("| run | blocks | classes | EPP | R_IL | AVG_IL | suppressed | verified |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    for r in jobs:
+        if r["returncode"] != 0:
+            continue
+        q = r["metrics"]
+        print(
+            f"| {r['label']} | {q['blocks']:,} | {q['classes']:,} | {q['EPP']:.4f} "
+            f"| {q['R_IL']:.4f} | {q['AVG_IL']:.4f} | {q['rows_suppressed']:,} "
+            f"| {q['verified']} |"
+        )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("config", nargs="?", type=Path, help="job config (YAML)")
+    parser.add_argument("--label", help="name of the run in the results")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    parser.add_argument("--floor", action="store_true", help="measure the plain read+write job")
+    parser.add_argument("--engine", default="spark", choices=["spark", "local"])
+    parser.add_argument("--keep-output", action="store_true", help="keep the job's output")
+    parser.add_argument("--runs-file", type=Path, default=RUNS_FILE)
+    parser.add_argument("--report", action="store_true", help="print tables of the runs")
+    parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
+    # internal: the floor job itself, in its own process
+    parser.add_argument("--floor-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--format", help=argparse.SUPPRESS)
+    parser.add_argument("--path", help=argparse.SUPPRESS)
+    parser.add_argument("--options", default="{}", help=argparse.SUPPRESS)
+    parser.add_argument("--out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.floor_worker:
+        return floor_worker(args.format, args.path, json.loads(args.options), args.out)
+    if args.report:
+        return report(args.runs_file)
+    if not args.config or not args.label:
+        parser.error("CONFIG and --label are required for a run")
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
