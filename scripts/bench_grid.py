@@ -157,6 +157,8 @@ def report(path: Path) -> int:
             f"| {a['cpu_seconds_mean']:.2f} / {b['cpu_seconds_mean']:.2f} "
             f"| {bool(a['all_verified']) and bool(b['all_verified'])} |"
         )
+    epp, ril = m["EPP_mean"] / g["EPP_mean"], m["R_IL_mean"] / g["R_IL_mean"]
+    cpu = m["cpu_seconds_mean"] / g["cpu_seconds_mean"]
     wins_epp = int((m["EPP_mean"] > g["EPP_mean"]).sum())
     wins_ril = int((m["R_IL_mean"] < g["R_IL_mean"]).sum())
     print()
@@ -164,6 +166,12 @@ def report(path: Path) -> int:
         f"MAA-SLIE has the higher EPP in {wins_epp} of {len(m)} settings and the lower R_IL "
         f"in {wins_ril} of {len(m)}; largest spread over seeds: EPP std "
         f"{df['EPP_std'].max():.2g}, R_IL std {df['R_IL_std'].max():.2g}."
+    )
+    print(
+        f"MAA-SLIE/GPKC ratios over the {len(m)} settings: EPP {epp.min():.3f}..{epp.max():.3f} "
+        f"(median {epp.median():.3f}), R_IL {ril.min():.3f}..{ril.max():.3f} "
+        f"(median {ril.median():.3f}), CPU seconds {cpu.min():.2f}..{cpu.max():.2f} "
+        f"(median {cpu.median():.2f}; MAA-SLIE slower in {int((cpu > 1).sum())})."
     )
     return 0
 

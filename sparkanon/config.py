@@ -17,12 +17,19 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from sparkanon.errors import ConfigError
 
-QI_KINDS = ("continuous", "ordinal", "categorical", "nominal")
-"""Attribute kinds that are quasi-identifiers (seed 000, section 1.5)."""
+QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic")
+"""Attribute kinds that are quasi-identifiers (seed 000 section 1.5, seed 003 section 3)."""
 
 
 class _Frozen(BaseModel):
@@ -67,14 +74,38 @@ class AttributeConfig(_Frozen):
             leaf, most specific value first, root last, ``;``-separated).
         values: nominal only, optional: the domain; discovered from the data
             when omitted.
+        rank_weights: ordinal only, optional: the weights ``W(j-1,j)`` between
+            consecutive ranks (seed 003 eq. 4), one fewer than ``order``;
+            all 1 when omitted (then eq. 4 is seed 000's eq. 6).
+        centroid: ordinal only: ``mean_frequency`` (seed 000's "center mean
+            frequency" rule, eq. 7-13; the default) or ``median`` (the
+            median rank, our reading of seed 003's eq. 5).
+        encoding: nominal only: ``indicator`` (0/1 distance, mode centroid,
+            seed 000 eq. 16-17; the default) or ``vector`` (seed 003 Table 4 and
+            eq. 6-7: loss against the class's mean vector, mode published).
+        length: semantic only: the number of characters of every code (e.g. 5
+            for ZIP codes, 6 for Adult's fnlwgt); each prefix is a level of the
+            code hierarchy tree (seed 003 definition 6).
+        beta: semantic only: level weights ``W(j-1,j) = 1/(j-1)^beta``
+            (seed 003, section 3.2; 1 in the seed's experiments).
+        root_weight: semantic only: ``W(1,2)``, the weight between the root and
+            the first character (0 in the seed's experiments).
     """
 
     name: str
-    kind: Literal["continuous", "ordinal", "categorical", "nominal", "identifier", "keep"]
+    kind: Literal[
+        "continuous", "ordinal", "categorical", "nominal", "semantic", "identifier", "keep"
+    ]
     weight: Annotated[float, Field(gt=0)] = 1.0
     order: tuple[str, ...] | None = None
     hierarchy: str | None = None
     values: tuple[str, ...] | None = None
+    rank_weights: tuple[Annotated[float, Field(gt=0)], ...] | None = None
+    centroid: Literal["mean_frequency", "median"] | None = None
+    encoding: Literal["indicator", "vector"] | None = None
+    length: Annotated[int, Field(ge=1, le=18)] | None = None
+    beta: Annotated[float, Field(ge=0)] = 1.0
+    root_weight: Annotated[float, Field(ge=0)] = 0.0
 
     @property
     def is_quasi_identifier(self) -> bool:
@@ -130,16 +161,31 @@ class AlgorithmConfig(_Frozen):
     """The per-block algorithm and its parameters.
 
     Attributes:
-        name: ``maa_slie`` (seed 000 Algorithm 1) or ``gpkc``
-            (GreedyPKClustering, the seed's baseline).
+        name: ``maa_slie`` (seed 000 Algorithm 1), ``gpkc``
+            (GreedyPKClustering, seed 000's baseline), ``maa_sae`` and
+            ``maa_minil`` (seed 003 Algorithm 1 and its baseline), ``mdav``
+            (Domingo-Ferrer and Mateo-Sanz 2002) or ``kl_cluster`` ((K,L)-anonymity
+            clustering, seed 001); ``sparkanon.algorithms.ALGORITHMS`` lists them.
         psi_weights: (w1, w2) of the privacy safety index, eq. 21; w1 + w2 = 1.
         entropy_base: logarithm base of the level entropy, eq. 1 (the seed's
             "lg" is base 10).
+        max_iterations: ``kl_cluster`` only: most rounds of centroid updates
+            (seed 001 steps 3-13 repeat "until the centroids no longer change").
     """
 
-    name: Literal["maa_slie", "gpkc"] = "maa_slie"
+    name: str = "maa_slie"
     psi_weights: tuple[float, float] = (0.5, 0.5)
     entropy_base: Annotated[float, Field(gt=1)] = 10.0
+    max_iterations: Annotated[int, Field(ge=1)] = 10
+
+    @field_validator("name")
+    @classmethod
+    def _known_algorithm(cls, name: str) -> str:
+        from sparkanon.algorithms import ALGORITHMS
+
+        if name not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
+        return name
 
 
 class PartitioningConfig(_Frozen):
@@ -169,12 +215,17 @@ class OutputConfig(_Frozen):
             (only after the new table passed verification).
         decimals: rounding of published continuous centroids (``None`` keeps
             full precision).
+        publish: ``centroids`` replaces each quasi-identifier by its class
+            centroid (micro-aggregation); ``generalized`` by the class's
+            generalized value (a numeric range, the taxonomy node covering the
+            class, a common code prefix), as seed 001 publishes.
     """
 
     path: str
     format: Literal["parquet", "csv"] = "parquet"
     mode: Literal["error", "overwrite"] = "error"
     decimals: Annotated[int, Field(ge=0)] | None = None
+    publish: Literal["centroids", "generalized"] = "centroids"
 
 
 class JobConfig(_Frozen):
@@ -228,6 +279,28 @@ class JobConfig(_Frozen):
                 problems.append(f"{key}.hierarchy: only categorical attributes take 'hierarchy'")
             if attr.values is not None and attr.kind != "nominal":
                 problems.append(f"{key}.values: only nominal attributes take 'values'")
+            if attr.encoding is not None and attr.kind != "nominal":
+                problems.append(f"{key}.encoding: only nominal attributes take 'encoding'")
+            for option in ("rank_weights", "centroid"):
+                if getattr(attr, option) is not None and attr.kind != "ordinal":
+                    problems.append(f"{key}.{option}: only ordinal attributes take {option!r}")
+            if attr.kind == "ordinal" and attr.rank_weights is not None and attr.order:
+                if len(attr.rank_weights) != len(attr.order) - 1:
+                    problems.append(
+                        f"{key}.rank_weights: {len(attr.rank_weights)} weights for "
+                        f"{len(attr.order)} ranks; give one weight per pair of consecutive "
+                        f"ranks ({len(attr.order) - 1})"
+                    )
+            if attr.kind == "semantic" and attr.length is None:
+                problems.append(
+                    f"{key}: semantic attributes need 'length' (characters per code, e.g. 6)"
+                )
+            elif attr.kind != "semantic":
+                if attr.length is not None:
+                    problems.append(f"{key}.length: only semantic attributes take 'length'")
+                for option, default in (("beta", 1.0), ("root_weight", 0.0)):
+                    if getattr(attr, option) != default:
+                        problems.append(f"{key}.{option}: only semantic attributes take {option!r}")
         seen: dict[str, str] = {}
         for level in self.sensitive.levels:
             for value in level.values:
@@ -259,6 +332,14 @@ class JobConfig(_Frozen):
         if m.name in ("hpk", "p_sensitive") and m.p > len(seen):
             problems.append(
                 f"model.p: p={m.p} but sensitive.levels lists only {len(seen)} distinct values"
+            )
+        from sparkanon.algorithms import ALGORITHMS
+
+        algorithm = ALGORITHMS.get(self.algorithm.name)
+        if algorithm is not None and m.name not in algorithm.models:
+            problems.append(
+                f"model.name: algorithm {self.algorithm.name!r} does not guarantee the model "
+                f"{m.name!r}; use one of {sorted(algorithm.models)} or another algorithm"
             )
         w1, w2 = self.algorithm.psi_weights
         if w1 < 0 or w2 < 0 or abs(w1 + w2 - 1.0) > 1e-9:

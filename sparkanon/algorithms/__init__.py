@@ -11,18 +11,27 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block, BlockContext
-from sparkanon.algorithms._greedy import GreedyAlgorithm
 from sparkanon.algorithms.gpkc import Gpkc
 from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.attributes.schema import RID
 
-ALGORITHMS: dict[str, type[GreedyAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc}
+ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc}
+"""Every selectable algorithm by its config name (``algorithm.name``)."""
 
-__all__ = ["ALGORITHMS", "Block", "BlockContext", "cluster_block", "get_algorithm", "place_rows"]
+__all__ = [
+    "ALGORITHMS",
+    "Block",
+    "BlockAlgorithm",
+    "BlockContext",
+    "cluster_block",
+    "get_algorithm",
+    "place_rows",
+]
 
 
-def get_algorithm(name: str) -> GreedyAlgorithm:
+def get_algorithm(name: str) -> BlockAlgorithm:
     """The algorithm registered under ``name``."""
     return ALGORITHMS[name]()
 

@@ -8,17 +8,16 @@ class grows and what "best" means.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 
 import numpy as np
 
+from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block, ClassTable
 
 
-class GreedyAlgorithm(ABC):
-    """A per-block clustering algorithm with a leftover-placement rule."""
-
-    name: str = ""
+class GreedyAlgorithm(BlockAlgorithm):
+    """A greedy per-block clustering algorithm with a leftover-placement rule."""
 
     @abstractmethod
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:

@@ -31,6 +31,7 @@ class Gpkc(GreedyAlgorithm):
     """Greedy clustering that minimises information loss under diversity constraints."""
 
     name = "gpkc"
+    models = frozenset({"hpk", "p_sensitive", "k"})
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Add the admissible row of least InfoLoss growth until the class has ``k`` rows."""

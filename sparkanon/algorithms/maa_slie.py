@@ -43,6 +43,7 @@ class MaaSlie(GreedyAlgorithm):
     """Greedy clustering that maximises the privacy safety index (seed 000)."""
 
     name = "maa_slie"
+    models = frozenset({"hpk", "p_sensitive", "k"})
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Steps 8-20: the diversity loop, then filling to ``k`` by largest PSI."""

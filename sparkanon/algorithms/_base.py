@@ -1,0 +1,65 @@
+"""The interface every per-block algorithm implements (pure numpy, no Spark).
+
+An algorithm turns one block's rows into classes (:meth:`BlockAlgorithm.cluster`)
+and can take rows from elsewhere into the classes it formed
+(:meth:`BlockAlgorithm.place`, used by cross-block reconciliation). The block
+runner (:mod:`sparkanon.algorithms`) sorts rows by row id and seeds the
+generator from the job seed and the block id, so an algorithm only has to be
+deterministic given its inputs.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import ClassVar
+
+import numpy as np
+
+from sparkanon.algorithms._block import Block
+
+
+class BlockAlgorithm(ABC):
+    """A per-block clustering algorithm.
+
+    Attributes:
+        name: the name the config selects it by (``algorithm.name``).
+        models: the privacy models (``model.name``) whose every class the
+            algorithm guarantees; the config rejects any other pairing.
+    """
+
+    name: ClassVar[str] = ""
+    models: ClassVar[frozenset[str]] = frozenset()
+
+    @abstractmethod
+    def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
+        """Cluster one block.
+
+        Args:
+            block: the block's rows, sorted by row id.
+            rng: generator seeded from the job seed and the block id.
+
+        Returns:
+            A class label ``0..m-1`` per row, ``-1`` for rows the block
+            could not place (they go to cross-block reconciliation). Every
+            class must satisfy ``block.ctx.model``.
+        """
+
+    @abstractmethod
+    def place(
+        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Place the rows of another block into this block's classes (reconciliation).
+
+        Adding rows to a class that satisfies a monotonic model keeps it
+        satisfied, so any choice is safe; the algorithm picks the best class
+        by its own rule.
+
+        Args:
+            block: the rows already clustered.
+            labels: their labels (``-1`` rows are ignored).
+            extra: the rows to place.
+            rng: seeded generator for the placement order.
+
+        Returns:
+            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
+        """
