@@ -1,4 +1,4 @@
-"""Check a published table against (H,p,k)-anonymity, independently of sparkanon.
+"""Check a published table against its privacy model, independently of sparkanon.
 
 This script does not import sparkanon: it reads the published Parquet/CSV files
 with pandas and the job's YAML config with PyYAML, groups the rows by their
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-QI_KINDS = {"continuous", "ordinal", "categorical", "nominal"}
+QI_KINDS = {"continuous", "ordinal", "categorical", "nominal", "semantic"}
 
 
 def read_published(output_dir: Path) -> pd.DataFrame:

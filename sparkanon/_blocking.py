@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.kinds import CONTINUOUS_BINS, DiscreteKind, Kind
+from sparkanon.attributes.kinds import CONTINUOUS_BINS, ContinuousKind, DiscreteKind, Kind
 
 MAX_DEPTH = 40
 """Deepest allowed block; keeps ``block << 20 | class`` inside int64."""
@@ -114,6 +114,10 @@ def attribute_spread(kind: Kind, histogram: pd.Series) -> float:
         hist = np.zeros(kind.size)
         hist[bins] = counts
         return kind.weight * float(kind.losses(hist[None, :])[0]) / total
+    if not isinstance(kind, ContinuousKind):
+        # Any other kind (semantic codes): mean distance to the medoid bin, with
+        # the kind's own distance between bins (at most a few thousand bins).
+        return kind.weight * float((kind.bin_distances(bins) @ counts).min()) / total
     centres = (bins + 0.5) / CONTINUOUS_BINS
     mean = float((centres * counts).sum() / total)
     return kind.weight * float((np.abs(centres - mean) * counts).sum() / total)

@@ -8,7 +8,7 @@ so the same function object runs on the local and the Spark engine.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -17,7 +17,9 @@ from sparkanon._blocking import BlockTree, choose_cut
 from sparkanon.algorithms import BlockContext, cluster_block, place_rows
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
+from sparkanon.attributes.semantic import is_code
 from sparkanon.metrics.entropy import class_level_entropy, sensitive_entropy
+from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models.base import HPKAnonymity
 
 CLASS_SHIFT = 20
@@ -46,6 +48,7 @@ class ProfileSpec:
         sensitive: the sensitive column.
         sensitive_values: values that belong to a level.
         missing_tokens: tokens meaning "missing".
+        code_lengths: for semantic columns, the digits every code must have.
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -53,6 +56,7 @@ class ProfileSpec:
     sensitive: str
     sensitive_values: frozenset[str]
     missing_tokens: frozenset[str]
+    code_lengths: dict[str, int] = field(default_factory=dict)
 
 
 def missing_mask(
@@ -78,8 +82,10 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
 
     The rows it emits: ``rows``; ``missing`` per column; ``missing_rows``;
     ``range`` (count, min, max) per continuous column; ``nonnumeric`` and
-    ``unknown`` examples per column; ``domain`` counts of undeclared nominal
-    columns and of the sensitive column.
+    ``unknown`` examples per column; ``malformed`` examples (and their row
+    counts) per semantic column, values that are not codes of the column's
+    length; ``domain`` counts of undeclared nominal columns and of the
+    sensitive column.
     """
     columns = [c for c, _ in spec.qi] + [spec.sensitive]
 
@@ -105,6 +111,11 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
                     rows.append(
                         _stat("range", c, None, good.size, float(good.min()), float(good.max()))
                     )
+            elif kind == "semantic":
+                text = values.astype("string").str.strip()
+                bad = ~is_code(text, spec.code_lengths[c])
+                examples = text[bad].value_counts().head(UNKNOWN_EXAMPLES)
+                rows += [_stat("malformed", c, str(v), n) for v, n in examples.items()]
             else:
                 text = values.astype("string").str.strip()
                 if c in spec.known:
@@ -126,10 +137,7 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
 def encoded_columns(schema: Schema) -> list[tuple[str, str]]:
     """Schema of the encoded table, without the pass-through columns."""
     cols = [(RID, "long")]
-    cols += [
-        (c, "long" if k.discrete else "double")
-        for c, k in zip(schema.code_columns, schema.kinds, strict=True)
-    ]
+    cols += [(c, k.code_type) for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
     cols += [(SENS, "long"), (LEVEL, "long")]
     return cols
 
@@ -145,8 +153,9 @@ def make_encode_fn(
         rows = batch[keep].reset_index(drop=True)
         out = {RID: rows[RID].to_numpy(dtype=np.int64)}
         for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
+            raw = rows[kind.name]
             codes, _ = kind.encode(
-                rows[kind.name].astype("string").str.strip() if kind.discrete else rows[kind.name]
+                raw if isinstance(kind, ContinuousKind) else raw.astype("string").str.strip()
             )
             out[col] = codes
         s, lvl, _ = schema.sensitive.encode(rows[schema.sensitive.name])
@@ -331,14 +340,25 @@ def make_reconcile_fn(
     return reconcile
 
 
-def summary_columns(schema: Schema) -> list[tuple[str, str]]:
-    """Schema of the per-class summary table."""
+def generalized_column(i: int) -> str:
+    """Name of the summary column holding quasi-identifier ``i``'s generalized value."""
+    return f"_g{i}"
+
+
+def summary_columns(schema: Schema, generalized: bool = False) -> list[tuple[str, str]]:
+    """Schema of the per-class summary table.
+
+    Args:
+        schema: the encoded schema.
+        generalized: also hold each class's generalized values (``_g{i}``,
+            strings) for ``output.publish: generalized``.
+    """
     cols = [(CLASS, "long"), ("size", "long"), ("n_values", "long"), ("n_levels", "long")]
     cols += [("hec", "double"), ("ent", "double"), ("loss", "double")]
-    cols += [
-        (c, "long" if k.discrete else "double")
-        for c, k in zip(schema.code_columns, schema.kinds, strict=True)
-    ]
+    cols += [(c, k.code_type) for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
+    cols += [("ncp", "double")]
+    if generalized:
+        cols += [(generalized_column(i), "string") for i in range(len(schema.kinds))]
     return cols
 
 
@@ -350,7 +370,12 @@ def class_summary(
     sensitive: SensitiveLevels,
     base: float,
 ) -> dict:
-    """Centroid, InfoLoss (eq. 20), HEC (eq. 2) and Ent (seed 003 eq. 14) of one class."""
+    """Centroid, InfoLoss (eq. 20), HEC (eq. 2) and Ent (seed 003 eq. 14) of one class.
+
+    Each attribute's loss is ``kind.loss`` (the distance of the rows to the
+    centroid for most kinds, the distance to the class's mean vector for
+    vector nominal attributes, seed 003 eq. 6-7).
+    """
     row: dict = {"size": len(sens)}
     row["n_values"] = len(np.unique(sens))
     row["n_levels"] = len(np.unique(levels))
@@ -363,16 +388,21 @@ def class_summary(
     loss = 0.0
     centroids = []
     for kind, c in zip(kinds, codes, strict=True):
-        centre = kind.centroid(c)
-        centroids.append(centre)
-        loss += kind.weight * float(kind.distance_to(c, centre).sum())
+        centroids.append(kind.centroid(c))
+        loss += kind.weight * kind.loss(c)
     row["loss"] = loss
     row["centroids"] = centroids
     return row
 
 
-def make_summary_fn(schema: Schema, base: float) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_summary_fn(
+    schema: Schema, base: float, generalized: bool = False
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Summarise every class of one block: size, diversity, HEC, Ent, InfoLoss, centroid codes.
+
+    Also the class's NCP (Xu et al. 2006, :func:`sparkanon.metrics.ncp.class_ncp`)
+    and, when ``generalized``, its generalized value of every quasi-identifier
+    (:meth:`~sparkanon.attributes.kinds.Kind.generalized`).
 
     Classes never span blocks (reconciled rows join their target block), so
     grouping by block keeps each class whole with far fewer UDF calls than
@@ -402,29 +432,48 @@ def make_summary_fn(schema: Schema, base: float) -> Callable[[pd.DataFrame], pd.
             row.update({k: v for k, v in s.items() if k != "centroids"})
             for c, centre in zip(schema.code_columns, s["centroids"], strict=True):
                 row[c] = centre
+            class_codes = [c[idx] for c in codes]
+            row["ncp"] = class_ncp(schema.kinds, class_codes)
+            if generalized:
+                for i, (kind, c) in enumerate(zip(schema.kinds, class_codes, strict=True)):
+                    row[generalized_column(i)] = kind.generalized(c)
             rows.append(row)
-        return pd.DataFrame(rows, columns=[n for n, _ in summary_columns(schema)])
+        return pd.DataFrame(rows, columns=[n for n, _ in summary_columns(schema, generalized)])
 
     return summarise
 
 
 def published_columns(
-    schema: Schema, passthrough_types: Sequence[tuple[str, str]]
+    schema: Schema, passthrough_types: Sequence[tuple[str, str]], generalized: bool = False
 ) -> list[tuple[str, str]]:
-    """Schema of the published table: decoded quasi-identifiers, sensitive value, kept columns."""
-    cols = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
+    """Schema of the published table: decoded quasi-identifiers, sensitive value, kept columns.
+
+    With ``generalized`` every quasi-identifier is a string (a range, a
+    taxonomy node, ``*``...).
+    """
+    cols = [
+        (k.name, "double" if isinstance(k, ContinuousKind) and not generalized else "string")
+        for k in schema.kinds
+    ]
     return cols + list(passthrough_types)
 
 
 def make_publish_fn(
-    schema: Schema, passthrough: Sequence[str]
+    schema: Schema, passthrough: Sequence[str], generalized: bool = False
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Replace codes by the published values of their class centroid."""
+    """Replace codes by the published values of their class centroid.
+
+    With ``generalized`` the batch holds the class's generalized values
+    (``_g{i}``) instead of centroid codes, and those are published.
+    """
 
     def publish(batch: pd.DataFrame) -> pd.DataFrame:
         out = {}
-        for c, kind in zip(schema.code_columns, schema.kinds, strict=True):
-            out[kind.name] = kind.decode(batch[c].to_numpy())
+        for i, (c, kind) in enumerate(zip(schema.code_columns, schema.kinds, strict=True)):
+            if generalized:
+                out[kind.name] = batch[generalized_column(i)].astype(object).to_numpy()
+            else:
+                out[kind.name] = kind.decode(batch[c].to_numpy())
         frame = pd.DataFrame(out)
         for c in passthrough:
             frame[c] = batch[c].to_numpy()
@@ -459,6 +508,21 @@ def make_check_fn(model: HPKAnonymity) -> Callable[[pd.DataFrame], pd.DataFrame]
         )
 
     return check
+
+
+NCP_TERM_COLUMNS = [("size", "long"), ("ncp", "double"), ("penalty", "double")]
+"""Per-class terms of the NCP and GCP metrics."""
+
+
+def make_ncp_term_fn() -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per-class NCP and ``|G| NCP(G)`` (the GCP numerator's term; Ghinita et al. 2007)."""
+
+    def term(batch: pd.DataFrame) -> pd.DataFrame:
+        size = batch["size"].to_numpy(dtype=np.int64)
+        ncp = batch["ncp"].to_numpy(dtype=float)
+        return pd.DataFrame({"size": size, "ncp": ncp, "penalty": size * ncp})
+
+    return term
 
 
 def make_avg_il_fn(n_qi: int) -> Callable[[pd.DataFrame], pd.DataFrame]:

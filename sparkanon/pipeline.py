@@ -27,12 +27,14 @@ from sparkanon.algorithms import BlockContext
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
+    DiscreteKind,
     Kind,
     categorical_kind,
     nominal_kind,
     ordinal_kind,
 )
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
+from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import (
@@ -43,6 +45,7 @@ from sparkanon.errors import (
     PrivacyViolationError,
 )
 from sparkanon.metrics.entropy import information_loss_rate, normalized_average_class_size
+from sparkanon.metrics.ncp import global_certainty_penalty
 from sparkanon.models.base import HPKAnonymity, model_from_config
 
 log = logging.getLogger("sparkanon")
@@ -102,19 +105,40 @@ def _sensitive_levels(config: JobConfig) -> SensitiveLevels:
 
 
 def _known_kinds(config: JobConfig) -> dict[str, Kind]:
-    """Discrete kinds whose domain the config fixes (built before reading data)."""
+    """Kinds the config fixes, built before reading data.
+
+    Those are the discrete kinds with a declared domain and the semantic kinds
+    (their code hierarchy tree is fixed by the code length).
+    """
     kinds: dict[str, Kind] = {}
     for attr in config.quasi_identifiers:
         if attr.kind == "ordinal":
             assert attr.order is not None
-            kinds[attr.name] = ordinal_kind(attr.name, attr.weight, attr.order)
+            kinds[attr.name] = ordinal_kind(
+                attr.name,
+                attr.weight,
+                attr.order,
+                rank_weights=attr.rank_weights,
+                centroid=attr.centroid or "mean_frequency",
+            )
         elif attr.kind == "categorical":
             assert attr.hierarchy is not None
             kinds[attr.name] = categorical_kind(
                 attr.name, attr.weight, load_arx_hierarchy(attr.hierarchy, attr.name)
             )
         elif attr.kind == "nominal" and attr.values is not None:
-            kinds[attr.name] = nominal_kind(attr.name, attr.weight, attr.values)
+            kinds[attr.name] = nominal_kind(
+                attr.name, attr.weight, attr.values, attr.encoding or "indicator"
+            )
+        elif attr.kind == "semantic":
+            assert attr.length is not None
+            kinds[attr.name] = SemanticKind(
+                attr.name,
+                attr.weight,
+                length=attr.length,
+                beta=attr.beta,
+                root_weight=attr.root_weight,
+            )
     return kinds
 
 
@@ -151,6 +175,16 @@ def _profile_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind
             f"column {r.column!r} is continuous but holds the non-numeric value {r.value!r} "
             f"({int(bad[bad.column == r.column].n.sum())} rows); fix the data or declare "
             "the column ordinal, categorical or nominal"
+        )
+    malformed = rows("malformed")
+    if len(malformed):
+        r = malformed.sort_values(["column", "value"]).iloc[0]
+        attr = next(a for a in config.attributes if a.name == r.column)
+        raise InputError(
+            f"value {r.value!r} of the semantic column {r.column!r} is not a code of exactly "
+            f"{attr.length} digits (attributes[].length: {attr.length}; at least "
+            f"{int(malformed[malformed.column == r.column].n.sum())} malformed rows); fix the "
+            "data, read the column as text so leading zeros survive, or drop those rows"
         )
     unknown = rows("unknown")
     if len(unknown):
@@ -189,7 +223,7 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
                     f"(more than {MAX_NOMINAL_VALUES}); declare it continuous, categorical with "
                     "a hierarchy, or identifier"
                 )
-            kinds.append(nominal_kind(attr.name, attr.weight, values))
+            kinds.append(nominal_kind(attr.name, attr.weight, values, attr.encoding or "indicator"))
     return Schema(kinds=tuple(kinds), sensitive=_sensitive_levels(config))
 
 
@@ -354,7 +388,10 @@ def run_job(
     with timer.stage(engine, "profile"):
         spec = _steps.ProfileSpec(
             qi=tuple((a.name, a.kind) for a in config.quasi_identifiers),
-            known={n: frozenset(k.labels) for n, k in known.items()},  # type: ignore[attr-defined]
+            known={n: frozenset(k.labels) for n, k in known.items() if isinstance(k, DiscreteKind)},
+            code_lengths={
+                a.name: a.length for a in config.quasi_identifiers if a.length is not None
+            },
             sensitive=config.sensitive.name,
             sensitive_values=frozenset(v for lv in config.sensitive.levels for v in lv.values),
             missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
@@ -393,6 +430,7 @@ def run_job(
         model=model,
         psi_weights=config.algorithm.psi_weights,
         entropy_base=config.algorithm.entropy_base,
+        max_iterations=config.algorithm.max_iterations,
     )
     col_names = [n for n, _ in enc_cols]
     blocked_cols = enc_cols + [(BLOCK, "long")]
@@ -432,17 +470,18 @@ def run_job(
                 suppressed_unplaced,
             )
 
+    generalized = config.output.publish == "generalized"
     with timer.stage(engine, "summarise"):
         summaries = engine.persist(
             engine.map_groups(
                 placed,
                 BLOCK,
-                _steps.make_summary_fn(schema, config.algorithm.entropy_base),
-                _steps.summary_columns(schema),
+                _steps.make_summary_fn(schema, config.algorithm.entropy_base, generalized),
+                _steps.summary_columns(schema, generalized),
             )
         )
 
-    pub_cols = _steps.published_columns(schema, pass_types)
+    pub_cols = _steps.published_columns(schema, pass_types, generalized)
     tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
     try:
         published = _publish(
@@ -455,11 +494,14 @@ def run_job(
             timer,
             tmp_path if commit else None,
             config.output.format,
+            generalized,
         )
         with timer.stage(engine, "verify"):
             verdict = verify(engine, published, schema, model)
         with timer.stage(engine, "metrics"):
-            summary = _class_metrics(engine, summaries, len(schema.kinds))
+            summary = _class_metrics(
+                engine, summaries, len(schema.kinds), sum(k.weight for k in schema.kinds)
+            )
         rows_out = int(verdict["rows"] or 0)
         metrics = {
             "rows_in": rows_in,
@@ -482,6 +524,8 @@ def run_job(
             "R_IL": information_loss_rate(summary["loss"] or 0.0, rows_out),
             "AVG_IL": summary["avg_il"],
             "AVG_Ent": summary["avg_ent"],
+            "NCP": summary["ncp"],
+            "GCP": summary["gcp"],
             "CAVG": normalized_average_class_size(
                 rows_out, int(summary["classes"] or 0), config.model.k
             ),
@@ -491,6 +535,7 @@ def run_job(
                 "psi_weights": list(config.algorithm.psi_weights),
                 "entropy_base": config.algorithm.entropy_base,
             },
+            "publish": config.output.publish,
             "max_block_rows": config.partitioning.max_block_rows,
             "seed": config.seed,
             "engine": engine.name,
@@ -584,14 +629,26 @@ def _publish(
     timer: _Timer,
     tmp_path: str | None,
     fmt: str,
+    generalized: bool = False,
 ) -> Table:
-    """Replace each row's codes by its class centroid; write to ``tmp_path`` if given."""
+    """Replace each row's codes by its class centroid; write to ``tmp_path`` if given.
+
+    With ``generalized`` (``output.publish: generalized``) each row gets its
+    class's generalized values (ranges, taxonomy nodes, ``*``) instead.
+    Two classes that publish the same values form one published group, which
+    still satisfies the model because every model here is monotonic.
+    """
     with timer.stage(engine, "publish"):
         rows_only = engine.select(placed, [CLASS] + passthrough)
-        centroids = engine.select(summaries, [CLASS] + schema.code_columns)
+        per_class = (
+            [_steps.generalized_column(i) for i in range(len(schema.kinds))]
+            if generalized
+            else schema.code_columns
+        )
+        centroids = engine.select(summaries, [CLASS] + per_class)
         published = engine.map_batches(
             engine.join(rows_only, centroids, [CLASS]),
-            _steps.make_publish_fn(schema, passthrough),
+            _steps.make_publish_fn(schema, passthrough, generalized),
             pub_cols,
         )
         if tmp_path is None:
@@ -600,8 +657,29 @@ def _publish(
         return engine.read_table(f"{tmp_path}/data", fmt)
 
 
-def _class_metrics(engine: Engine, summaries: Table, n_qi: int) -> dict[str, Any]:
-    """Aggregate the per-class summaries: counts, sizes, loss, EPP, AVG-Ent, AVG-IL."""
+def _class_metrics(
+    engine: Engine, summaries: Table, n_qi: int, weight_sum: float = 0.0
+) -> dict[str, Any]:
+    """Aggregate the per-class summaries: counts, sizes, loss, EPP, AVG-Ent, AVG-IL, NCP, GCP.
+
+    ``ncp`` is the mean over classes of the class NCP (Xu et al. 2006; in
+    ``[0, weight_sum]``), ``gcp`` the global certainty penalty in percent
+    (Ghinita et al. 2007, :func:`sparkanon.metrics.ncp.global_certainty_penalty`)
+    over the rows of the classes.
+    """
+    ncp_terms = engine.map_batches(summaries, _steps.make_ncp_term_fn(), _steps.NCP_TERM_COLUMNS)
+    ncp_stats = _round_stats(
+        engine,
+        ncp_terms,
+        [],
+        {"ncp": ("mean", "ncp"), "penalty": ("sum", "penalty"), "rows": ("sum", "size")},
+    )
+    certainty = {
+        "ncp": ncp_stats["ncp"],
+        "gcp": global_certainty_penalty(
+            float(ncp_stats["penalty"] or 0.0), int(ncp_stats["rows"] or 0), weight_sum
+        ),
+    }
     terms = engine.map_batches(
         summaries,
         _steps.make_avg_il_fn(n_qi),
@@ -613,7 +691,7 @@ def _class_metrics(engine: Engine, summaries: Table, n_qi: int) -> dict[str, Any
             ("avg_il", "double"),
         ],
     )
-    return _round_stats(
+    return certainty | _round_stats(
         engine,
         terms,
         [],

@@ -10,9 +10,15 @@ import pytest
 from tests._adult import ROOT
 
 
-@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff not installed (pip install -e '.[test]')")
+@pytest.mark.skipif(
+    shutil.which("ruff") is None, reason="ruff not installed (pip install -e '.[test]')"
+)
 def test_ruff_passes() -> None:
     done = subprocess.run(
-        ["ruff", "check", "sparkanon", "jobs", "scripts", "tests"], cwd=ROOT, capture_output=True, text=True, check=False
+        ["ruff", "check", "sparkanon", "jobs", "scripts", "tests"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stdout[-5000:]

@@ -89,7 +89,9 @@ def test_every_published_class_satisfies_the_model_and_rows_are_conserved(job) -
     published = result.published
     assert len(published) == m["rows_out"]
     level = {v: lv["name"] for lv in LEVELS for v in lv["values"]}
-    groups = published.assign(level=published["sens"].map(level)).groupby(["age", "grade", "colour"])
+    groups = published.assign(level=published["sens"].map(level)).groupby(
+        ["age", "grade", "colour"]
+    )
     model = raw["model"]
     assert groups.size().min() >= model["k"]
     assert groups["sens"].nunique().min() >= model["p"]

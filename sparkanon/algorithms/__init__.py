@@ -14,11 +14,16 @@ import pandas as pd
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block, BlockContext
 from sparkanon.algorithms.gpkc import Gpkc
+from sparkanon.algorithms.kl_cluster import KLCluster
+from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
 from sparkanon.algorithms.maa_slie import MaaSlie
+from sparkanon.algorithms.mdav import Mdav
 from sparkanon.attributes.schema import RID
 
-ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc}
+ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc, "mdav": Mdav}
 """Every selectable algorithm by its config name (``algorithm.name``)."""
+ALGORITHMS |= {"maa_sae": MaaSae, "maa_minil": MaaMinil}
+ALGORITHMS |= {"kl_cluster": KLCluster}
 
 __all__ = [
     "ALGORITHMS",

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
+from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.attributes.schema import LEVEL, SENS, Schema
 from sparkanon.metrics.entropy import class_level_entropy
 from sparkanon.models.base import HPKAnonymity
@@ -29,12 +29,15 @@ class BlockContext:
         model: the privacy model every class must satisfy.
         psi_weights: ``(w1, w2)`` of eq. 21.
         entropy_base: base of the logarithm of eq. 1.
+        max_iterations: most refinement rounds of the iterative algorithms
+            (``algorithm.max_iterations``).
     """
 
     schema: Schema
     model: HPKAnonymity
     psi_weights: tuple[float, float] = (0.5, 0.5)
     entropy_base: float = 10.0
+    max_iterations: int = 10
 
 
 class Block:
@@ -49,7 +52,7 @@ class Block:
         self.ctx = ctx
         self.kinds = ctx.schema.kinds
         self.codes = [
-            frame[c].to_numpy(dtype=float if not k.discrete else np.int64)
+            frame[c].to_numpy(dtype=np.int64 if k.code_type == "long" else float)
             for c, k in zip(ctx.schema.code_columns, self.kinds, strict=True)
         ]
         self.sens = frame[SENS].to_numpy(dtype=np.int64)
@@ -64,6 +67,27 @@ class Block:
         for kind, codes in zip(self.kinds, self.codes, strict=True):
             total += kind.weight * kind.distance_to(codes[rows], codes[ref])
         return total
+
+    def distances_to_point(self, rows: np.ndarray, point: list[float] | np.ndarray) -> np.ndarray:
+        """Tuple distance (eq. 18, weighted) from each of ``rows`` to a synthetic record.
+
+        Args:
+            rows: row indices of this block.
+            point: one code per attribute (e.g. from :meth:`centroid_of`).
+
+        Returns:
+            One distance per row of ``rows``.
+        """
+        total = np.zeros(len(rows))
+        for kind, codes, centre in zip(self.kinds, self.codes, point, strict=True):
+            total += kind.weight * kind.distance_to(codes[rows], centre)
+        return total
+
+    def centroid_of(self, rows: np.ndarray) -> list[float]:
+        """The centroid of ``rows``: each attribute's ``kind.centroid`` code (synthetic record)."""
+        return [
+            kind.centroid(codes[rows]) for kind, codes in zip(self.kinds, self.codes, strict=True)
+        ]
 
     def central_row(self, rows: np.ndarray) -> int:
         """The row closest to the centroid of ``rows`` (the "central tuple")."""
@@ -113,6 +137,10 @@ class Block:
 class ClassTable:
     """Finished classes of a block, kept as histograms to score a row against all of them.
 
+    Discrete attributes keep one row of counts per class; every other kind
+    (continuous, semantic) keeps each class's codes and scores them with
+    ``kind.losses_of`` (``kind.loss`` per class unless the kind has a batch rule).
+
     Args:
         block: the block (its rows supply the codes).
         labels: class label per block row, ``-1`` for unplaced rows.
@@ -151,13 +179,9 @@ class ClassTable:
                     h[:, int(row[0][a])] += 1.0
                 total += kind.weight * kind.losses(h)
             else:
-                assert isinstance(kind, ContinuousKind)
                 groups = self.members[a]
                 assert groups is not None
-                extra = [] if row is None else [row[0][a]]
-                total += kind.weight * np.array(
-                    [kind.loss(np.concatenate([g, extra])) for g in groups]
-                )
+                total += kind.weight * kind.losses_of(groups, None if row is None else row[0][a])
         return total
 
     def row_codes(self, codes: list[np.ndarray], i: int) -> list[float]:

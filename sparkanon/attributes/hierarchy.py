@@ -62,6 +62,33 @@ class Taxonomy:
             return np.zeros((self.size, self.size))
         return self.lca_levels() / float(self.height)
 
+    def lca_level(self, lo: int, hi: int) -> int:
+        """Level of the lowest common ancestor of the leaf codes ``lo..hi`` (0 when ``lo == hi``).
+
+        Leaves are numbered depth-first, so the common ancestor of every leaf
+        in ``[lo, hi]`` is the common ancestor of ``lo`` and ``hi``.
+        """
+        for j in range(self.height + 1):
+            if self.paths[lo][j] == self.paths[hi][j]:
+                return j
+        return self.height
+
+    def common_ancestor(self, lo: int, hi: int) -> tuple[str, int]:
+        """Label of the lowest common ancestor of the leaf codes ``lo..hi`` and its leaf count.
+
+        Args:
+            lo: lowest leaf code of the range.
+            hi: highest leaf code of the range.
+
+        Returns:
+            ``(label, leaves)``: the node's label (the leaf's own label when
+            ``lo == hi``) and the number of leaves under it.
+        """
+        level = self.lca_level(lo, hi)
+        node = self.paths[lo][level]
+        leaves = sum(1 for path in self.paths if path[level] == node)
+        return node, leaves
+
     def subtree_boundaries(self, lo: int, hi: int) -> list[int]:
         """Cut points that keep the siblings under the range's common ancestor together.
 

@@ -14,6 +14,12 @@ Every quasi-identifier is encoded to one numeric code per row:
 * nominal (boolean): an index into the domain; distance 0 if equal else 1
   (eq. 16); centroid the most frequent value (eq. 17).
 
+Seed 003 (section 3.2) adds: ordinal weights between consecutive ranks
+(eq. 4) and a median centroid (eq. 5, :class:`OrdinalKind`); nominal values as
+vectors (Table 4, eq. 6-7, :class:`VectorNominalKind`); semantic codes on a
+code hierarchy tree (definition 6-7, eq. 8-10,
+:class:`sparkanon.attributes.semantic.SemanticKind`).
+
 Ties in a centroid rule go to the lowest code, so results are deterministic.
 
 Discrete kinds work on histograms: a class is a vector of counts per code, so the
@@ -34,6 +40,16 @@ from sparkanon.attributes.hierarchy import Taxonomy
 
 CONTINUOUS_BINS = 1024
 """Continuous values are quantised into this many bins for blocking cuts only."""
+SUPPRESSED = "*"
+"""Generalized value of a nominal attribute whose class holds several values."""
+
+
+def _format_number(x: float) -> str:
+    """A raw number without spurious decimals: ``25.0`` -> ``25``, ``2.5`` stays ``2.5``."""
+    r = float(f"{x:.12g}")  # drop the noise of the normalise/decode round trip
+    if r == round(r) and abs(r) < 1e15:
+        return str(int(round(r)))
+    return f"{r:.12g}"
 
 
 @dataclass(frozen=True)
@@ -52,6 +68,11 @@ class Kind(ABC):
     @abstractmethod
     def discrete(self) -> bool:
         """Whether codes are small non-negative integers (histogram-based)."""
+
+    @property
+    def code_type(self) -> str:
+        """Column type of the codes in encoded and summary tables: ``long`` or ``double``."""
+        return "long" if self.discrete else "double"
 
     @property
     @abstractmethod
@@ -90,6 +111,11 @@ class Kind(ABC):
         """Allowed cut bins inside ``[lo, hi]``; ``None`` allows any bin."""
         return None
 
+    def bin_distances(self, bins: np.ndarray) -> np.ndarray:
+        """Normalised distance between every pair of the given blocking bins (``B x B``)."""
+        b = [int(x) for x in bins]
+        return np.array([[self.bin_span(min(x, y), max(x, y)) for y in b] for x in b])
+
     @abstractmethod
     def centroid(self, codes: np.ndarray) -> float:
         """Centroid code of one class."""
@@ -99,6 +125,57 @@ class Kind(ABC):
         if len(codes) == 0:
             return 0.0
         return float(self.distance_to(codes, self.centroid(codes)).sum())
+
+    def losses_of(self, groups: list[np.ndarray], extra: float | None = None) -> np.ndarray:
+        """Information loss of many classes, each with the code ``extra`` added when given.
+
+        The default calls :meth:`loss` per class; kinds with a faster batch
+        rule override it.
+
+        Args:
+            groups: the codes of each class.
+            extra: one code added to every class (``None``: none).
+
+        Returns:
+            One loss per class.
+        """
+        if extra is None:
+            return np.array([self.loss(g) for g in groups], dtype=float)
+        return np.array(
+            [self.loss(np.concatenate([g, np.asarray([extra], dtype=g.dtype)])) for g in groups],
+            dtype=float,
+        )
+
+    def generalized(self, codes: np.ndarray) -> str:
+        """Published generalized value of one class (``output.publish: generalized``).
+
+        Args:
+            codes: the codes of the class's rows (at least one).
+
+        Returns:
+            The value that replaces this attribute in every row of the class.
+        """
+        raise NotImplementedError(
+            f"attribute {self.name!r}: kind {type(self).__name__} has no generalized value; "
+            "publish centroids (output.publish: centroids)"
+        )
+
+    def ncp(self, codes: np.ndarray) -> float:
+        """Normalised certainty penalty of one class on this attribute, in [0, 1].
+
+        Xu et al. 2006, "Utility-based anonymization using local recoding":
+        the share of the attribute's domain that the class's generalized value covers.
+
+        Args:
+            codes: the codes of the class's rows.
+
+        Returns:
+            0 when the class publishes one exact value, 1 when it covers the whole domain.
+        """
+        raise NotImplementedError(
+            f"attribute {self.name!r}: kind {type(self).__name__} has no NCP; "
+            "the NCP/GCP metrics and kl_cluster need it"
+        )
 
 
 @dataclass(frozen=True)
@@ -149,6 +226,21 @@ class ContinuousKind(Kind):
 
     def centroid(self, codes: np.ndarray) -> float:  # noqa: D102
         return float(np.mean(codes))
+
+    def generalized(self, codes: np.ndarray) -> str:
+        """``[lo-hi]`` in raw units (rounded to ``decimals``), or the single value."""
+        c = np.asarray(codes, dtype=float)
+        if c.size == 0:
+            raise ValueError(f"attribute {self.name!r}: an empty class has no generalized value")
+        lo, hi = (_format_number(float(v)) for v in self.decode(np.array([c.min(), c.max()])))
+        return lo if lo == hi else f"[{lo}-{hi}]"
+
+    def ncp(self, codes: np.ndarray) -> float:
+        """``max - min`` of the codes, already normalised by the whole input's range."""
+        c = np.asarray(codes, dtype=float)
+        if c.size == 0:
+            return 0.0
+        return float(min(max(c.max() - c.min(), 0.0), 1.0))
 
     def losses_with_each(self, members: np.ndarray, candidates: np.ndarray) -> np.ndarray:
         """Information loss of ``members + {c}`` for every candidate ``c``.
@@ -239,17 +331,42 @@ class DiscreteKind(Kind):
         return float(self.centroids(self.histogram(codes)[None, :])[0])
 
 
+ORDINAL_CENTROIDS = ("mean_frequency", "median")
+"""Centroid rules of ordinal attributes (``attributes[].centroid``)."""
+
+
 @dataclass(frozen=True)
 class OrdinalKind(DiscreteKind):
-    """Graded values in a declared order (eq. 6-13)."""
+    """Graded values in a declared order (seed 000 eq. 6-13, seed 003 eq. 4-5).
+
+    The distance matrix holds seed 003's eq. 4 (weights between consecutive
+    ranks; all 1 gives seed 000's eq. 6), see :func:`ordinal_kind`.
+
+    Attributes:
+        rule: the centroid rule, ``mean_frequency`` (seed 000) or ``median``
+            (seed 003).
+    """
+
+    rule: str = "mean_frequency"
 
     def centroids(self, hists: np.ndarray) -> np.ndarray:
-        """Center mean frequency rule (definition 3, eq. 7-13).
+        """Centroid rank of each class (a row of counts).
 
-        The mean rank ``K`` (eq. 8) is rounded up when fewer rows lie below it
-        than above it (eq. 9-12), down when more lie below, and to the nearest
-        rank (``floor(K + 1/2)``, eq. 13) when as many lie on either side.
+        ``mean_frequency``: the center mean frequency rule (seed 000, definition
+        3, eq. 7-13). The mean rank ``K`` (eq. 8) is rounded up when fewer rows
+        lie below it than above it (eq. 9-12), down when more lie below, and to
+        the nearest rank (``floor(K + 1/2)``, eq. 13) when as many lie on either
+        side. The rule works on ranks whatever the rank weights.
+
+        ``median``: seed 003's "convex median" (eq. 5, garbled in print): the
+        lower median of the class's ranks, i.e. the rank of the row at 1-based
+        position ``ceil(n / 2)`` in rank order (for an even class the lower of
+        the two middle ranks, so results are deterministic). On the weighted
+        line of eq. 4 a median minimises the summed distance, so it is also an
+        information-loss-optimal centre.
         """
+        if self.rule == "median":
+            return self._lower_medians(hists)
         ranks = np.arange(self.size, dtype=float)
         total = hists.sum(axis=1)
         mean = (hists @ ranks) / np.where(total > 0, total, 1)
@@ -261,6 +378,26 @@ class OrdinalKind(DiscreteKind):
             np.where(below > above, np.floor(mean), np.floor(mean + 0.5)),
         )
         return np.clip(centre, 0, self.size - 1).astype(np.int64)
+
+    def generalized(self, codes: np.ndarray) -> str:
+        """``[a-b]`` with the labels of the lowest and highest rank, or the single label."""
+        c = np.asarray(codes, dtype=np.int64)
+        lo, hi = int(c.min()), int(c.max())
+        return self.labels[lo] if lo == hi else f"[{self.labels[lo]}-{self.labels[hi]}]"
+
+    def ncp(self, codes: np.ndarray) -> float:
+        """``(max rank - min rank) / (V - 1)``, ``V`` the ranks of the declared order."""
+        c = np.asarray(codes, dtype=np.int64)
+        if c.size == 0 or self.size < 2:
+            return 0.0
+        return float(c.max() - c.min()) / (self.size - 1)
+
+    def _lower_medians(self, hists: np.ndarray) -> np.ndarray:
+        """Lower median rank of each class: first rank whose cumulative count is ``ceil(n/2)``."""
+        cum = np.cumsum(hists, axis=1)
+        half = np.ceil(cum[:, -1] / 2.0) if self.size else np.zeros(len(hists))
+        reached = cum >= np.maximum(half, 1.0)[:, None]
+        return np.argmax(reached, axis=1).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -287,6 +424,21 @@ class CategoricalKind(DiscreteKind):
         cost = np.where(hists > 0, cost, np.inf)
         return np.argmin(cost, axis=1).astype(np.int64)
 
+    def generalized(self, codes: np.ndarray) -> str:
+        """Label of the lowest common ancestor of the class's values (a leaf's own label)."""
+        assert self.taxonomy is not None
+        c = np.asarray(codes, dtype=np.int64)
+        return self.taxonomy.common_ancestor(int(c.min()), int(c.max()))[0]
+
+    def ncp(self, codes: np.ndarray) -> float:
+        """Leaves under the lowest common ancestor / all leaves; 0 for one value."""
+        assert self.taxonomy is not None
+        c = np.asarray(codes, dtype=np.int64)
+        if c.size == 0 or c.min() == c.max():
+            return 0.0
+        _, leaves = self.taxonomy.common_ancestor(int(c.min()), int(c.max()))
+        return leaves / self.taxonomy.size
+
 
 @dataclass(frozen=True)
 class NominalKind(DiscreteKind):
@@ -296,13 +448,109 @@ class NominalKind(DiscreteKind):
         """Most frequent value (eq. 17); ties to the lowest code."""
         return np.argmax(hists, axis=1).astype(np.int64)
 
+    def generalized(self, codes: np.ndarray) -> str:
+        """The single value, or ``*`` (suppressed: the whole domain) for several values."""
+        c = np.asarray(codes, dtype=np.int64)
+        return self.labels[int(c.min())] if c.min() == c.max() else SUPPRESSED
 
-def ordinal_kind(name: str, weight: float, order: tuple[str, ...]) -> OrdinalKind:
-    """Build an ordinal kind from its declared order (lowest rank first)."""
-    ranks = np.arange(len(order), dtype=float)
-    span = max(len(order) - 1, 1)
-    matrix = np.abs(ranks[:, None] - ranks[None, :]) / span
-    return OrdinalKind(name=name, weight=weight, labels=tuple(order), matrix=matrix)
+    def ncp(self, codes: np.ndarray) -> float:
+        """0 for one value, else 1 (a nominal domain has no hierarchy: ``*`` covers it all)."""
+        c = np.asarray(codes, dtype=np.int64)
+        return 0.0 if c.size == 0 or c.min() == c.max() else 1.0
+
+
+@dataclass(frozen=True)
+class VectorNominalKind(NominalKind):
+    """Nominal values as vectors (seed 003 Table 4, eq. 6-7; ``encoding: vector``).
+
+    Value ``v`` of a domain of ``V`` values is the one-hot vector scaled by
+    ``sqrt(0.5)`` (Table 4), and eq. 6 is the sum of squared differences, so
+    two different values are at distance ``0.5 + 0.5 = 1`` and equal values at
+    0: :meth:`distance_to` keeps the 0/1 matrix, used where a row is compared
+    with a single row or centre (seeding, nearest row, nearest block).
+
+    A class's information loss is measured against the class's *mean* vector:
+    we read eq. 7's sum as a mean (a sum of ``m`` unit vectors lies ever further
+    from every member, so the loss would grow with the class size). With
+    ``n_v`` rows of value ``v`` in a class of ``n`` rows, ``p_v = n_v / n`` and
+    ``S = sum_v p_v^2``, the mean is ``sqrt(0.5) p`` and a row of value ``v``
+    lies at ``0.5 * ||e_v - p||^2 = 0.5 * (1 - 2 p_v + S)``; summed over the
+    class::
+
+        IL = 0.5 * sum_v n_v (1 - 2 p_v + S) = 0.5 * (n - 2 n S + n S)
+           = 0.5 * n * (1 - S) = 0.5 * (n - sum_v n_v^2 / n).
+
+    The mean vector is not a value, so the *published* value is the class's
+    most frequent category (eq. 17's mode, ties to the lowest code).
+    """
+
+    def losses(self, hists: np.ndarray, centres: np.ndarray | None = None) -> np.ndarray:
+        """Loss of each class (row of counts) against its mean vector: ``0.5 n (1 - S)``.
+
+        Args:
+            hists: counts per code, one row per class (``m x V``).
+            centres: ignored (the loss does not depend on the published value).
+
+        Returns:
+            One loss per class, 0 for an empty class.
+        """
+        hists = np.asarray(hists, dtype=float)
+        n = hists.sum(axis=1)
+        squares = np.einsum("mv,mv->m", hists, hists)
+        return 0.5 * (n - squares / np.where(n > 0, n, 1.0))
+
+    def loss(self, codes: np.ndarray) -> float:
+        """Loss of one class against its mean vector (eq. 6-7, see the class docstring)."""
+        if len(codes) == 0:
+            return 0.0
+        return float(self.losses(self.histogram(codes)[None, :])[0])
+
+
+def ordinal_kind(
+    name: str,
+    weight: float,
+    order: tuple[str, ...],
+    rank_weights: tuple[float, ...] | None = None,
+    centroid: str = "mean_frequency",
+) -> OrdinalKind:
+    """Build an ordinal kind from its declared order (lowest rank first).
+
+    The distance is seed 003's eq. 4: for ranks ``a <= b`` (1-based, as in
+    the seed), ``sum_{j=a+1..b} W(j-1,j) / sum_{j=2..V} W(j-1,j)``; with every
+    weight 1 it is seed 000's ``|a - b| / (V - 1)`` (eq. 6).
+
+    Args:
+        name: the column name.
+        weight: the attribute's weight in the tuple distance.
+        order: the values, lowest rank first.
+        rank_weights: ``W(j-1,j)``, ``j = 2..V`` (``V - 1`` positive weights);
+            ``None`` for all 1.
+        centroid: ``mean_frequency`` or ``median`` (:meth:`OrdinalKind.centroids`).
+
+    Returns:
+        The kind.
+
+    Raises:
+        ValueError: wrong number of weights, a weight not positive, or an unknown rule.
+    """
+    if centroid not in ORDINAL_CENTROIDS:
+        raise ValueError(f"ordinal centroid {centroid!r}: choose one of {ORDINAL_CENTROIDS}")
+    if rank_weights is None:
+        ranks = np.arange(len(order), dtype=float)
+        span = max(len(order) - 1, 1)
+        matrix = np.abs(ranks[:, None] - ranks[None, :]) / span
+    else:
+        w = np.asarray(rank_weights, dtype=float)
+        if len(w) != max(len(order) - 1, 0) or (w <= 0).any():
+            raise ValueError(
+                f"{name}: rank_weights needs {max(len(order) - 1, 0)} positive weights, got "
+                f"{list(rank_weights)}"
+            )
+        # Position of each rank on the weighted line; eq. 4 is a difference of positions.
+        position = np.concatenate([[0.0], np.cumsum(w)])
+        span = float(position[-1]) if len(w) else 1.0
+        matrix = np.abs(position[:, None] - position[None, :]) / span
+    return OrdinalKind(name=name, weight=weight, labels=tuple(order), matrix=matrix, rule=centroid)
 
 
 def categorical_kind(name: str, weight: float, taxonomy: Taxonomy) -> CategoricalKind:
@@ -316,8 +564,24 @@ def categorical_kind(name: str, weight: float, taxonomy: Taxonomy) -> Categorica
     )
 
 
-def nominal_kind(name: str, weight: float, values: tuple[str, ...]) -> NominalKind:
-    """Build a nominal kind over a domain of values."""
+def nominal_kind(
+    name: str, weight: float, values: tuple[str, ...], encoding: str = "indicator"
+) -> NominalKind:
+    """Build a nominal kind over a domain of values.
+
+    Args:
+        name: the column name.
+        weight: the attribute's weight in the tuple distance.
+        values: the domain.
+        encoding: ``indicator`` (seed 000 eq. 16-17, :class:`NominalKind`) or
+            ``vector`` (seed 003 Table 4 and eq. 6-7, :class:`VectorNominalKind`).
+
+    Returns:
+        The kind.
+    """
     n = len(values)
     matrix = 1.0 - np.eye(n)
-    return NominalKind(name=name, weight=weight, labels=tuple(values), matrix=matrix)
+    cls = {"indicator": NominalKind, "vector": VectorNominalKind}.get(encoding)
+    if cls is None:
+        raise ValueError(f"nominal encoding {encoding!r}: choose 'indicator' or 'vector'")
+    return cls(name=name, weight=weight, labels=tuple(values), matrix=matrix)

@@ -140,3 +140,80 @@ def average_sensitive_entropy(entropy_per_class: np.ndarray) -> float:
 def normalized_average_class_size(n_rows: int, n_classes: int, k: int) -> float:
     """CAVG = (total records / number of classes) / k (seed 003 eq. 20, LeFevre et al.)."""
     return (n_rows / n_classes) / k if n_classes else 0.0
+
+
+def entropy_increment(ent_before: np.ndarray | float, ent_after: np.ndarray | float) -> np.ndarray:
+    """Sensitive entropy increment ``EA(G, G') = Ent(G') - Ent(G)`` (seed 003 eq. 15).
+
+    Args:
+        ent_before: ``Ent(G)`` (eq. 14), a scalar or one per candidate.
+        ent_after: ``Ent(G')`` of each candidate grown class ``G'``.
+
+    Returns:
+        The increment of each candidate (negative when ``G'`` is less even than ``G``).
+    """
+    return np.asarray(ent_after, dtype=float) - np.asarray(ent_before, dtype=float)
+
+
+def information_loss_increment(
+    loss_before: np.ndarray | float, loss_after: np.ndarray | float
+) -> np.ndarray:
+    """Incremental information loss ``ILA(G, G') = IL(G') - IL(G)`` (seed 003 eq. 13).
+
+    Args:
+        loss_before: ``IL(G)`` (eq. 12), a scalar or one per candidate.
+        loss_after: ``IL(G')`` of each candidate grown class ``G'``.
+
+    Returns:
+        The increment of each candidate.
+    """
+    return np.asarray(loss_after, dtype=float) - np.asarray(loss_before, dtype=float)
+
+
+ZERO_ENTROPY = 1e-12
+"""Entropy increments of at most this size are treated as zero (floating-point noise)."""
+
+
+def anonymous_protection_factor(ea: np.ndarray | float, ila: np.ndarray | float) -> np.ndarray:
+    """Anonymous protection factor ``APF(G, G') = EA / ILA`` (seed 003 eq. 16), vectorised.
+
+    The seed leaves ``ILA = 0`` undefined (a candidate that adds no loss). As for
+    PSI (:func:`privacy_safety_index`, ``w2 / 0 = +inf``) a loss-free candidate
+    is taken as the extreme of its sign: ``+inf`` when ``EA > 0`` (it ranks above
+    every candidate with ``ILA > 0``), ``0`` when ``EA = 0`` and ``-inf`` when
+    ``EA < 0``. An increment at or below :data:`ZERO_LOSS` counts as zero; this
+    includes a negative ``ILA``, which centroid rules that do not minimise the
+    loss (medoid, rounded ordinal mean) can produce: the candidate loses nothing,
+    as :func:`best_by_psi` treats such losses. ``|EA| <= ZERO_ENTROPY`` counts as
+    ``EA = 0``.
+
+    Args:
+        ea: entropy increment of each candidate (eq. 15).
+        ila: information loss increment of each candidate (eq. 13).
+
+    Returns:
+        APF of each candidate (never NaN).
+    """
+    ea, ila = np.broadcast_arrays(np.asarray(ea, dtype=float), np.asarray(ila, dtype=float))
+    zero = ila <= ZERO_LOSS
+    at_zero = np.where(ea > ZERO_ENTROPY, np.inf, np.where(ea < -ZERO_ENTROPY, -np.inf, 0.0))
+    return np.where(zero, at_zero, ea / np.where(zero, 1.0, ila))
+
+
+def best_by_apf(ea: np.ndarray, ila: np.ndarray) -> int:
+    """Index of the candidate of largest APF (eq. 16), deterministic on ties.
+
+    Ties (including several ``+inf`` loss-free candidates) go to the larger
+    ``EA``, then to the lowest index.
+
+    Args:
+        ea: entropy increment of each candidate (eq. 15), non-empty.
+        ila: information loss increment of each candidate (eq. 13).
+
+    Returns:
+        The index of the best candidate.
+    """
+    ea = np.asarray(ea, dtype=float)
+    apf = anonymous_protection_factor(ea, ila)
+    # lexsort: the last key is the primary one; a stable sort keeps the lowest index first.
+    return int(np.lexsort((-ea, -apf))[0])

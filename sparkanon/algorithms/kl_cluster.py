@@ -1,0 +1,591 @@
+"""(K,L)-anonymity clustering (seed 001): sensitive values clustered first, then records.
+
+After Chai and Feng, *Efficient (K,L)-anonymous privacy protection based on
+clustering*, Computer Engineering 41(1), 2015 (seed 001). (K,L)-anonymity
+(definition 5) asks every equivalence class for at least ``K`` rows and ``L``
+distinct sensitive values: it is p-sensitive k-anonymity with ``p = L``
+(``model: {name: p_sensitive, k: K, p: L}``; ``model.name: k`` is ``L = 1``).
+The seed's equations were lost in transcription; every reading below is ours
+and stands in ``docs/method.md`` too.
+
+**Step 1, reference matrix J (definition 6).** For each sensitive value ``a``
+present in the block and each quasi-identifier ``q``, ``J[a][q]`` is the
+distribution of ``q`` among the rows holding ``a`` ("the probability with which
+a quasi-identifier influences a sensitive value"): a normalised histogram of
+the codes (discrete kinds) or of the blocking bins coarsened to
+:data:`REFERENCE_BINS` equal-width bins (other kinds; 1,024 bins of a few
+rows each would make every pair of values look maximally apart). J is computed
+per block, from the block's rows: the algorithm stays a pure function of its
+block and the block runner is unchanged. The distance ``DIS(a, b)`` between
+two sensitive values (the seed's eq. 2) is the mean, weighted by the attribute
+weights, over the quasi-identifiers of the total variation distance
+``1/2 sum |J[a][q] - J[b][q]|`` between their distributions, in [0, 1].
+
+**Step 2, improved k-means over the ``M`` present values (section 4.1).**
+``G = ceil(M / L)`` clusters, threshold ``T = ceil(M / G)`` values per cluster.
+The farthest pair of values are the first two centres; each centre takes the
+unassigned values nearest to it until its cluster holds ``T`` values; each
+further centre is the unassigned value farthest from the existing clusters
+(largest distance to the nearest cluster centroid). Then, until no value moves
+(at most ``algorithm.max_iterations`` rounds), centroids are the mean
+distribution vectors of their clusters and values are reassigned to the nearest
+centroid, still at most ``T`` per cluster (value-centroid pairs taken in order
+of distance), so a cluster keeps about ``L`` values. Ties go to the lowest
+index, so the clustering is deterministic.
+
+**Step 3, (K,L) clustering of records (section 4.2).** The information loss of
+a class is ``|G| NCP(G)`` (NCP of Xu et al. 2006 with the attribute weights;
+its sum over classes is GCP's numerator), and "least information loss" means
+least growth of it. Classes are formed in rounds, one class per sensitive-value
+cluster per round (steps 2-6), while the free rows can still host a class
+(``K`` rows, ``L`` values):
+
+* the class of value cluster ``j`` starts from the free row holding a value of
+  cluster ``j`` that is farthest (eq. 18 tuple distance) from the centroid of
+  the free rows (outliers first, as in farthest-first seeding), ties to the
+  lowest row;
+* it grows to ``K`` rows with the free rows of cluster ``j`` (step 4: "the
+  records of the same cluster"), each time the row of least NCP growth, ties to
+  the row nearest the class's first row, then to the lowest row; if cluster
+  ``j`` has no free row left, with any free row;
+* steps 8-10 (diversity): while it holds fewer than ``L`` values, the free row
+  of least NCP growth among those whose value the class lacks joins it, and
+  the member of a repeated value whose removal leaves the least NCP goes back
+  to the pool (a swap), so the class keeps ``K`` rows. A free row with a missing
+  value always exists because the free rows held ``L`` values when the class
+  started.
+
+Step 11: the rows left over (fewer than ``K``, or fewer than ``L`` values) join
+the class whose information loss grows least, in row order (ties to the smaller
+class, then the lower label). Steps 12-13 ("update the centroids until they no
+longer change"): generalized classes have no centroid, so we read the loop as
+local reassignment: in row order, a row moves to the class where the total
+information loss drops most, if its class keeps ``K`` rows and ``L`` values and
+the receiving class stays below ``2K`` rows (the seed's class sizes lie between
+``K`` and ``2K``); rounds repeat until no row moves, at most
+``algorithm.max_iterations`` rounds.
+
+A block that cannot host a class returns every row at ``-1``; otherwise every
+row is placed (the first class of a block can always be formed). Rows of other
+blocks (:meth:`KLCluster.place`) join, in row order, the class whose
+information loss grows least.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._block import Block
+from sparkanon.attributes.kinds import (
+    CategoricalKind,
+    ContinuousKind,
+    Kind,
+    NominalKind,
+    OrdinalKind,
+)
+from sparkanon.attributes.semantic import SemanticKind
+
+REFERENCE_BINS = 16
+"""Distribution bins of a non-histogram quasi-identifier in the reference matrix."""
+EPS = 1e-12
+"""Loss changes smaller than this are ties (floating-point noise)."""
+_RANGE_NCP = (
+    ContinuousKind.ncp,
+    OrdinalKind.ncp,
+    CategoricalKind.ncp,
+    NominalKind.ncp,
+    SemanticKind.ncp,
+)
+"""``ncp`` implementations that depend only on a class's lowest and highest code."""
+
+
+# ---------------------------------------------------------------------------
+# Step 1: reference matrix and distances between sensitive values
+# ---------------------------------------------------------------------------
+
+
+def reference_profiles(
+    kinds: tuple[Kind, ...] | list[Kind], codes: list[np.ndarray], value_index: np.ndarray, m: int
+) -> list[np.ndarray]:
+    """The reference matrix J: per quasi-identifier, one distribution per sensitive value.
+
+    Args:
+        kinds: the quasi-identifier kinds.
+        codes: the rows' codes of each quasi-identifier.
+        value_index: each row's sensitive value as an index ``0..m-1``.
+        m: number of sensitive values (every index must hold a row).
+
+    Returns:
+        One ``m x bins`` matrix per quasi-identifier whose rows sum to 1.
+    """
+    profiles = []
+    for kind, c in zip(kinds, codes, strict=True):
+        if kind.discrete:
+            bins, n_bins = np.asarray(c, dtype=np.int64), kind.n_bins
+        else:
+            n_bins = min(kind.n_bins, REFERENCE_BINS)
+            bins = kind.bins(c) * n_bins // kind.n_bins
+        hist = np.zeros((m, n_bins))
+        np.add.at(hist, (value_index, bins), 1.0)
+        totals = hist.sum(axis=1, keepdims=True)
+        profiles.append(hist / np.where(totals > 0, totals, 1.0))
+    return profiles
+
+
+def profile_distances(
+    left: list[np.ndarray], right: list[np.ndarray], weights: np.ndarray
+) -> np.ndarray:
+    """``DIS`` between every profile of ``left`` and every profile of ``right``.
+
+    The weighted mean over quasi-identifiers of the total variation distance
+    ``1/2 sum_b |p(b) - q(b)|`` between the two distributions, in [0, 1].
+
+    Args:
+        left: per quasi-identifier, an ``a x bins`` matrix of distributions.
+        right: per quasi-identifier, a ``b x bins`` matrix of distributions.
+        weights: the attribute weights.
+
+    Returns:
+        An ``a x b`` matrix of distances.
+    """
+    total = np.zeros((left[0].shape[0], right[0].shape[0]))
+    for w, p, q in zip(weights, left, right, strict=True):
+        for i in range(p.shape[0]):
+            total[i] += w * 0.5 * np.abs(q - p[i]).sum(axis=1)
+    return total / float(np.sum(weights))
+
+
+def cluster_sensitive_values(
+    profiles: list[np.ndarray], weights: np.ndarray, n_clusters: int, max_iterations: int
+) -> np.ndarray:
+    """Improved k-means of seed 001 section 4.1 over the sensitive values' profiles.
+
+    Args:
+        profiles: the reference matrix (:func:`reference_profiles`), ``m`` values.
+        weights: the attribute weights.
+        n_clusters: ``G``, at most ``m``.
+        max_iterations: most rounds of centroid update and reassignment.
+
+    Returns:
+        The cluster of each value, ``0..G'-1`` in order of creation
+        (``G' <= G`` only if the threshold left no value for the last centres).
+    """
+    m = profiles[0].shape[0]
+    labels = np.full(m, -1, dtype=np.int64)
+    if n_clusters <= 1 or m <= 1:
+        return np.zeros(m, dtype=np.int64)
+    cap = math.ceil(m / n_clusters)
+    dist = profile_distances(profiles, profiles, weights)
+    upper = np.triu(dist, k=1) - np.tril(np.ones((m, m)))  # only pairs a < b
+    first, second = np.unravel_index(int(np.argmax(upper)), upper.shape)
+
+    def fill(centre: int, cluster: int) -> None:
+        labels[centre] = cluster
+        for _ in range(cap - 1):
+            free = np.flatnonzero(labels < 0)
+            if free.size == 0:
+                return
+            labels[int(free[np.argmin(dist[centre, free])])] = cluster
+
+    def centroids(n: int) -> list[np.ndarray]:
+        return [
+            np.stack([p[labels == c].mean(axis=0) for c in range(n)]) if n else p[:0]
+            for p in profiles
+        ]
+
+    fill(int(first), 0)
+    if (labels < 0).any():
+        fill(int(second), 1)
+    n = int(labels.max()) + 1
+    while n < n_clusters and (labels < 0).any():
+        free = np.flatnonzero(labels < 0)
+        to_clusters = profile_distances([p[free] for p in profiles], centroids(n), weights)
+        fill(int(free[np.argmax(to_clusters.min(axis=1))]), n)
+        n += 1
+    for _ in range(max_iterations):
+        to_centroids = profile_distances(profiles, centroids(n), weights)
+        pairs = np.argsort(to_centroids, axis=None, kind="stable")
+        new = np.full(m, -1, dtype=np.int64)
+        room = np.full(n, cap)
+        for flat in pairs:
+            v, c = divmod(int(flat), n)
+            if new[v] < 0 and room[c] > 0:
+                new[v] = c
+                room[c] -= 1
+        # A cluster emptied by the reassignment keeps its old members (no empty cluster).
+        if len(np.unique(new)) < n or np.array_equal(new, labels):
+            break
+        labels = new
+    return labels
+
+
+# ---------------------------------------------------------------------------
+# NCP of classes, kept per attribute as each class's lowest and highest code
+# ---------------------------------------------------------------------------
+
+
+class _AttributeNcp:
+    """NCP of one attribute for sets of codes, vectorised over classes or candidates.
+
+    For the kinds of :data:`_RANGE_NCP` the NCP of a set depends only on its
+    lowest and highest code, so a class is two numbers; a discrete kind's NCP
+    of every ``(lo, hi)`` pair is tabulated once, a continuous kind's is
+    ``hi - lo``, and other kinds call :meth:`Kind.ncp` on ``[lo, hi]``. Any
+    other kind falls back to calling :meth:`Kind.ncp` on the class's codes.
+    """
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+        self.by_range = type(kind).ncp in _RANGE_NCP
+        self.table: np.ndarray | None = None
+        if self.by_range and kind.discrete:
+            size = kind.n_bins
+            table = np.zeros((size, size))
+            for a in range(size):
+                for b in range(a + 1, size):
+                    table[a, b] = table[b, a] = kind.ncp(np.array([a, b]))
+            self.table = table
+
+    def of_range(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """NCP of sets whose lowest and highest codes are ``lo`` and ``hi``."""
+        if self.table is not None:
+            return self.table[np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)]
+        if isinstance(self.kind, ContinuousKind):
+            return np.clip(np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float), 0.0, 1.0)
+        lo, hi = np.broadcast_arrays(np.asarray(lo), np.asarray(hi))
+        return np.array([self.kind.ncp(np.array([a, b])) for a, b in zip(lo, hi, strict=True)])
+
+
+class _Classes:
+    """Classes of a block as per-attribute ranges, sizes and sensitive value counts.
+
+    Args:
+        block: the block whose rows are labelled.
+        attrs: one :class:`_AttributeNcp` per quasi-identifier.
+        labels: class of each block row, ``-1`` for rows in no class.
+        n_classes: number of classes.
+    """
+
+    def __init__(
+        self, block: Block, attrs: list[_AttributeNcp], labels: np.ndarray, n_classes: int
+    ) -> None:
+        self.block = block
+        self.attrs = attrs
+        self.weights = np.array([a.kind.weight for a in attrs])
+        self.labels = labels
+        self.m = n_classes
+        n_values = len(block.ctx.schema.sensitive.values)
+        self.size = np.bincount(labels[labels >= 0], minlength=n_classes).astype(np.int64)
+        self.counts = np.zeros((n_classes, n_values), dtype=np.int64)
+        np.add.at(self.counts, (labels[labels >= 0], block.sens[labels >= 0]), 1)
+        self.lo: list[np.ndarray] = []
+        self.hi: list[np.ndarray] = []
+        self.extra: list[list[list[float]]] = [[] for _ in range(n_classes)]
+        for codes in block.codes:
+            if np.issubdtype(codes.dtype, np.integer):  # exact: semantic codes exceed 2**53
+                lo = np.full(n_classes, np.iinfo(np.int64).max, dtype=np.int64)
+                hi = np.full(n_classes, np.iinfo(np.int64).min, dtype=np.int64)
+            else:
+                lo = np.full(n_classes, np.inf)
+                hi = np.full(n_classes, -np.inf)
+            np.minimum.at(lo, labels[labels >= 0], codes[labels >= 0])
+            np.maximum.at(hi, labels[labels >= 0], codes[labels >= 0])
+            self.lo.append(lo)
+            self.hi.append(hi)
+        self.ncp = np.array([self.ncp_of_members(c) for c in range(n_classes)])
+
+    def _codes_of(self, c: int, a: int, without: int = -1) -> np.ndarray:
+        rows = np.flatnonzero(self.labels == c)
+        rows = rows[rows != without]
+        own = self.block.codes[a][rows]
+        outside = [row[a] for row in self.extra[c]]
+        return np.concatenate([own, np.asarray(outside, dtype=own.dtype)]) if outside else own
+
+    def ncp_of_members(self, c: int, without: int = -1) -> float:
+        """NCP of class ``c`` (optionally without block row ``without``)."""
+        total = 0.0
+        for a, attr in enumerate(self.attrs):
+            total += attr.kind.weight * attr.kind.ncp(self._codes_of(c, a, without))
+        return total
+
+    def ncp_with_row(self, row: list[float]) -> np.ndarray:
+        """NCP of every class after adding a row with these codes."""
+        total = np.zeros(self.m)
+        for a, attr in enumerate(self.attrs):
+            if attr.by_range:
+                part = attr.of_range(np.minimum(self.lo[a], row[a]), np.maximum(self.hi[a], row[a]))
+            else:
+                part = np.array(
+                    [attr.kind.ncp(np.append(self._codes_of(c, a), row[a])) for c in range(self.m)]
+                )
+            total += attr.kind.weight * part
+        return total
+
+    def loss_growth(self, row: list[float]) -> np.ndarray:
+        """Growth of ``|G| NCP(G)`` of every class when a row with these codes joins it."""
+        return (self.size + 1) * self.ncp_with_row(row) - self.size * self.ncp
+
+    def best_class(self, row: list[float], allowed: np.ndarray | None = None) -> tuple[int, float]:
+        """The class of least loss growth (ties: smaller class, then lower label)."""
+        growth = self.loss_growth(row)
+        if allowed is not None:
+            growth = np.where(allowed, growth, np.inf)
+        order = np.lexsort((np.arange(self.m), self.size, np.round(growth / EPS) * EPS))
+        c = int(order[0])
+        return c, float(growth[c])
+
+    def _refresh(self, c: int) -> None:
+        for a in range(len(self.attrs)):
+            codes = self._codes_of(c, a)
+            self.lo[a][c] = codes.min()
+            self.hi[a][c] = codes.max()
+        self.ncp[c] = self.ncp_of_members(c)
+
+    def add_row(self, c: int, i: int) -> None:
+        """Move block row ``i`` (in no class) into class ``c``."""
+        self.labels[i] = c
+        self.size[c] += 1
+        self.counts[c, self.block.sens[i]] += 1
+        self._refresh(c)
+
+    def add_outside(self, c: int, row: list[float], value: int) -> None:
+        """Add a row from another block (its codes and sensitive value) to class ``c``."""
+        self.extra[c].append(row)
+        self.size[c] += 1
+        self.counts[c, value] += 1
+        self._refresh(c)
+
+    def move(self, i: int, target: int) -> None:
+        """Move block row ``i`` from its class to ``target``."""
+        source = int(self.labels[i])
+        self.labels[i] = target
+        for c in (source, target):
+            self.size[c] += 1 if c == target else -1
+            self.counts[c, self.block.sens[i]] += 1 if c == target else -1
+            self._refresh(c)
+
+
+# ---------------------------------------------------------------------------
+# Step 3: the (K,L) clustering of records
+# ---------------------------------------------------------------------------
+
+
+def _tuple_distances(block: Block, rows: np.ndarray, point: list[float]) -> np.ndarray:
+    total = np.zeros(len(rows))
+    for kind, codes, centre in zip(block.kinds, block.codes, point, strict=True):
+        total += kind.weight * kind.distance_to(codes[rows], centre)
+    return total
+
+
+class _Growing:
+    """One class being formed: its members and per-attribute ranges."""
+
+    def __init__(self, block: Block, attrs: list[_AttributeNcp], seed: int) -> None:
+        self.block = block
+        self.attrs = attrs
+        self.seed = seed
+        self.members = [seed]
+        self.seed_point = [codes[seed] for codes in block.codes]
+
+    def ncp_with_each(self, candidates: np.ndarray) -> np.ndarray:
+        """NCP of the class after adding each candidate row."""
+        m = np.asarray(self.members)
+        total = np.zeros(len(candidates))
+        for attr, codes in zip(self.attrs, self.block.codes, strict=True):
+            own = codes[m]
+            if attr.by_range:
+                part = attr.of_range(
+                    np.minimum(own.min(), codes[candidates]),
+                    np.maximum(own.max(), codes[candidates]),
+                )
+            else:
+                part = np.array([attr.kind.ncp(np.append(own, codes[c])) for c in candidates])
+            total += attr.kind.weight * part
+        return total
+
+    def best(self, candidates: np.ndarray) -> int:
+        """The candidate of least NCP growth, then nearest the first row, then lowest."""
+        ncp = np.round(self.ncp_with_each(candidates) / EPS) * EPS
+        near = _tuple_distances(self.block, candidates, self.seed_point)
+        return int(candidates[np.lexsort((candidates, near, ncp))[0]])
+
+    def ncp_without_each(self) -> np.ndarray:
+        """NCP of the class without each of its members."""
+        m = np.asarray(self.members)
+        return np.array(
+            [
+                sum(
+                    attr.kind.weight * attr.kind.ncp(np.delete(codes[m], j))
+                    for attr, codes in zip(self.attrs, self.block.codes, strict=True)
+                )
+                for j in range(len(m))
+            ]
+        )
+
+
+class KLCluster(BlockAlgorithm):
+    """(K,L)-anonymity clustering: cluster the sensitive values, then the records."""
+
+    name = "kl_cluster"
+    models = frozenset({"p_sensitive", "k"})
+
+    def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
+        """Cluster one block (steps 1-13 of seed 001; see the module docstring).
+
+        Args:
+            block: the block's rows, sorted by row id.
+            rng: unused: every choice is deterministic given the rows.
+
+        Returns:
+            A class label per row; all ``-1`` when the block cannot host a class.
+        """
+        labels = np.full(block.n, -1, dtype=np.int64)
+        if not block.can_host_class(np.arange(block.n)):
+            return labels
+        model = block.ctx.model
+        k, ell = model.k, model.p
+        attrs = [_AttributeNcp(kind) for kind in block.kinds]
+        weights = np.array([kind.weight for kind in block.kinds])
+        values, value_index = np.unique(block.sens, return_inverse=True)
+        profiles = reference_profiles(block.kinds, block.codes, value_index, len(values))
+        value_cluster = cluster_sensitive_values(
+            profiles, weights, math.ceil(len(values) / ell), block.ctx.max_iterations
+        )
+        row_cluster = value_cluster[value_index]
+        free = np.ones(block.n, dtype=bool)
+        n_classes = 0
+        stuck = False
+        while not stuck and block.can_host_class(np.flatnonzero(free)):
+            for j in range(int(value_cluster.max()) + 1):  # one round: a class per value cluster
+                rows = np.flatnonzero(free)
+                if not block.can_host_class(rows):
+                    break
+                pool = rows[row_cluster[rows] == j]
+                if pool.size == 0:
+                    continue
+                members = self._form(block, attrs, rows, pool, free, k, ell)
+                if members is None:  # cannot happen (see _form); stop forming classes
+                    stuck = True
+                    break
+                labels[members] = n_classes
+                n_classes += 1
+        classes = _Classes(block, attrs, labels, n_classes)
+        for i in np.flatnonzero(free):
+            c, _ = classes.best_class([codes[i] for codes in block.codes])
+            classes.add_row(c, int(i))
+        self._refine(classes, k, ell, block.ctx.max_iterations)
+        return classes.labels
+
+    def _form(
+        self,
+        block: Block,
+        attrs: list[_AttributeNcp],
+        rows: np.ndarray,
+        pool: np.ndarray,
+        free: np.ndarray,
+        k: int,
+        ell: int,
+    ) -> list[int] | None:
+        """Form one class from value cluster ``pool`` (steps 2-6 and 8-10).
+
+        Returns:
+            The class's rows (cleared in ``free``), or ``None`` with ``free``
+            restored if no free row supplies a missing value. That cannot
+            happen when the free rows could host a class: they held ``L``
+            values, and a value the class lacks keeps all its rows free.
+        """
+        centre = [
+            kind.centroid(codes[rows]) for kind, codes in zip(block.kinds, block.codes, strict=True)
+        ]
+        far = _tuple_distances(block, pool, centre)
+        seed = int(pool[np.lexsort((pool, -far))[0]])
+        grow = _Growing(block, attrs, seed)
+        free[seed] = False
+        while len(grow.members) < k:
+            own = pool[free[pool]]
+            candidates = own if own.size else np.flatnonzero(free)
+            best = grow.best(candidates)
+            grow.members.append(best)
+            free[best] = False
+        while len(np.unique(block.sens[grow.members])) < ell:
+            rows_free = np.flatnonzero(free)
+            missing = rows_free[~np.isin(block.sens[rows_free], block.sens[grow.members])]
+            if missing.size == 0:
+                free[grow.members] = True
+                return None
+            best = grow.best(missing)
+            grow.members.append(best)
+            free[best] = False
+            sens = block.sens[np.asarray(grow.members)]
+            _, inverse, counts = np.unique(sens, return_inverse=True, return_counts=True)
+            repeated = np.flatnonzero(counts[inverse] >= 2)
+            if len(grow.members) > k and repeated.size:
+                after = np.round(grow.ncp_without_each()[repeated] / EPS) * EPS
+                m = np.asarray(grow.members)[repeated]
+                near = _tuple_distances(block, m, grow.seed_point)
+                out = int(m[np.lexsort((-m, -near, after))[0]])
+                grow.members.remove(out)
+                free[out] = True
+        return grow.members
+
+    def _refine(self, classes: _Classes, k: int, ell: int, rounds: int) -> None:
+        """Steps 12-13: move rows between classes while the total loss drops (see module)."""
+        block = classes.block
+        if classes.m < 2:
+            return
+        for _ in range(rounds):
+            moved = False
+            for i in range(block.n):
+                source = int(classes.labels[i])
+                value = int(block.sens[i])
+                if classes.size[source] - 1 < k:
+                    continue
+                values_left = np.count_nonzero(classes.counts[source]) - (
+                    classes.counts[source, value] == 1
+                )
+                if values_left < ell:
+                    continue
+                size = classes.size[source]
+                shrink = (size - 1) * classes.ncp_of_members(source, without=i) - size * (
+                    classes.ncp[source]
+                )
+                allowed = classes.size + 1 <= 2 * k - 1
+                allowed[source] = False
+                if not allowed.any():
+                    continue
+                target, growth = classes.best_class([codes[i] for codes in block.codes], allowed)
+                if shrink + growth < -1e-9:
+                    classes.move(i, target)
+                    moved = True
+            if not moved:
+                return
+
+    def place(
+        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Rows of another block join, in row order, the class whose loss grows least.
+
+        Args:
+            block: the rows already clustered.
+            labels: their labels (``-1`` rows are ignored).
+            extra: the rows to place.
+            rng: unused (the order is the row order).
+
+        Returns:
+            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
+        """
+        out = np.full(extra.n, -1, dtype=np.int64)
+        n_classes = int(labels.max()) + 1 if labels.size else 0
+        if n_classes == 0 or extra.n == 0:
+            return out
+        attrs = [_AttributeNcp(kind) for kind in block.kinds]
+        classes = _Classes(block, attrs, np.asarray(labels, dtype=np.int64).copy(), n_classes)
+        for i in range(extra.n):
+            row = [codes[i] for codes in extra.codes]
+            c, _ = classes.best_class(row)
+            classes.add_outside(c, row, int(extra.sens[i]))
+            out[i] = c
+        return out

@@ -1,0 +1,437 @@
+"""MAA-SAE and its baseline MAA-MINIL: p-sensitive k-anonymity (seed 003, Algorithm 1).
+
+MAA-SAE grows each class by the anonymous protection factor
+``APF(G, G') = EA(G, G') / ILA(G, G')`` (eq. 16): the entropy increment of the
+sensitive values (eq. 14-15, base 2, over sensitive *values*) over the
+increment of information loss (eq. 12-13, ``IL(G)`` the class loss of the
+spine, :meth:`Block.loss`). MAA-MINIL (section 5.2) is the same algorithm
+choosing the smallest ``ILA`` wherever MAA-SAE chooses the largest ``APF``.
+
+Steps as implemented (numbers are the seed's):
+
+* 2-3: a block without ``k`` rows or ``p`` distinct sensitive values forms no
+  class (all ``-1``; its rows go to cross-block reconciliation).
+* 4-5: while the free rows hold ``k`` rows and ``p`` distinct values, a free
+  row drawn with the block's seeded generator starts a class ``G``.
+* 6-21: while ``|G| < k``:
+
+  - 7-13, while ``|G| < p`` (equivalently, fewer than ``p`` distinct values:
+    until a merge every row of ``G`` has a value new to ``G``):
+    ``t'`` is the best free row whose sensitive value is not in ``G``;
+  - 14-20, while ``p <= |G| < k``: ``t'`` is the best free row;
+  - in both, ``G'`` is the best formed class ``Gk`` of ``Q`` by
+    ``APF(G, G ∪ Gk)``; if ``t'`` beats ``G'`` it joins ``G``, else ``G'``
+    leaves ``Q`` and merges into ``G`` (which then has ``>= k`` rows and
+    ``>= p`` values, ending the loop). "Beats" is the seed's strict ``>`` on
+    APF; equal APFs (for instance both ``+inf``) are decided by the larger
+    ``EA``, and a full tie merges (the seed's ELSE branch). With ``Q`` empty
+    ``t'`` is added.
+  - No admissible ``t'`` but ``Q`` non-empty: ``G'`` is merged (the only move
+    left that completes ``G``). No admissible ``t'`` and ``Q`` empty (the break
+    rule, as in MAA-SLIE): ``G``'s rows return to the free rows and class
+    formation stops. Neither can happen from a pool that passed step 4 (``G``
+    holds fewer than ``k`` of its rows and fewer than ``p`` of its values), so
+    both are safeguards.
+
+* 22: ``Q = Q ∪ {G}``.
+* 24-29: the remaining rows, in seeded random order, each join the class
+  ``argmax_{Gk in Q} APF({t}, {t} ∪ Gk)``. Read literally, as implemented,
+  ``EA = Ent(Gk + t) - Ent({t}) = Ent(Gk + t)`` and
+  ``ILA = IL(Gk + t) - IL({t}) = IL(Gk + t)``: the class whose grown version
+  has the best entropy-to-loss ratio. The other reading would be the increment
+  against ``Gk`` (``Ent(Gk + t) - Ent(Gk)`` over ``IL(Gk + t) - IL(Gk)``), which
+  is how steps 8-9 score a growth; we keep the literal text because step 26
+  writes ``{t}`` where steps 9 and 16 write ``G``, and it changes the argument
+  deliberately. The class keeps its place in ``Q`` (ties go to the class
+  formed first).
+* 30: centroids are computed by the pipeline from each class's final rows.
+
+Ties: ``t'`` and ``G'`` go to the larger APF, then the larger EA, then the lowest
+row index (rows are sorted by row id) or the earliest formed class
+(:func:`best_by_apf`). APF at ``ILA = 0`` is ``+inf`` / ``0`` / ``-inf`` by the
+sign of ``EA`` (:func:`anonymous_protection_factor`).
+
+Cross-block reconciliation (:meth:`MaaSae.place`) places the extra rows, in
+seeded random order, by the leftover rule of steps 24-29.
+
+Scoring: candidate rows are scored at once (:meth:`Block.losses_with_each`);
+the classes of ``Q`` at once on histogram kinds (:class:`_FormedClasses`), and
+on the other kinds (one ``kind.loss`` per class) only when a lower bound on
+their loss increment lets them beat ``t'`` (:meth:`MaaSae._merge_scores`; the
+choice is unchanged).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._block import Block
+from sparkanon.attributes.kinds import DiscreteKind
+from sparkanon.metrics.entropy import (
+    ZERO_LOSS,
+    anonymous_protection_factor,
+    best_by_apf,
+    entropy_increment,
+    information_loss_increment,
+    sensitive_entropy,
+)
+
+
+class _FormedClasses:
+    """The set ``Q`` of formed classes, scored against an added set of rows all at once.
+
+    Per class it keeps, for every histogram kind (:class:`DiscreteKind`), a row of
+    counts per code (so ``kind.losses`` scores every class in one call), for every
+    other kind the members' codes (scored with ``kind.loss``), and the counts of
+    sensitive values. Class ids are never reused; removed classes are only marked.
+
+    Args:
+        block: the block whose kinds and sensitive domain the classes use.
+        capacity: initial number of class slots (grown as needed).
+    """
+
+    def __init__(self, block: Block, capacity: int = 16) -> None:
+        self.kinds = block.kinds
+        self.n_values = len(block.ctx.schema.sensitive.values)
+        cap = max(capacity, 1)
+        self.hists: list[np.ndarray | None] = [
+            np.zeros((cap, kind.size)) if isinstance(kind, DiscreteKind) else None
+            for kind in self.kinds
+        ]
+        self.codes: list[list[np.ndarray]] = [[] for _ in self.kinds]
+        self.sens_counts = np.zeros((cap, self.n_values))
+        self.alive = np.zeros(cap, dtype=bool)
+        self.size = 0
+
+    def _grow(self) -> None:
+        cap = 2 * len(self.alive)
+        for a, h in enumerate(self.hists):
+            if h is not None:
+                self.hists[a] = np.vstack([h, np.zeros_like(h)])
+        self.sens_counts = np.vstack([self.sens_counts, np.zeros_like(self.sens_counts)])
+        self.alive = np.concatenate([self.alive, np.zeros(cap - len(self.alive), dtype=bool)])
+
+    def ids(self) -> np.ndarray:
+        """Ids of the classes in ``Q``, in the order they were formed."""
+        return np.flatnonzero(self.alive[: self.size])
+
+    def add_class(self, codes: list[np.ndarray], sens: np.ndarray) -> int:
+        """Add a class with these rows (codes per attribute, sensitive codes); return its id."""
+        if self.size == len(self.alive):
+            self._grow()
+        cid = self.size
+        self.size += 1
+        self.alive[cid] = True
+        for a in range(len(self.kinds)):
+            self.codes[a].append(np.empty(0))
+        self.add_rows(cid, codes, sens)
+        return cid
+
+    def add_rows(self, cid: int, codes: list[np.ndarray], sens: np.ndarray) -> None:
+        """Add rows to class ``cid``."""
+        for a, kind in enumerate(self.kinds):
+            h = self.hists[a]
+            if h is not None:
+                assert isinstance(kind, DiscreteKind)
+                h[cid] += kind.histogram(codes[a])
+            else:
+                self.codes[a][cid] = np.concatenate([self.codes[a][cid], codes[a]])
+        self.sens_counts[cid] += np.bincount(sens, minlength=self.n_values)
+
+    def remove(self, cid: int) -> None:
+        """Take class ``cid`` out of ``Q``."""
+        self.alive[cid] = False
+        for a in range(len(self.kinds)):
+            if self.hists[a] is None:
+                self.codes[a][cid] = np.empty(0)
+
+    def histogram_losses(self, ids: np.ndarray, codes: list[np.ndarray]) -> np.ndarray:
+        """Weighted loss of ``Gk ∪ X`` on the histogram kinds only, for every class of ``ids``."""
+        losses = np.zeros(len(ids))
+        for a, kind in enumerate(self.kinds):
+            h = self.hists[a]
+            if h is not None:
+                assert isinstance(kind, DiscreteKind)
+                losses += kind.weight * kind.losses(h[ids] + kind.histogram(codes[a])[None, :])
+        return losses
+
+    def other_losses(self, ids: np.ndarray, codes: list[np.ndarray]) -> np.ndarray:
+        """Weighted loss of ``Gk ∪ X`` on the other kinds (``kind.loss``), for every class."""
+        losses = np.zeros(len(ids))
+        for a, kind in enumerate(self.kinds):
+            if self.hists[a] is None:
+                stored = self.codes[a]
+                losses += kind.weight * np.array(
+                    [kind.loss(np.concatenate([stored[c], codes[a]])) for c in ids]
+                )
+        return losses
+
+    def entropies(self, ids: np.ndarray, sens: np.ndarray) -> np.ndarray:
+        """``Ent(Gk ∪ X)`` (eq. 14) for every class ``Gk`` of ``ids``."""
+        counts = self.sens_counts[ids] + np.bincount(sens, minlength=self.n_values)[None, :]
+        return sensitive_entropy(counts)
+
+    def with_rows(
+        self, ids: np.ndarray, codes: list[np.ndarray], sens: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``IL(Gk ∪ X)`` (eq. 12) and ``Ent(Gk ∪ X)`` (eq. 14) for every class ``Gk`` of ``ids``.
+
+        Args:
+            ids: class ids to score.
+            codes: the codes of the rows of ``X``, one array per attribute.
+            sens: the sensitive codes of the rows of ``X``.
+
+        Returns:
+            ``(losses, entropies)``, one entry per id.
+        """
+        losses = self.histogram_losses(ids, codes) + self.other_losses(ids, codes)
+        return losses, self.entropies(ids, sens)
+
+
+def _row_codes(block: Block, rows: np.ndarray) -> list[np.ndarray]:
+    return [c[rows] for c in block.codes]
+
+
+class MaaSae(BlockAlgorithm):
+    """Micro-aggregation by largest anonymous protection factor (seed 003, Algorithm 1)."""
+
+    name = "maa_sae"
+    models = frozenset({"p_sensitive", "k"})
+
+    # -- the choice rule (MAA-MINIL overrides these two) ---------------------------------
+
+    def pick(self, ea: np.ndarray, ila: np.ndarray) -> int:
+        """Index of the best candidate: largest APF (eq. 16), ties to larger EA, lowest index."""
+        return best_by_apf(ea, ila)
+
+    def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float) -> bool:
+        """Step 10/17: whether adding ``t'`` beats merging ``G'`` (strict; ties by EA)."""
+        apf_t, apf_g = anonymous_protection_factor([ea_t, ea_g], [ila_t, ila_g])
+        return bool(apf_t > apf_g or (apf_t == apf_g and ea_t > ea_g))
+
+    # -- Algorithm 1 ------------------------------------------------------------------------
+
+    def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
+        """Steps 1-29 on one block.
+
+        Args:
+            block: the block's rows, sorted by row id.
+            rng: seeded generator for the start rows (step 5) and the leftover order (25).
+
+        Returns:
+            A class label ``0..m-1`` per row (classes in the order they entered
+            ``Q``); all ``-1`` when the block cannot host a class.
+        """
+        labels = np.full(block.n, -1, dtype=np.int64)
+        if not block.can_host_class(np.arange(block.n)):
+            return labels
+        model = block.ctx.model
+        free = np.ones(block.n, dtype=bool)
+        q = _FormedClasses(block, capacity=block.n // max(model.k, 1) + 1)
+        members_of: dict[int, np.ndarray] = {}
+        while block.can_host_class(np.flatnonzero(free)):
+            rows = np.flatnonzero(free)
+            start = int(rows[rng.integers(rows.size)])
+            free[start] = False
+            group = self._grow(block, np.array([start]), free, q, members_of)
+            if group is None:
+                break
+            cid = q.add_class(_row_codes(block, group), block.sens[group])
+            members_of[cid] = group
+        leftovers = np.flatnonzero(free)
+        if leftovers.size and members_of:
+            order = rng.permutation(leftovers)
+            for i, cid in zip(order, self._place(q, block, order), strict=True):
+                members_of[int(cid)] = np.append(members_of[int(cid)], i)
+        for label, cid in enumerate(sorted(members_of)):
+            labels[members_of[cid]] = label
+        return labels
+
+    def _grow(
+        self,
+        block: Block,
+        group: np.ndarray,
+        free: np.ndarray,
+        q: _FormedClasses,
+        members_of: dict[int, np.ndarray],
+    ) -> np.ndarray | None:
+        """Steps 6-21: grow ``G`` to ``k`` rows, ``p`` values by rows of ``T`` or classes of ``Q``.
+
+        Returns:
+            The rows of ``G``, or ``None`` under the break rule (its rows are free again).
+        """
+        model = block.ctx.model
+        n_values = len(block.ctx.schema.sensitive.values)
+        while group.size < model.k:
+            candidates = np.flatnonzero(free)
+            g_sens = block.sens[group]
+            if len(np.unique(g_sens)) < model.p:  # steps 7-13
+                candidates = candidates[~np.isin(block.sens[candidates], g_sens)]
+            ids = q.ids()
+            if candidates.size == 0 and ids.size == 0:
+                free[group] = True  # break rule (unreachable from step 4's pool)
+                return None
+            loss_g = block.loss(group)
+            counts_g = np.bincount(g_sens, minlength=n_values).astype(float)
+            ent_g = sensitive_entropy(counts_g)
+            if candidates.size:  # steps 8 / 15: t'
+                ila_t = information_loss_increment(
+                    loss_g, block.losses_with_each(group, candidates)
+                )
+                values = block.sens[candidates]
+                present = np.unique(values)
+                ent_by_value = np.zeros(n_values)
+                grown = counts_g[None, :] + np.eye(n_values)[present]
+                ent_by_value[present] = sensitive_entropy(grown)
+                ea_t = entropy_increment(ent_g, ent_by_value[values])
+                i = self.pick(ea_t, ila_t)
+            if ids.size:  # steps 9 / 16: G'
+                best_row = (ea_t[i], ila_t[i]) if candidates.size else None
+                g_codes = _row_codes(block, group)
+                ids, ea_q, ila_q = self._merge_scores(
+                    q, ids, g_codes, g_sens, loss_g, ent_g, best_row
+                )
+                j = self.pick(ea_q, ila_q) if ids.size else -1
+            if candidates.size and (
+                ids.size == 0 or self.beats(ea_t[i], ila_t[i], ea_q[j], ila_q[j])
+            ):  # steps 11 / 18
+                t = int(candidates[i])
+                free[t] = False
+                group = np.append(group, t)
+            else:  # steps 12 / 19
+                cid = int(ids[j])
+                q.remove(cid)
+                group = np.concatenate([group, members_of.pop(cid)])
+        return group
+
+    def _merge_scores(
+        self,
+        q: _FormedClasses,
+        ids: np.ndarray,
+        codes: list[np.ndarray],
+        sens: np.ndarray,
+        loss_g: float,
+        ent_g: float,
+        best_row: tuple[float, float] | None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``EA`` and ``ILA`` of merging ``G`` with each class of ``Q`` that could beat ``t'``.
+
+        Exact pruning: every attribute's loss is a sum of distances, so
+        ``IL(G ∪ Gk)`` is at least its histogram-kind part, which is computed for
+        all classes at once; only the classes whose bound (:meth:`may_beat`) lets
+        them beat ``t'`` are scored on the other kinds (one ``kind.loss`` call
+        each). The best of those is the seed's ``G'`` whenever ``G'`` beats
+        ``t'``, so the choice is the same as scoring every class.
+
+        Args:
+            q: the formed classes.
+            ids: the classes of ``Q``.
+            codes: codes of ``G``'s rows, one array per attribute.
+            sens: sensitive codes of ``G``'s rows.
+            loss_g: ``IL(G)``.
+            ent_g: ``Ent(G)``.
+            best_row: ``(EA, ILA)`` of ``t'``, ``None`` if there is no ``t'``.
+
+        Returns:
+            ``(ids, EA, ILA)`` of the classes kept (possibly none).
+        """
+        ea_q = entropy_increment(ent_g, q.entropies(ids, sens))
+        hist = q.histogram_losses(ids, codes)
+        if best_row is not None:
+            keep = self.may_beat(best_row[0], best_row[1], ea_q, hist - loss_g)
+            ids, ea_q, hist = ids[keep], ea_q[keep], hist[keep]
+        ila_q = information_loss_increment(loss_g, hist + q.other_losses(ids, codes))
+        return ids, ea_q, ila_q
+
+    def may_beat(
+        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray
+    ) -> np.ndarray:
+        """Which classes might beat ``t'`` given a lower bound ``ila_low`` on their ILA.
+
+        With ``ILA >= ila_low > 0`` the APF is at most ``max(EA / ila_low, 0)``; a
+        class can beat ``t'`` only if that bound reaches ``APF(t')``.
+        """
+        apf_t = anonymous_protection_factor(ea_t, ila_t)
+        low = np.asarray(ila_low, dtype=float)
+        positive = low > ZERO_LOSS
+        with np.errstate(divide="ignore", invalid="ignore"):
+            bound = np.maximum(ea_q / np.where(positive, low, 1.0), 0.0)
+        return ~positive | (bound >= apf_t)
+
+    def _place(self, q: _FormedClasses, rows: Block, order: np.ndarray) -> np.ndarray:
+        """Steps 24-29: each row of ``order`` joins the class of best ``APF({t}, {t} ∪ Gk)``.
+
+        Args:
+            q: the formed classes (updated as rows join).
+            rows: the block holding the rows to place.
+            order: indices into ``rows``, in placement order.
+
+        Returns:
+            The class id each row joined, in ``order``'s order.
+        """
+        chosen = np.empty(len(order), dtype=np.int64)
+        ids = q.ids()
+        for n, i in enumerate(order):
+            one = np.array([int(i)])
+            codes, sens = _row_codes(rows, one), rows.sens[one]
+            losses, ents = q.with_rows(ids, codes, sens)
+            ila = information_loss_increment(rows.loss(one), losses)
+            ea = entropy_increment(sensitive_entropy(np.bincount(sens)), ents)
+            cid = int(ids[self.pick(ea, ila)])
+            q.add_rows(cid, codes, sens)
+            chosen[n] = cid
+        return chosen
+
+    def place(
+        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Place the rows of another block into this block's classes by the leftover rule.
+
+        Args:
+            block: the rows already clustered.
+            labels: their labels (``-1`` rows are ignored).
+            extra: the rows to place.
+            rng: seeded generator for the placement order.
+
+        Returns:
+            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
+        """
+        out = np.full(extra.n, -1, dtype=np.int64)
+        labels = np.asarray(labels)
+        present = np.unique(labels[labels >= 0])
+        if present.size == 0 or extra.n == 0:
+            return out
+        q = _FormedClasses(block, capacity=present.size)
+        for label in present:
+            members = np.flatnonzero(labels == label)
+            q.add_class(_row_codes(block, members), block.sens[members])
+        order = rng.permutation(extra.n)
+        out[order] = present[self._place(q, extra, order)]
+        return out
+
+
+class MaaMinil(MaaSae):
+    """MAA-MINIL (seed 003 section 5.2): Algorithm 1 choosing the smallest ILA (eq. 13).
+
+    Wherever MAA-SAE takes the largest APF (the row ``t'``, the class ``G'``,
+    the comparison of the two, the leftover rule) MAA-MINIL takes the smallest
+    ``ILA``; ties go to the larger ``EA``, then the lowest index, and a full tie
+    between ``t'`` and ``G'`` merges (the seed's ELSE branch).
+    """
+
+    name = "maa_minil"
+
+    def pick(self, ea: np.ndarray, ila: np.ndarray) -> int:
+        """Index of the candidate of smallest ILA, ties to larger EA, then lowest index."""
+        return int(np.lexsort((-np.asarray(ea, dtype=float), np.asarray(ila, dtype=float)))[0])
+
+    def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float) -> bool:
+        """Whether adding ``t'`` beats merging ``G'``: smaller ILA (strict), ties by EA."""
+        return bool(ila_t < ila_g or (ila_t == ila_g and ea_t > ea_g))
+
+    def may_beat(
+        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray
+    ) -> np.ndarray:
+        """A class can beat ``t'`` only if its ILA, at least ``ila_low``, can reach ``ILA(t')``."""
+        return np.asarray(ila_low, dtype=float) <= ila_t
