@@ -13,17 +13,34 @@ ADULT_CSV = ROOT / "data" / "adult" / "adult.csv"
 ADULT_CONF = ROOT / "conf" / "adult_hpk.yaml"
 
 
-def adult_sample(tmp: Path, rows: int, name: str = "adult_sample.csv") -> Path:
-    """The header and the first ``rows`` rows of the bundled Adult CSV."""
-    lines = ADULT_CSV.read_text(encoding="utf-8").splitlines()[: rows + 1]
+def adult_sample(
+    tmp: Path, rows: int, name: str = "adult_sample.csv", fnlwgt_digits: int | None = None
+) -> Path:
+    """The header and the first ``rows`` rows of the bundled Adult CSV.
+
+    With ``fnlwgt_digits``, only rows whose fnlwgt has that many digits count
+    (seed 003's setting keeps the 6-digit ones).
+    """
+    lines = ADULT_CSV.read_text(encoding="utf-8").splitlines()
+    if fnlwgt_digits is not None:
+        column = lines[0].split(",").index("fnlwgt")
+        lines = lines[:1] + [
+            line for line in lines[1:] if len(line.split(",")[column]) == fnlwgt_digits
+        ]
+    lines = lines[: rows + 1]
     path = tmp / name
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 
-def adult_config(tmp: Path, input_path: Path, out: Path, **overrides: Any) -> dict[str, Any]:
-    """The demo config with absolute paths; ``overrides`` replace whole sections' keys."""
-    raw = yaml.safe_load(ADULT_CONF.read_text(encoding="utf-8"))
+def adult_config(
+    tmp: Path, input_path: Path, out: Path, conf: Path = ADULT_CONF, **overrides: Any
+) -> dict[str, Any]:
+    """A bundled config (the demo by default) with absolute paths.
+
+    ``overrides`` replace whole sections' keys.
+    """
+    raw = yaml.safe_load(conf.read_text(encoding="utf-8"))
     cfg = copy.deepcopy(raw)
     cfg["input"]["path"] = str(input_path)
     cfg["output"]["path"] = str(out)
