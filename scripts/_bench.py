@@ -210,3 +210,48 @@ def write_json(path: Path, obj: Any) -> None:
     """Write ``obj`` as indented JSON."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
+
+
+def use_code(code: str | None = None, in_place: bool = False) -> tuple[str, dict[str, Any]]:
+    """Choose the sparkanon a local-engine experiment imports; return its hash and provenance.
+
+    Args:
+        code: ``code_sha`` of an existing snapshot to run (``--code``); ``None``
+            snapshots the work tree now (:func:`use_snapshot`).
+        in_place: import sparkanon from wherever Python finds it (the tests, which have
+            imported it already); ``code_sha`` is then that of the work tree, and the
+            provenance says ``in_place: true`` (not tied to a frozen copy).
+
+    Returns:
+        The code hash and :func:`provenance` (plus ``in_place``).
+    """
+    if in_place:
+        sha = code_sha()
+        return sha, {**provenance(sha), **git_state(), "in_place": True}
+    sha = use_snapshot(code)
+    return sha, {**provenance(sha), "in_place": False}
+
+
+def run_local(raw: Mapping[str, Any], source: str = "<experiment>") -> dict[str, Any]:
+    """Validate a config mapping and run it on the local engine without committing.
+
+    Args:
+        raw: the config as a mapping (a YAML file's content, modified in Python).
+        source: where it came from, for error messages.
+
+    Returns:
+        The job's metrics plus ``wall_seconds`` and ``cpu_seconds`` (of ``run_job``, in
+        this process: the local engine runs in it).
+    """
+    import time
+
+    from sparkanon.config import parse_config
+    from sparkanon.engine.local import LocalEngine
+    from sparkanon.pipeline import run_job
+
+    config = parse_config(raw, source=source)
+    start, cpu = time.perf_counter(), time.process_time()
+    metrics = dict(run_job(LocalEngine(), config, commit=False).metrics)
+    metrics["wall_seconds"] = time.perf_counter() - start
+    metrics["cpu_seconds"] = time.process_time() - cpu
+    return metrics

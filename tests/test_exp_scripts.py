@@ -1,0 +1,100 @@
+"""The seed experiment scripts (scripts/exp_seed003.py, exp_seed001.py) run end to end on tiny settings."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+from pathlib import Path
+from types import ModuleType
+
+from tests._adult import ROOT
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_exp_seed003_tiny(tmp_path: Path) -> None:
+    exp = _load("exp_seed003")
+    argv = [
+        "--rows",
+        "300",
+        "--runs",
+        "2",
+        "--k",
+        "8",
+        "--p",
+        "5",
+        "--qi",
+        "3",
+        "--out-dir",
+        str(tmp_path),
+        "--in-place",
+    ]
+    assert exp.main(argv) == 0
+
+    runs = _rows(tmp_path / "seed003_table5_runs.csv")
+    assert [(r["k"], r["p"], r["algorithm"], r["seed"]) for r in runs] == [
+        ("8", "5", "maa_sae", "1"),
+        ("8", "5", "maa_sae", "2"),
+    ]
+    table = _rows(tmp_path / "seed003_table5.csv")
+    assert len(table) == 1 and table[0]["runs"] == "2" and table[0]["all_verified"] == "True"
+    assert (
+        float(table[0]["paper_AVG_IL"]) == 0.14831 and float(table[0]["paper_AVG_Ent"]) == 3.01804
+    )
+    assert 0 < float(table[0]["AVG_IL_mean"]) and 0 < float(table[0]["AVG_Ent_mean"])
+
+    fig_runs = _rows(tmp_path / "seed003_figs_runs.csv")
+    # |QI| = 7: MAA-SAE, MAA-MINIL, GPKC (figures 2-3); |QI| = 3: MAA-SAE, GPKC (figure 4).
+    assert sorted((r["qi"], r["algorithm"]) for r in fig_runs) == [
+        ("3", "gpkc"),
+        ("3", "maa_sae"),
+        ("7", "gpkc"),
+        ("7", "maa_minil"),
+        ("7", "maa_sae"),
+    ]
+    figs = _rows(tmp_path / "seed003_figs.csv")
+    # --qi 3: figure 4 has no |QI| = 7 panel; MAA-SAE at |QI| = 7 serves figures 2 and 3 (one run).
+    assert sorted(r["figures"] for r in figs) == ["fig2", "fig2 fig3", "fig3", "fig4", "fig4"]
+    for r in runs + fig_runs:
+        assert r["verified"] == "True" and r["rows_in"] == "300" and r["rows_out"] == "300"
+        assert set(exp.RUN_FIELDS) <= set(r) and float(r["CAVG"]) >= 1.0
+    for name in ("fig2", "fig3", "fig4"):
+        assert (tmp_path / f"seed003_{name}.png").stat().st_size > 0
+    assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+
+
+def test_exp_seed001_tiny(tmp_path: Path) -> None:
+    exp = _load("exp_seed001")
+    assert (
+        exp.main(
+            ["--rows", "300", "--k", "5", "--l", "2", "3", "--out-dir", str(tmp_path), "--in-place"]
+        )
+        == 0
+    )
+
+    runs = _rows(tmp_path / "seed001_runs.csv")
+    assert [(r["K"], r["algorithm"], r["L"]) for r in runs] == [
+        ("5", "mdav", ""),
+        ("5", "kl_cluster", "2"),
+        ("5", "kl_cluster", "3"),
+    ]
+    summary = _rows(tmp_path / "seed001.csv")
+    assert len(summary) == 3 and set(exp.SUMMARY_FIELDS) == set(summary[0])
+    for r in runs:
+        assert set(exp.RUN_FIELDS) == set(r)
+        assert r["verified"] == "True" and r["rows_in"] == "300" and r["rows_out"] == "300"
+        assert int(r["size_min"]) >= 5 and 0 < float(r["GCP"]) < 100
+    for name in ("seed001_gcp.png", "seed001_time.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
