@@ -23,6 +23,7 @@ from sparkanon import _steps
 from sparkanon.algorithms import BlockContext, cluster_block
 from sparkanon.algorithms._block import Block, ClassTable
 from sparkanon.attributes.kinds import (
+    ContinuousKind,
     NominalKind,
     VectorNominalKind,
     nominal_kind,
@@ -504,3 +505,22 @@ def test_semantic_batch_losses_of_classes_equal_per_class_loss(case, cut: int, a
         kind.loss(g if extra is None else np.append(g, extra).astype(np.int64)) for g in groups
     ]
     np.testing.assert_allclose(kind.losses_of(groups, extra), expected, atol=1e-12)
+
+
+@FAST
+@given(
+    st.lists(st.lists(st.integers(0, 999_999), min_size=0, max_size=6), min_size=1, max_size=5),
+    st.lists(st.integers(0, 999_999), min_size=0, max_size=4),
+)
+def test_batch_losses_with_a_set_of_added_codes_equal_per_class_loss(
+    groups: list[list[int]], added: list[int]
+) -> None:
+    """``losses_of(groups, codes)`` (used by MAA-SAE to score merging a class) is exact."""
+    semantic = SemanticKind("fnlwgt", 1.0, length=6)
+    continuous = ContinuousKind("age", 1.0, low=0.0, high=1.0)
+    for kind, scale in ((semantic, 1), (continuous, 1e-6)):
+        parts = [np.asarray(g, dtype=np.int64) * scale for g in groups]
+        extra = np.asarray(added, dtype=np.int64) * scale
+        expected = [kind.loss(np.concatenate([g, extra])) for g in parts]
+        assert kind.losses_of(parts, extra) == pytest.approx(expected, abs=1e-9)
+        assert kind.losses_of(parts) == pytest.approx([kind.loss(g) for g in parts], abs=1e-9)

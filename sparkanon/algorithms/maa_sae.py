@@ -162,9 +162,7 @@ class _FormedClasses:
         for a, kind in enumerate(self.kinds):
             if self.hists[a] is None:
                 stored = self.codes[a]
-                losses += kind.weight * np.array(
-                    [kind.loss(np.concatenate([stored[c], codes[a]])) for c in ids]
-                )
+                losses += kind.weight * kind.losses_of([stored[c] for c in ids], codes[a])
         return losses
 
     def entropies(self, ids: np.ndarray, sens: np.ndarray) -> np.ndarray:

@@ -298,7 +298,9 @@ class SemanticKind(Kind):
             best = np.minimum(best, term)
         return best
 
-    def losses_of(self, groups: list[np.ndarray], extra: float | None = None) -> np.ndarray:
+    def losses_of(
+        self, groups: list[np.ndarray], extra: float | np.ndarray | None = None
+    ) -> np.ndarray:
         """Loss (eq. 12, medoid centroid) of many classes at once, each with ``extra`` added.
 
         All classes are sorted together by ``(class, code)``; for each prefix
@@ -309,22 +311,28 @@ class SemanticKind(Kind):
 
         Args:
             groups: the codes of each class.
-            extra: one code added to every class (``None``: none).
+            extra: one code, or an array of codes, added to every class
+                (``None``: none).
 
         Returns:
             One loss per class (0 for an empty class).
         """
         m = len(groups)
         out = np.zeros(m)
-        sizes = np.array([len(g) for g in groups], dtype=np.int64) + (extra is not None)
+        added = (
+            np.zeros(0, dtype=np.int64)
+            if extra is None
+            else np.atleast_1d(np.asarray(extra)).astype(np.int64)
+        )
+        sizes = np.array([len(g) for g in groups], dtype=np.int64) + len(added)
         if m == 0 or not sizes.any():
             return out
         parts = [np.asarray(g, dtype=np.int64) for g in groups]
         label = np.repeat(np.arange(m), [len(g) for g in parts])
         codes = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
-        if extra is not None:
-            codes = np.concatenate([codes, np.full(m, int(extra), dtype=np.int64)])
-            label = np.concatenate([label, np.arange(m)])
+        if len(added):
+            codes = np.concatenate([codes, np.tile(added, m)])
+            label = np.concatenate([label, np.repeat(np.arange(m), len(added))])
         order = np.lexsort((codes, label))
         codes, label = codes[order], label[order]
         n = sizes[label]
