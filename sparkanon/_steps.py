@@ -49,6 +49,9 @@ class ProfileSpec:
         sensitive_values: values that belong to a level.
         missing_tokens: tokens meaning "missing".
         code_lengths: for semantic columns, the digits every code must have.
+        drop_invalid: ``input.on_invalid: drop``: rows holding a quasi-identifier
+            value that cannot be encoded are suppressed (and left out of the
+            ranges and domains) instead of failing the job.
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -57,6 +60,30 @@ class ProfileSpec:
     sensitive_values: frozenset[str]
     missing_tokens: frozenset[str]
     code_lengths: dict[str, int] = field(default_factory=dict)
+    drop_invalid: bool = False
+
+
+def invalid_masks(rows: pd.DataFrame, spec: ProfileSpec) -> dict[str, np.ndarray]:
+    """Per quasi-identifier, whether each (non-missing) row's value cannot be encoded.
+
+    A continuous value that is not a finite number, a semantic value that is not
+    a code of the column's length, a value of a declared ordinal, categorical or
+    nominal domain that is not in it. The profile and the encoder both call this,
+    so the rows ``on_invalid: drop`` suppresses are the rows the profile counted.
+    """
+    out: dict[str, np.ndarray] = {}
+    for c, kind in spec.qi:
+        text = rows[c].astype("string").str.strip()
+        if kind == "continuous":
+            numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
+            out[c] = ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
+        elif kind == "semantic":
+            out[c] = ~is_code(text, spec.code_lengths[c])
+        elif c in spec.known:
+            out[c] = ~text.isin(list(spec.known[c])).to_numpy(dtype=bool)
+        else:
+            out[c] = np.zeros(len(rows), dtype=bool)
+    return out
 
 
 def missing_mask(
@@ -97,33 +124,33 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
         for c in columns:
             rows.append(_stat("missing", c, None, int(miss[c].sum())))
         valid = batch[~any_missing]
+        invalid = invalid_masks(valid, spec)
+        any_invalid = np.zeros(len(valid), dtype=bool)
         for c, kind in spec.qi:
-            values = valid[c]
+            bad = invalid[c]
+            any_invalid |= bad
+            if bad.any():
+                stat = {"continuous": "nonnumeric", "semantic": "malformed"}.get(kind, "unknown")
+                text = valid[c].astype("string").str.strip() if kind != "continuous" else valid[c]
+                examples = text[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
+                rows += [_stat(stat, c, str(v), n) for v, n in examples.items()]
+                rows.append(_stat("invalid", c, None, int(bad.sum())))
+        rows.append(_stat("invalid_rows", "*", None, int(any_invalid.sum())))
+        if spec.drop_invalid:
+            valid = valid[~any_invalid]
+        for c, kind in spec.qi:
             if kind == "continuous":
-                numeric = pd.to_numeric(values.astype("string").str.strip(), errors="coerce")
-                numeric = numeric.astype("Float64").to_numpy(dtype=float, na_value=np.nan)
-                bad = ~np.isfinite(numeric)
-                if bad.any():
-                    examples = values[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
-                    rows += [_stat("nonnumeric", c, v, n) for v, n in examples.items()]
-                good = numeric[~bad]
+                text = valid[c].astype("string").str.strip()
+                numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
+                good = numeric.to_numpy(dtype=float, na_value=np.nan)
+                good = good[np.isfinite(good)]
                 if good.size:
                     rows.append(
                         _stat("range", c, None, good.size, float(good.min()), float(good.max()))
                     )
-            elif kind == "semantic":
-                text = values.astype("string").str.strip()
-                bad = ~is_code(text, spec.code_lengths[c])
-                examples = text[bad].value_counts().head(UNKNOWN_EXAMPLES)
-                rows += [_stat("malformed", c, str(v), n) for v, n in examples.items()]
-            else:
-                text = values.astype("string").str.strip()
-                if c in spec.known:
-                    bad = ~text.isin(list(spec.known[c])).to_numpy(dtype=bool)
-                    examples = text[bad].value_counts().head(UNKNOWN_EXAMPLES)
-                    rows += [_stat("unknown", c, str(v), n) for v, n in examples.items()]
-                else:
-                    rows += [_stat("domain", c, str(v), n) for v, n in text.value_counts().items()]
+            elif kind != "semantic" and c not in spec.known:
+                text = valid[c].astype("string").str.strip()
+                rows += [_stat("domain", c, str(v), n) for v, n in text.value_counts().items()]
         text = valid[spec.sensitive].astype("string").str.strip()
         counts = text.value_counts()
         for v, n in counts.items():
@@ -143,20 +170,32 @@ def encoded_columns(schema: Schema) -> list[tuple[str, str]]:
 
 
 def make_encode_fn(
-    schema: Schema, passthrough: Sequence[str], missing_tokens: frozenset[str]
+    schema: Schema,
+    passthrough: Sequence[str],
+    missing_tokens: frozenset[str],
+    drop_invalid: ProfileSpec | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Encode a batch: drop rows with a missing value, add codes, keep pass-through columns."""
+    """Encode a batch: drop rows with a missing value, add codes, keep pass-through columns.
+
+    With ``drop_invalid`` (the profile's spec, for ``input.on_invalid: drop``)
+    rows holding a value :func:`invalid_masks` rejects are dropped too.
+    """
     columns = schema.qi_names + [schema.sensitive.name]
 
     def encode(batch: pd.DataFrame) -> pd.DataFrame:
         keep = ~missing_mask(batch, columns, missing_tokens).any(axis=1).to_numpy()
+        if drop_invalid is not None:
+            present = np.flatnonzero(keep)
+            bad = np.zeros(len(present), dtype=bool)
+            for mask in invalid_masks(batch.iloc[present], drop_invalid).values():
+                bad |= mask
+            keep[present[bad]] = False
         rows = batch[keep].reset_index(drop=True)
         out = {RID: rows[RID].to_numpy(dtype=np.int64)}
         for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
             raw = rows[kind.name]
-            codes, _ = kind.encode(
-                raw if isinstance(kind, ContinuousKind) else raw.astype("string").str.strip()
-            )
+            numeric = isinstance(kind, ContinuousKind) and pd.api.types.is_numeric_dtype(raw)
+            codes, _ = kind.encode(raw if numeric else raw.astype("string").str.strip())
             out[col] = codes
         s, lvl, _ = schema.sensitive.encode(rows[schema.sensitive.name])
         out[SENS] = s

@@ -48,6 +48,12 @@ class InputConfig(_Frozen):
         missing_values: tokens that mean "missing" (compared after trimming).
         on_missing: ``drop`` removes rows holding a missing quasi-identifier or
             sensitive value (they are counted as suppressed); ``error`` fails.
+        on_invalid: ``error`` (default) fails on a quasi-identifier value that
+            cannot be encoded (a non-numeric continuous value, a value outside
+            its declared order, hierarchy or values, a malformed semantic code),
+            naming the column and the value; ``drop`` suppresses those rows
+            and counts them (``suppressed_invalid_values``), as seed 003 keeps
+            only the 6-digit fnlwgt codes.
     """
 
     format: Literal["csv", "parquet", "orc"] = "csv"
@@ -56,6 +62,7 @@ class InputConfig(_Frozen):
     columns: tuple[str, ...] | None = None
     missing_values: tuple[str, ...] = ("?", "")
     on_missing: Literal["drop", "error"] = "drop"
+    on_invalid: Literal["error", "drop"] = "error"
 
 
 class AttributeConfig(_Frozen):

@@ -168,25 +168,29 @@ def _profile_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind
             f"missing values ({list(config.input.missing_values)}) in {detail}; "
             "set input.on_missing: drop to suppress those rows"
         )
+    dropping = config.input.on_invalid == "drop"
+    hint = "; or set input.on_invalid: drop to suppress such rows"
     bad = rows("nonnumeric")
-    if len(bad):
+    if len(bad) and not dropping:
         r = bad.sort_values(["column", "value"]).iloc[0]
         raise InputError(
             f"column {r.column!r} is continuous but holds the non-numeric value {r.value!r} "
             f"({int(bad[bad.column == r.column].n.sum())} rows); fix the data or declare "
-            "the column ordinal, categorical or nominal"
+            "the column ordinal, categorical or nominal" + hint
         )
     malformed = rows("malformed")
-    if len(malformed):
+    if len(malformed) and not dropping:
         r = malformed.sort_values(["column", "value"]).iloc[0]
         attr = next(a for a in config.attributes if a.name == r.column)
         raise InputError(
             f"value {r.value!r} of the semantic column {r.column!r} is not a code of exactly "
             f"{attr.length} digits (attributes[].length: {attr.length}; at least "
             f"{int(malformed[malformed.column == r.column].n.sum())} malformed rows); fix the "
-            "data, read the column as text so leading zeros survive, or drop those rows"
+            "data, read the column as text so leading zeros survive" + hint
         )
     unknown = rows("unknown")
+    if dropping:
+        unknown = unknown[unknown["column"] == config.sensitive.name]
     if len(unknown):
         r = unknown.sort_values(["column", "value"]).iloc[0]
         if r.column == config.sensitive.name:
@@ -200,7 +204,7 @@ def _profile_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind
             "ordinal": "its declared order (attributes[].order)",
             "nominal": "its declared values (attributes[].values)",
         }[attr.kind]
-        raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}")
+        raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}" + hint)
 
 
 def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> Schema:
@@ -232,8 +236,9 @@ def _check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows:
     if rows == 0:
         raise InputError(
             f"input {config.input.path!r}: every row holds a missing value "
-            f"({list(config.input.missing_values)}) in a quasi-identifier or the sensitive "
-            "column: no rows left after dropping them; check input.missing_values"
+            f"({list(config.input.missing_values)}) or, with input.on_invalid: drop, an "
+            "invalid value in a quasi-identifier or the sensitive column: no rows left after "
+            "dropping them; check input.missing_values and the data"
         )
     if k > rows:
         raise ConfigError(f"model.k: k={k} but the input has only {rows} usable rows; lower k")
@@ -395,6 +400,7 @@ def run_job(
             sensitive=config.sensitive.name,
             sensitive_values=frozenset(v for lv in config.sensitive.levels for v in lv.values),
             missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
+            drop_invalid=config.input.on_invalid == "drop",
         )
         partial = engine.map_batches(raw, _steps.make_profile_fn(spec), _steps.PROFILE_COLUMNS)
         prof = engine.collect_small(
@@ -408,16 +414,28 @@ def run_job(
         _profile_errors(config, prof, known)
         rows_in = int(prof.loc[prof["stat"] == "rows", "n"].sum())
         dropped = int(prof.loc[prof["stat"] == "missing_rows", "n"].sum())
-        usable = rows_in - dropped
+        invalid = (
+            int(prof.loc[prof["stat"] == "invalid_rows", "n"].sum()) if spec.drop_invalid else 0
+        )
+        usable = rows_in - dropped - invalid
         schema = build_schema(config, prof, known)
         _check_feasible(config, schema, prof, usable)
-        log.info("profile: %d rows in, %d with missing values", rows_in, dropped)
+        log.info(
+            "profile: %d rows in, %d with missing values, %d with invalid values dropped",
+            rows_in,
+            dropped,
+            invalid,
+        )
 
     enc_cols = _steps.encoded_columns(schema) + pass_types
     with timer.stage(engine, "encode"):
         encoded = engine.persist(
             engine.map_batches(
-                raw, _steps.make_encode_fn(schema, passthrough, spec.missing_tokens), enc_cols
+                raw,
+                _steps.make_encode_fn(
+                    schema, passthrough, spec.missing_tokens, spec if spec.drop_invalid else None
+                ),
+                enc_cols,
             )
         )
 
@@ -506,8 +524,9 @@ def run_job(
         metrics = {
             "rows_in": rows_in,
             "rows_out": rows_out,
-            "rows_suppressed": dropped + suppressed_unplaced,
+            "rows_suppressed": dropped + invalid + suppressed_unplaced,
             "suppressed_missing_values": dropped,
+            "suppressed_invalid_values": invalid,
             "suppressed_unplaced": suppressed_unplaced,
             "rows_reconciled": reconciled_rows,
             "classes": int(summary["classes"] or 0),

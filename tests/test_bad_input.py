@@ -502,3 +502,48 @@ def test_success_drops_rows_with_question_marks(tmp_path, capsys) -> None:
     published = pd.read_parquet(out / "data")
     assert not (published.astype(str) == "?").to_numpy().any()
     _check_published(out, metrics, k=4, p=2)
+
+
+# ---------------------------------------------------------------- on_invalid: drop
+
+
+def test_invalid_values_fail_with_a_hint_to_drop(tmp_path, capsys) -> None:
+    cfg = make_config(
+        tmp_path, write_adult_csv(tmp_path, 60, edit=_set(5, education="Kindergarten"))
+    )
+    _refused(capsys, tmp_path, cfg, "'Kindergarten'", "input.on_invalid: drop")
+
+
+def test_on_invalid_drop_suppresses_and_counts_the_rows(tmp_path, capsys) -> None:
+    bad = {4: {"education": "Kindergarten"}, 9: {"age": "forty"}, 17: {"native-country": "X"}}
+
+    def edit(rows: list[dict[str, str]]) -> None:
+        for i, values in bad.items():
+            rows[i].update(values)
+        rows[30]["workclass"] = "?"  # missing, counted apart
+        rows[17]["sex"] = "?"  # missing and invalid: counted once, as missing
+
+    cfg = make_config(
+        tmp_path, write_adult_csv(tmp_path, 400, edit=edit), sections={"model": {"k": 4}}
+    )
+    cfg["input"]["on_invalid"] = "drop"
+    out = Path(cfg["output"]["path"])
+    code = _run(tmp_path, cfg, overrides=["model.p=2", "model.h=2"])
+    captured = capsys.readouterr()
+    assert code == EXIT_OK, captured.err
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["suppressed_missing_values"] == 2
+    assert metrics["suppressed_invalid_values"] == 2
+    assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"] == 400
+    assert metrics["verified"] is True
+    published = pd.read_parquet(out / "data")
+    assert "Kindergarten" not in set(published["education"])
+    assert "forty" not in set(published["age"].astype(str))
+
+
+def test_on_invalid_drop_still_refuses_an_unknown_sensitive_value(tmp_path, capsys) -> None:
+    cfg = make_config(
+        tmp_path, write_adult_csv(tmp_path, 60, edit=_set(30, occupation="Astronaut"))
+    )
+    cfg["input"]["on_invalid"] = "drop"
+    _refused(capsys, tmp_path, cfg, "'Astronaut'", "'occupation'", "level")

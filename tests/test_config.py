@@ -500,3 +500,57 @@ def test_override_malformed_yaml_value(raw: dict[str, Any], item: str) -> None:
     with pytest.raises(ConfigError) as info:
         apply_overrides(raw, [item])
     assert key in str(info.value)
+
+
+# ---------------------------------------------------------------- seed 001 / 003 options
+
+
+@pytest.mark.parametrize(
+    ("edit", "needles"),
+    [
+        (lambda a: a.update(kind="semantic", length=6, beta=-1.0), ("beta", "-1.0")),
+        (lambda a: a.update(kind="semantic"), ("semantic attributes need 'length'",)),
+        (lambda a: a.update(kind="semantic", length=0), ("length", "0")),
+        (lambda a: a.update(encoding="vector"), ("(age).encoding",)),
+        (lambda a: a.update(beta=2.0), ("(age).beta",)),
+        (lambda a: a.update(kind="nominal", encoding="onehot"), ("encoding", "onehot")),
+    ],
+    ids=["beta<0", "no-length", "length-0", "encoding-not-nominal", "beta-not-semantic", "enc"],
+)
+def test_bad_seed003_attribute_options(raw: dict[str, Any], edit, needles) -> None:
+    edit(attribute(raw, "age"))
+    msg = _error(raw)
+    for needle in needles:
+        assert needle in msg, msg
+
+
+def test_rank_weights_must_match_the_order(raw: dict[str, Any]) -> None:
+    edu = attribute(raw, "education")
+    edu["rank_weights"] = [1.0] * (len(edu["order"]) - 2)
+    msg = _error(raw)
+    assert "rank_weights" in msg and "one weight per pair" in msg
+
+
+def test_l_larger_than_k_for_kl_cluster(raw: dict[str, Any]) -> None:
+    raw["algorithm"] = {"name": "kl_cluster"}
+    raw["model"] = {"name": "p_sensitive", "k": 3, "p": 4}
+    msg = _error(raw)
+    assert "model.p" in msg and "p=4 > k=3" in msg
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "model"), [("mdav", "hpk"), ("maa_sae", "hpk"), ("kl_cluster", "hpk")]
+)
+def test_algorithm_that_does_not_guarantee_the_model(
+    raw: dict[str, Any], algorithm: str, model: str
+) -> None:
+    raw["algorithm"] = {"name": algorithm}
+    raw["model"]["name"] = model
+    msg = _error(raw)
+    assert "model.name" in msg and algorithm in msg
+
+
+def test_unknown_algorithm(raw: dict[str, Any]) -> None:
+    raw["algorithm"] = {"name": "mondrian2"}
+    msg = _error(raw)
+    assert "algorithm.name" in msg and "mondrian2" in msg and "maa_sae" in msg

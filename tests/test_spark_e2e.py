@@ -88,15 +88,18 @@ def test_spark_matches_local_engine(spark, tmp_path: Path) -> None:
         ("adult_kl_seed001.yaml", {}),
         # MDAV under k-anonymity, on the seed 001 attributes.
         ("adult_kl_seed001.yaml", {"algorithm": {"name": "mdav"}, "model": {"name": "k"}}),
+        # MAA-MINIL on all rows: the 5- and 7-digit fnlwgt rows are dropped as invalid.
+        ("adult_psk_seed003.yaml", {"algorithm": {"name": "maa_minil"}}),
     ],
-    ids=["maa_sae", "kl_cluster", "mdav"],
+    ids=["maa_sae", "kl_cluster", "mdav", "maa_minil"],
 )
 def test_more_algorithms_match_local_engine(
     spark, tmp_path: Path, conf: str, overrides: dict
 ) -> None:
     from sparkanon.engine.spark import SparkEngine
 
-    sample = adult_sample(tmp_path, 1200, fnlwgt_digits=6)
+    every_row = overrides.get("algorithm", {}).get("name") == "maa_minil"
+    sample = adult_sample(tmp_path, 1200, fnlwgt_digits=None if every_row else 6)
     raw = adult_config(
         tmp_path,
         sample,
@@ -114,7 +117,10 @@ def test_more_algorithms_match_local_engine(
     for key in ("AVG_IL", "AVG_Ent", "CAVG", "NCP", "GCP"):
         assert local.metrics[key] == pytest.approx(remote.metrics[key], rel=1e-9), key
     assert remote.metrics["verified"] is True
-    assert remote.metrics["rows_out"] == 1200
+    invalid = remote.metrics["suppressed_invalid_values"]
+    assert (invalid > 0) == every_row
+    assert remote.metrics["rows_out"] + remote.metrics["rows_suppressed"] == 1200
+    assert remote.metrics["rows_out"] == 1200 - invalid
     published = pd.read_parquet(tmp_path / "spark" / "data")
     pd.testing.assert_frame_equal(_sorted(published), _sorted(local.published), check_dtype=False)
     _independent_check(path, tmp_path / "spark")
