@@ -44,22 +44,40 @@ class BlockAlgorithm(ABC):
             class must satisfy ``block.ctx.model``.
         """
 
-    @abstractmethod
     def place(
         self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
     ) -> np.ndarray:
         """Place the rows of another block into this block's classes (reconciliation).
 
         Adding rows to a class that satisfies a monotonic model keeps it
-        satisfied, so any choice is safe; the algorithm picks the best class
-        by its own rule.
+        satisfied, so any choice is safe; each algorithm picks the class by its
+        own rule (:meth:`place_into`).
 
         Args:
             block: the rows already clustered.
-            labels: their labels (``-1`` rows are ignored).
+            labels: their labels ``0..m-1`` (``-1`` rows are ignored).
             extra: the rows to place.
-            rng: seeded generator for the placement order.
+            rng: seeded generator (for algorithms that place in random order).
 
         Returns:
             A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
+        """
+        labels = np.asarray(labels, dtype=np.int64)
+        if extra.n == 0 or labels.size == 0 or labels.max() < 0:
+            return np.full(extra.n, -1, dtype=np.int64)
+        return self.place_into(block, labels, int(labels.max()) + 1, extra, rng)
+
+    @abstractmethod
+    def place_into(
+        self,
+        block: Block,
+        labels: np.ndarray,
+        n_classes: int,
+        extra: Block,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """The algorithm's rule behind :meth:`place`, for a block with classes and rows to place.
+
+        Returns:
+            A class label in ``0..n_classes-1`` per row of ``extra``.
         """

@@ -87,24 +87,16 @@ class GreedyAlgorithm(BlockAlgorithm):
         labels[order] = self._place(table, block.codes, block.level, order)
         return labels
 
-    def place(
-        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    def place_into(
+        self,
+        block: Block,
+        labels: np.ndarray,
+        n_classes: int,
+        extra: Block,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """Place the rows of another block into this block's classes (reconciliation).
-
-        Args:
-            block: the rows already clustered.
-            labels: their labels (``-1`` rows are ignored).
-            extra: the rows to place.
-            rng: seeded generator for the placement order.
-
-        Returns:
-            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
-        """
-        out = np.full(extra.n, -1, dtype=np.int64)
-        n_classes = int(labels.max()) + 1 if labels.size else 0
-        if n_classes == 0 or extra.n == 0:
-            return out
+        """Rows of another block, in seeded random order, join the class ``choose_class`` picks."""
+        out = np.empty(extra.n, dtype=np.int64)
         table = ClassTable(block, labels, n_classes)
         order = rng.permutation(extra.n)
         out[order] = self._place(table, extra.codes, extra.level, order)

@@ -563,24 +563,16 @@ class KLCluster(BlockAlgorithm):
             if not moved:
                 return
 
-    def place(
-        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    def place_into(
+        self,
+        block: Block,
+        labels: np.ndarray,
+        n_classes: int,
+        extra: Block,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """Rows of another block join, in row order, the class whose loss grows least.
-
-        Args:
-            block: the rows already clustered.
-            labels: their labels (``-1`` rows are ignored).
-            extra: the rows to place.
-            rng: unused (the order is the row order).
-
-        Returns:
-            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
-        """
-        out = np.full(extra.n, -1, dtype=np.int64)
-        n_classes = int(labels.max()) + 1 if labels.size else 0
-        if n_classes == 0 or extra.n == 0:
-            return out
+        """Rows of another block join, in row order, the class whose loss grows least."""
+        out = np.empty(extra.n, dtype=np.int64)
         attrs = [_AttributeNcp(kind) for kind in block.kinds]
         classes = _Classes(block, attrs, np.asarray(labels, dtype=np.int64).copy(), n_classes)
         for i in range(extra.n):

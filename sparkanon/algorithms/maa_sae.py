@@ -381,25 +381,17 @@ class MaaSae(BlockAlgorithm):
             chosen[n] = cid
         return chosen
 
-    def place(
-        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    def place_into(
+        self,
+        block: Block,
+        labels: np.ndarray,
+        n_classes: int,
+        extra: Block,
+        rng: np.random.Generator,
     ) -> np.ndarray:
-        """Place the rows of another block into this block's classes by the leftover rule.
-
-        Args:
-            block: the rows already clustered.
-            labels: their labels (``-1`` rows are ignored).
-            extra: the rows to place.
-            rng: seeded generator for the placement order.
-
-        Returns:
-            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
-        """
-        out = np.full(extra.n, -1, dtype=np.int64)
-        labels = np.asarray(labels)
+        """Rows of another block, in seeded random order, join classes by the leftover rule."""
+        out = np.empty(extra.n, dtype=np.int64)
         present = np.unique(labels[labels >= 0])
-        if present.size == 0 or extra.n == 0:
-            return out
         q = _FormedClasses(block, capacity=present.size)
         for label in present:
             members = np.flatnonzero(labels == label)

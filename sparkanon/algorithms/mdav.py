@@ -108,28 +108,20 @@ class Mdav(BlockAlgorithm):
             close(self._class_around(block, rows, s, k))
         return labels
 
-    def place(
-        self, block: Block, labels: np.ndarray, extra: Block, rng: np.random.Generator
+    def place_into(
+        self,
+        block: Block,
+        labels: np.ndarray,
+        n_classes: int,
+        extra: Block,
+        rng: np.random.Generator,
     ) -> np.ndarray:
         """Each row of ``extra`` joins the class whose centroid is nearest (eq. 18).
 
         The centroids are those of the classes as clustered (placed rows do not
         move them), so the result does not depend on the order of ``extra``;
-        ties go to the lowest class label.
-
-        Args:
-            block: the rows already clustered.
-            labels: their labels (``-1`` rows are ignored).
-            extra: the rows to place.
-            rng: unused (placement is deterministic).
-
-        Returns:
-            A class label per row of ``extra`` (all ``-1`` if ``block`` has no class).
+        ties go to the lowest class label; ``rng`` is unused.
         """
-        out = np.full(extra.n, -1, dtype=np.int64)
-        n_classes = int(labels.max()) + 1 if labels.size else 0
-        if n_classes == 0 or extra.n == 0:
-            return out
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(n_classes + 1))
         everyone = np.arange(extra.n)
@@ -140,5 +132,4 @@ class Mdav(BlockAlgorithm):
             ],
             axis=1,
         )
-        out[:] = np.argmin(distances, axis=1)
-        return out
+        return np.argmin(distances, axis=1).astype(np.int64)
