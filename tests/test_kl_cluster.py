@@ -37,7 +37,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models.base import HPKAnonymity
 from sparkanon.pipeline import run_job
-from tests._adult import adult_config, adult_sample
+from tests._adult import ROOT, adult_config, adult_sample
 from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame
 
 FAST = settings(max_examples=30, deadline=None)
@@ -282,3 +282,19 @@ def test_centroid_run_reports_ncp_and_gcp(tmp_path: Path) -> None:
     assert 0.0 < m["GCP"] < 100.0
     assert 0.0 < m["NCP"] <= len([a for a in raw["attributes"] if a["kind"] != "keep"])
     assert result.published["age"].dtype.kind == "f"
+
+
+def test_leftover_rows_keep_classes_below_2k_on_adult(tmp_path: Path) -> None:
+    """Step 11 fills classes that have room first: no class swallows the leftovers.
+
+    Without the bound, K=20, L=5 on the first 8,000 Adult rows gave a class of 106 rows.
+    """
+    sample = adult_sample(tmp_path, 8000)
+    raw = adult_config(
+        tmp_path, sample, tmp_path / "out", conf=ROOT / "conf" / "adult_kl_seed001.yaml"
+    )
+    raw["model"].update({"k": 20, "p": 5})
+    metrics = run_job(LocalEngine(), parse_config(raw), commit=False).metrics
+    assert metrics["verified"] is True
+    assert metrics["class_size"]["min"] >= 20
+    assert metrics["class_size"]["max"] <= 2 * 20 - 1
