@@ -58,15 +58,16 @@ cluster per round (steps 2-6), while the free rows can still host a class
 Step 11: the rows left over (fewer than ``K``, or fewer than ``L`` values) join
 the class whose information loss grows least, in row order (ties to the smaller
 class, then the lower label), among the classes that still have fewer than
-``2K - 1`` rows (all classes once none has): the seed's classes hold ``K`` to
-``2K`` rows, and without that bound one class can absorb hundreds of leftover
-rows that share a few sensitive values. Steps 12-13 ("update the centroids until they no
-longer change"): generalized classes have no centroid, so we read the loop as
-local reassignment: in row order, a row moves to the class where the total
-information loss drops most, if its class keeps ``K`` rows and ``L`` values and
-the receiving class stays below ``2K`` rows (the seed's class sizes lie between
-``K`` and ``2K``); rounds repeat until no row moves, at most
-``algorithm.max_iterations`` rounds.
+``2K - 1`` rows, or, once none has, among the smallest classes: the seed's
+classes hold ``K`` to ``2K`` rows, and without that bound one class can absorb
+hundreds of leftover rows that share a few sensitive values.
+
+Steps 12-13 ("update the centroids until they no longer change"): generalized
+classes have no centroid, so we read the loop as local reassignment: in row
+order, a row moves to the class where the total information loss drops most,
+if its class keeps ``K`` rows and ``L`` values and the receiving class stays
+below ``2K`` rows (the seed's class sizes lie between ``K`` and ``2K``); rounds
+repeat until no row moves, at most ``algorithm.max_iterations`` rounds.
 
 A block that cannot host a class returns every row at ``-1``; otherwise every
 row is placed (the first class of a block can always be formed). Rows of other
@@ -478,13 +479,13 @@ class KLCluster(BlockAlgorithm):
         classes = _Classes(block, attrs, labels, n_classes)
         for i in np.flatnonzero(free):
             # Step 11, kept to the seed's class sizes where the data allows: the
-            # classes still below 2K - 1 rows compete first, all of them only
-            # when every class is full (else one class can swallow hundreds of
-            # leftover rows of a few values).
+            # classes still below 2K - 1 rows compete; once every class is full,
+            # the smallest ones (else one class swallows hundreds of leftover
+            # rows that share a few sensitive values).
             room = classes.size < 2 * k - 1
-            c, _ = classes.best_class(
-                [codes[i] for codes in block.codes], room if room.any() else None
-            )
+            if not room.any():
+                room = classes.size == classes.size.min()
+            c, _ = classes.best_class([codes[i] for codes in block.codes], room)
             classes.add_row(c, int(i))
         self._refine(classes, k, ell, block.ctx.max_iterations)
         return classes.labels
