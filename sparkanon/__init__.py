@@ -4,15 +4,20 @@ Map of the package:
 
 * :mod:`sparkanon.config` - the typed, frozen job config (YAML), validated at load.
 * :mod:`sparkanon.errors` - user errors (exit 2), privacy violations (exit 3), bugs.
-* :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances and
-  centroids (:mod:`~sparkanon.attributes.kinds`), taxonomy trees from ARX
-  hierarchy files (:mod:`~sparkanon.attributes.hierarchy`), and the encoded
-  schema with the sensitive levels (:mod:`~sparkanon.attributes.schema`).
+* :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances,
+  centroids, generalized values and NCP (:mod:`~sparkanon.attributes.kinds`;
+  seed 003's code hierarchy trees in :mod:`~sparkanon.attributes.semantic`),
+  taxonomy trees from ARX hierarchy files
+  (:mod:`~sparkanon.attributes.hierarchy`), and the encoded schema with the
+  sensitive levels (:mod:`~sparkanon.attributes.schema`).
 * :mod:`sparkanon.models` - privacy models that check class summaries
   ((H,p,k)-anonymity, p-sensitive k-anonymity, k-anonymity).
-* :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas:
-  MAA-SLIE (seed 000) and GPKC.
-* :mod:`sparkanon.metrics` - entropies, PSI, EPP, R_IL, AVG-IL, AVG-Ent, CAVG.
+* :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas, each
+  a :class:`~sparkanon.algorithms.BlockAlgorithm`: MAA-SLIE and GPKC (seed 000),
+  MAA-SAE and MAA-MINIL (seed 003), MDAV, (K,L) clustering (seed 001).
+* :mod:`sparkanon.metrics` - entropies, PSI, EPP, R_IL, AVG-IL, AVG-Ent, CAVG,
+  EA/ILA/APF (:mod:`~sparkanon.metrics.entropy`), NCP and GCP
+  (:mod:`~sparkanon.metrics.ncp`).
 * :mod:`sparkanon.engine` - the engine interface, the local (pandas) engine and
   the Spark engine (the only pyspark code).
 * :mod:`sparkanon.pipeline` - the job's stages, written once against the
