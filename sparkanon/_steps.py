@@ -459,8 +459,9 @@ def make_summary_fn(
         for idx in np.split(order, bounds):
             if idx.size == 0:
                 continue
+            class_codes = [c[idx] for c in codes]
             s = class_summary(
-                [c[idx] for c in codes],
+                class_codes,
                 schema.kinds,
                 sens[idx],
                 levels[idx],
@@ -471,7 +472,6 @@ def make_summary_fn(
             row.update({k: v for k, v in s.items() if k != "centroids"})
             for c, centre in zip(schema.code_columns, s["centroids"], strict=True):
                 row[c] = centre
-            class_codes = [c[idx] for c in codes]
             row["ncp"] = class_ncp(schema.kinds, class_codes)
             if generalized:
                 for i, (kind, c) in enumerate(zip(schema.kinds, class_codes, strict=True)):

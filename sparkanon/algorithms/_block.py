@@ -91,10 +91,7 @@ class Block:
 
     def central_row(self, rows: np.ndarray) -> int:
         """The row closest to the centroid of ``rows`` (the "central tuple")."""
-        total = np.zeros(len(rows))
-        for kind, codes in zip(self.kinds, self.codes, strict=True):
-            total += kind.weight * kind.distance_to(codes[rows], kind.centroid(codes[rows]))
-        return int(rows[np.argmin(total)])
+        return int(rows[np.argmin(self.distances_to_point(rows, self.centroid_of(rows)))])
 
     def loss(self, members: np.ndarray) -> float:
         """InfoLoss of the class ``members`` (eq. 20)."""

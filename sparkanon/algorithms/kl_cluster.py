@@ -377,13 +377,6 @@ class _Classes:
 # ---------------------------------------------------------------------------
 
 
-def _tuple_distances(block: Block, rows: np.ndarray, point: list[float]) -> np.ndarray:
-    total = np.zeros(len(rows))
-    for kind, codes, centre in zip(block.kinds, block.codes, point, strict=True):
-        total += kind.weight * kind.distance_to(codes[rows], centre)
-    return total
-
-
 class _Growing:
     """One class being formed: its members and per-attribute ranges."""
 
@@ -413,7 +406,7 @@ class _Growing:
     def best(self, candidates: np.ndarray) -> int:
         """The candidate of least NCP growth, then nearest the first row, then lowest."""
         ncp = np.round(self.ncp_with_each(candidates) / EPS) * EPS
-        near = _tuple_distances(self.block, candidates, self.seed_point)
+        near = self.block.distances_to_point(candidates, self.seed_point)
         return int(candidates[np.lexsort((candidates, near, ncp))[0]])
 
     def ncp_without_each(self) -> np.ndarray:
@@ -508,10 +501,7 @@ class KLCluster(BlockAlgorithm):
             happen when the free rows could host a class: they held ``L``
             values, and a value the class lacks keeps all its rows free.
         """
-        centre = [
-            kind.centroid(codes[rows]) for kind, codes in zip(block.kinds, block.codes, strict=True)
-        ]
-        far = _tuple_distances(block, pool, centre)
+        far = block.distances_to_point(pool, block.centroid_of(rows))
         seed = int(pool[np.lexsort((pool, -far))[0]])
         grow = _Growing(block, attrs, seed)
         free[seed] = False
@@ -536,7 +526,7 @@ class KLCluster(BlockAlgorithm):
             if len(grow.members) > k and repeated.size:
                 after = np.round(grow.ncp_without_each()[repeated] / EPS) * EPS
                 m = np.asarray(grow.members)[repeated]
-                near = _tuple_distances(block, m, grow.seed_point)
+                near = block.distances_to_point(m, grow.seed_point)
                 out = int(m[np.lexsort((-m, -near, after))[0]])
                 grow.members.remove(out)
                 free[out] = True
