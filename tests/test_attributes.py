@@ -532,28 +532,35 @@ def test_nominal_centroids_batch(data: st.DataObject, size: int) -> None:
 # ---------------------------------------------------------------------------
 
 
+# Each case: the file's text and what the message must name besides the file and the
+# attribute: the line (1-based, blank lines counted) and the offending value.
+BAD_HIERARCHIES = {
+    "ragged": ("a;X;*\nb;Y;Z;*\n", ["line 2", "'b'", "columns"]),
+    "empty-cell": ("a;X;*\nb;;*\n", ["line 2", "'b;;*'", "empty cell"]),
+    "duplicate-leaf": ("a;X;*\nb;X;*\na;Y;*\n", ["'a'", "twice", "line 3"]),
+    "two-parents": ("a;X;P;*\nb;X;Q;*\n", ["'X'", "two parents", "'P'", "'Q'", "line 2"]),
+    # A leaf that generalizes other values: b's parent is the leaf a.
+    "leaf-is-inner-node": ("a;X;*\nb;a;*\n", ["'a'", "both a leaf", "inner node", "line 2"]),
+    # The same, the inner node first: X generalizes a (line 1) and is a leaf (line 3).
+    "inner-node-is-leaf": (
+        "a;X;*\nb;Y;*\nX;Y;*\n",
+        ["'X'", "both a leaf (line 3)", "inner node (line 1)"],
+    ),
+    # X -> Y on line 1 and Y -> X on line 2: the cycle shows as Y at levels 2 and 1.
+    "cycle": ("a;X;Y;*\nb;Y;X;*\n", ["'Y'", "level 1 on line 2", "level 2 on line 1", "cycle"]),
+    # A node that is its own parent, within one line.
+    "self-parent": ("a;P;*;*\nb;X;X;*\n", ["line 1", "'*'", "cycle"]),
+    "self-parent-inner": ("a;P;Q;*\nb;X;X;*\n", ["'X'", "level 2 on line 2", "cycle"]),
+    "several-roots": ("a;X;*\nb;Y;#\n", ["several roots", "'#'", "line 2"]),
+    "blank-lines-counted": ("\na;X;*\n\nb;;*\n", ["line 4", "empty cell"]),
+    "empty": ("", ["empty"]),
+    "blank": ("\n\n", ["empty"]),
+    "one-column": ("a\nb\n", ["one column", "line 1", "'a'"]),
+}
+
+
 @pytest.mark.parametrize(
-    ("content", "fragments"),
-    [
-        ("a;X;*\nb;Y;Z;*\n", ["line 2", "columns"]),  # ragged
-        ("a;X;*\nb;;*\n", ["line 2", "empty cell"]),  # empty cell
-        ("a;X;*\nb;X;*\na;Y;*\n", ["'a'", "twice", "line 3"]),  # duplicate leaf
-        ("a;X;P;*\nb;X;Q;*\n", ["'X'", "two parents", "'P'", "'Q'"]),  # node with two parents
-        ("a;X;*\nb;Y;#\n", ["several roots"]),  # several roots
-        ("", ["empty"]),  # empty file
-        ("\n\n", ["empty"]),  # blank lines only
-        ("a\nb\n", ["one column"]),  # no parent at all
-    ],
-    ids=[
-        "ragged",
-        "empty-cell",
-        "duplicate-leaf",
-        "two-parents",
-        "several-roots",
-        "empty",
-        "blank",
-        "one-column",
-    ],
+    ("content", "fragments"), list(BAD_HIERARCHIES.values()), ids=list(BAD_HIERARCHIES)
 )
 def test_load_arx_hierarchy_errors(tmp_path: Path, content: str, fragments: list[str]) -> None:
     path = tmp_path / "bad_hierarchy.csv"
@@ -564,7 +571,26 @@ def test_load_arx_hierarchy_errors(tmp_path: Path, content: str, fragments: list
     assert str(path) in message
     assert "education" in message
     for fragment in fragments:
-        assert fragment in message
+        assert fragment in message, (fragment, message)
+
+
+def test_load_arx_hierarchy_node_has_one_parent_whatever_the_level(tmp_path: Path) -> None:
+    # X is a level-1 node under P on line 1 and a level-2 node over Y on line 2.
+    path = tmp_path / "h.csv"
+    path.write_text("a;X;P;*\nb;Y;X;*\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_arx_hierarchy(path, "h")
+    message = str(err.value)
+    assert str(path) in message and "'X'" in message and "line 2" in message
+
+
+def test_load_arx_hierarchy_accepts_every_bundled_hierarchy() -> None:
+    bundled = sorted((Path(__file__).resolve().parents[1] / "data/adult/hierarchies").glob("*.csv"))
+    assert len(bundled) >= 9
+    for path in bundled:
+        tax = load_arx_hierarchy(path, path.stem)
+        assert tax.size == len(set(tax.leaves)) > 0
+        assert len({p[-1] for p in tax.paths}) == 1
 
 
 def test_load_arx_hierarchy_missing_file(tmp_path: Path) -> None:

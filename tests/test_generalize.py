@@ -50,17 +50,62 @@ def age_codes(*ages: float) -> np.ndarray:
 
 
 def test_continuous_range_in_raw_units_without_spurious_decimals() -> None:
-    assert AGE.generalized(age_codes(25, 34, 29)) == "[25-34]"
+    assert AGE.generalized(age_codes(25, 34, 29)) == "[25, 34]"
     assert AGE.generalized(age_codes(41, 41)) == "41"
-    assert AGE.generalized(age_codes(17, 90)) == "[17-90]"
+    assert AGE.generalized(age_codes(17, 90)) == "[17, 90]"
 
 
-def test_continuous_keeps_real_decimals_and_rounds_to_decimals() -> None:
+def test_continuous_negative_bounds_are_unambiguous() -> None:
+    kind = ContinuousKind(name="t", weight=1.0, low=-5.0, high=3.0)
+    codes, _ = kind.encode(pd.Series([-2.0, -1.0, -1.5]))
+    assert kind.generalized(codes) == "[-2, -1]"  # was "[-2--1]"
+    codes, _ = kind.encode(pd.Series([-0.5, 2.25]))
+    assert kind.generalized(codes) == "[-0.5, 2.25]"
+    codes, _ = kind.encode(pd.Series([-3.0]))
+    assert kind.generalized(codes) == "-3"
+
+
+def test_continuous_keeps_real_decimals_and_widens_to_decimals() -> None:
     kind = ContinuousKind(name="x", weight=1.0, low=0.0, high=10.0)
     codes, _ = kind.encode(pd.Series([2.5, 7.25]))
-    assert kind.generalized(codes) == "[2.5-7.25]"
+    assert kind.generalized(codes) == "[2.5, 7.25]"
     rounded = ContinuousKind(name="x", weight=1.0, low=0.0, high=10.0, decimals=1)
-    assert rounded.generalized(codes) == "[2.5-7.2]"  # numpy rounds half to even
+    # Bounds round outwards: 7.25 up to 7.3 (to nearest, half to even, gave 7.2).
+    assert rounded.generalized(codes) == "[2.5, 7.3]"
+    # The centroid, a point, still rounds to the nearest.
+    assert rounded.decode(np.array([0.725])) == pytest.approx([7.2])
+
+
+def test_continuous_decimals_floor_the_low_and_ceil_the_high() -> None:
+    # The QA case: true bounds 53.68 and 522.32 published [54-522], excluding both.
+    kind = ContinuousKind(name="x", weight=1.0, low=-10.0, high=1000.0, decimals=0)
+    codes, _ = kind.encode(pd.Series([53.68, 200.0, 522.32]))
+    assert kind.generalized(codes) == "[53, 523]"
+    one = ContinuousKind(name="x", weight=1.0, low=-10.0, high=1000.0, decimals=1)
+    assert one.generalized(codes) == "[53.6, 522.4]"
+    codes, _ = kind.encode(pd.Series([-2.5, -1.5]))
+    assert kind.generalized(codes) == "[-3, -1]"
+    # A single value off the decimals grid publishes the grid interval around it.
+    codes, _ = kind.encode(pd.Series([53.68]))
+    assert kind.generalized(codes) == "[53, 54]"
+
+
+@pytest.mark.parametrize(
+    ("code", "decimals", "expected"),
+    [
+        (0.54 - 3e-13, 0, "54"),  # decodes to 53.99999999997: must not floor to 53
+        (0.54 + 3e-13, 0, "54"),  # decodes to 54.00000000003: must not ceil to 55
+        (0.017, 1, "1.7"),  # decodes to 1.7000000000000002: must not ceil to 1.8
+        (0.0057, 2, "0.57"),  # 0.57 * 100 is 56.99999999999999: must not floor to 0.56
+        (0.023, 2, "2.3"),  # 2.3 * 100 is 229.99999999999997
+        (0.0057, 0, "[0, 1]"),  # off the grid: the grid interval around it
+    ],
+)
+def test_continuous_outward_rounding_ignores_float_noise(
+    code: float, decimals: int, expected: str
+) -> None:
+    kind = ContinuousKind(name="x", weight=1.0, low=0.0, high=100.0, decimals=decimals)
+    assert kind.generalized(np.array([code, code])) == expected
 
 
 def test_continuous_ncp_is_the_range_over_the_whole_input_range() -> None:
@@ -83,7 +128,7 @@ def test_continuous_constant_column_has_no_penalty() -> None:
 
 
 def test_ordinal_generalized_and_ncp() -> None:
-    assert GRADE.generalized(np.array([1, 3, 2])) == "[b-d]"
+    assert GRADE.generalized(np.array([1, 3, 2])) == "[b, d]"
     assert GRADE.generalized(np.array([4, 4])) == "e"
     assert GRADE.ncp(np.array([1, 3, 2])) == pytest.approx(2 / 4)  # (3 - 1) / (5 - 1)
     assert GRADE.ncp(np.array([0, 4])) == 1.0
@@ -182,7 +227,7 @@ def test_summary_holds_ncp_and_generalized_labels(edu: Taxonomy) -> None:
     out = make_summary_fn(schema, 10.0, generalized=True)(frame)
     assert list(out.columns) == [n for n, _ in summary_columns(schema, True)]
     first, second = out.iloc[0], out.iloc[1]
-    assert (first["_g0"], first["_g1"], first["_g2"]) == ("[25-34]", "Graduate", "*")
+    assert (first["_g0"], first["_g1"], first["_g2"]) == ("[25, 34]", "Graduate", "*")
     assert first["ncp"] == pytest.approx(9 / 73 + 2 / 7 + 1.0)
     assert (second["_g0"], second["_g1"], second["_g2"]) == ("50", "HS-grad", "X")
     assert second["ncp"] == 0.0

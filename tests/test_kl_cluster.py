@@ -226,7 +226,7 @@ def test_place_joins_the_class_of_least_ncp_growth(schema: Schema) -> None:
 # Jobs on the local engine
 # ---------------------------------------------------------------------------
 
-RANGE_OR_NUMBER = re.compile(r"^(\[\d+-\d+\]|\d+)$")
+RANGE_OR_NUMBER = re.compile(r"^(\[\d+, \d+\]|\d+)$")
 
 
 def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:

@@ -2,8 +2,10 @@
 
 An ARX hierarchy file has one row per leaf value, ``;``-separated, from the most
 specific value to the root, e.g. ``Bachelors;Undergraduate;Higher education;*``.
-Every row has the same number of columns (all leaves sit at the same depth) and
-every node has exactly one parent.
+Every row has the same number of columns (all leaves sit at the same depth),
+every node has exactly one parent, a value sits at one level only (never both a
+leaf and an inner node, so the parent links cannot cycle) and there is one root:
+:func:`load_arx_hierarchy` rejects any other file, naming the line and the value.
 
 The distance of seed 000 eq. 14 is ``d_c(a, b) = u(a, b) / root_c`` where
 ``u`` is the number of levels from the leaves up to their lowest common
@@ -116,8 +118,27 @@ class Taxonomy:
         return cuts
 
 
+def _read_rows(p: Path) -> list[tuple[int, list[str]]]:
+    """The non-blank rows of an ARX CSV, cells trimmed, each with its 1-based line number."""
+    rows = []
+    with p.open(newline="", encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
+        reader = csv.reader(fh, delimiter=";")
+        for row in reader:
+            if row:
+                rows.append((reader.line_num, [c.strip() for c in row]))
+    return rows
+
+
 def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
-    """Load and check an ARX-format hierarchy CSV.
+    """Load an ARX-format hierarchy CSV and check that it describes a tree.
+
+    The checks, each failing with the file, the line number and the offending
+    value: every row has as many columns as the first (all leaves at the same
+    depth) and no empty cell; no leaf is listed twice; a value sits at one
+    level only, so it is never both a leaf and an inner node and the parent
+    links cannot form a cycle (in this format a cycle shows up as a value at
+    two levels); every node has one parent wherever it appears; the last
+    column holds one root.
 
     Args:
         path: the CSV file.
@@ -127,52 +148,46 @@ def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
         The taxonomy with leaves in depth-first order.
 
     Raises:
-        ConfigError: the file is missing, empty, ragged, has empty cells,
-            repeats a leaf, gives a node two parents or has several roots.
+        ConfigError: the file is missing or empty, or is not a tree (see above).
     """
     p = Path(path)
     where = f"hierarchy {str(p)!r} of attribute {attribute!r}"
     if not p.is_file():
         raise ConfigError(f"{where}: file does not exist")
-    with p.open(newline="", encoding="utf-8-sig") as fh:  # tolerate a byte-order mark
-        rows = [[c.strip() for c in r] for r in csv.reader(fh, delimiter=";") if r]
-    if not rows:
+    numbered = _read_rows(p)
+    if not numbered:
         raise ConfigError(f"{where}: file is empty")
-    width = len(rows[0])
+    first_line, first_row = numbered[0]
+    width = len(first_row)
     if width < 2:
-        raise ConfigError(f"{where}: line 1 has one column; expected leaf;...;root")
-    parent: dict[tuple[int, str], str] = {}
-    leaves_seen: set[str] = set()
-    for lineno, row in enumerate(rows, start=1):
-        if len(row) != width:
-            raise ConfigError(
-                f"{where}: line {lineno} has {len(row)} columns, line 1 has {width}; "
-                "every leaf must sit at the same depth"
-            )
-        if any(c == "" for c in row):
-            raise ConfigError(f"{where}: line {lineno} has an empty cell")
-        if row[0] in leaves_seen:
-            raise ConfigError(f"{where}: leaf {row[0]!r} appears twice (line {lineno})")
-        leaves_seen.add(row[0])
-        for level in range(width - 1):
-            key = (level, row[level])
-            if key in parent and parent[key] != row[level + 1]:
-                raise ConfigError(
-                    f"{where}: node {row[level]!r} has two parents, {parent[key]!r} and "
-                    f"{row[level + 1]!r} (line {lineno})"
-                )
-            parent[key] = row[level + 1]
-    roots = {r[-1] for r in rows}
-    if len(roots) != 1:
-        raise ConfigError(f"{where}: several roots {sorted(roots)}; the last column must agree")
-    # Depth-first order: sort leaves by the first-appearance rank of each ancestor, top down.
-    first_seen: dict[tuple[int, str], int] = {}
-    for row in rows:
+        raise ConfigError(
+            f"{where}: line {first_line} ({first_row[0]!r}) has one column; expected leaf;...;root"
+        )
+    root = first_row[-1]
+    # Every value seen so far: its level, its parent (None for the root) and the line.
+    seen: dict[str, tuple[int, str | None, int]] = {}
+    for lineno, row in numbered:
+        _check_row(where, lineno, row, width, first_line)
         for level, node in enumerate(row):
-            first_seen.setdefault((level, node), len(first_seen))
+            parent = row[level + 1] if level + 1 < width else None
+            if node not in seen:
+                seen[node] = (level, parent, lineno)
+                continue
+            _check_node(where, lineno, node, level, parent, seen[node])
+        if row[-1] != root:
+            raise ConfigError(
+                f"{where}: line {lineno} ends with root {row[-1]!r}, line {first_line} with "
+                f"{root!r}; several roots, the last column must hold one root"
+            )
+    rows = [row for _, row in numbered]
+    # Depth-first order: sort leaves by the first-appearance rank of each ancestor, top down.
+    first_seen: dict[str, int] = {}
+    for row in rows:
+        for node in row:
+            first_seen.setdefault(node, len(first_seen))
 
     def dfs_key(row: list[str]) -> tuple[int, ...]:
-        return tuple(first_seen[(lv, row[lv])] for lv in range(width - 1, -1, -1))
+        return tuple(first_seen[row[lv]] for lv in range(width - 1, -1, -1))
 
     ordered = sorted(rows, key=dfs_key)
     return Taxonomy(
@@ -180,3 +195,59 @@ def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
         paths=tuple(tuple(r) for r in ordered),
         height=width - 1,
     )
+
+
+def _check_row(where: str, lineno: int, row: list[str], width: int, first_line: int) -> None:
+    """Fail unless ``row`` has ``width`` cells, none empty."""
+    if len(row) != width:
+        raise ConfigError(
+            f"{where}: line {lineno} ({row[0]!r}) has {len(row)} columns, line {first_line} "
+            f"has {width}; every leaf must sit at the same depth"
+        )
+    if "" in row:
+        column = row.index("") + 1
+        raise ConfigError(
+            f"{where}: line {lineno} ({';'.join(row)!r}) has an empty cell in column {column}"
+        )
+
+
+def _check_node(
+    where: str,
+    lineno: int,
+    node: str,
+    level: int,
+    parent: str | None,
+    before: tuple[int, str | None, int],
+) -> None:
+    """Fail if a value seen before at ``before`` differs in level or parent (not a tree).
+
+    Args:
+        where: the file and attribute, for messages.
+        lineno: the line being read.
+        node: the value.
+        level: its level on this line (0 for the leaf).
+        parent: its parent on this line (``None`` at the root level).
+        before: ``(level, parent, line)`` where the value was first seen.
+    """
+    old_level, old_parent, old_line = before
+    if level == 0 and old_level == 0:
+        raise ConfigError(
+            f"{where}: leaf {node!r} appears twice (line {lineno}, first on line {old_line})"
+        )
+    if level != old_level:
+        if 0 in (level, old_level):
+            leaf_line, inner_line = (lineno, old_line) if level == 0 else (old_line, lineno)
+            raise ConfigError(
+                f"{where}: value {node!r} is both a leaf (line {leaf_line}) and an inner node "
+                f"(line {inner_line}); a leaf cannot generalize other values"
+            )
+        raise ConfigError(
+            f"{where}: value {node!r} sits at level {level} on line {lineno} but at level "
+            f"{old_level} on line {old_line}; a value at two levels makes a cycle, the "
+            "hierarchy must be a tree"
+        )
+    if parent != old_parent:
+        raise ConfigError(
+            f"{where}: node {node!r} has two parents, {old_parent!r} (line {old_line}) and "
+            f"{parent!r} (line {lineno})"
+        )

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
 import numpy as np
 import pandas as pd
@@ -44,12 +45,61 @@ SUPPRESSED = "*"
 """Generalized value of a nominal attribute whose class holds several values."""
 
 
+RANGE_SEPARATOR = ", "
+"""Separates the bounds of a published range ``[lo, hi]``; the config rejects ordinal
+labels that hold it, so a bound never contains it."""
+
+SIGNIFICANT_DIGITS = 12
+"""Decoded continuous values are snapped to this many significant digits before they are
+published, which drops the noise of the normalise/decode round trip."""
+
+
 def _format_number(x: float) -> str:
     """A raw number without spurious decimals: ``25.0`` -> ``25``, ``2.5`` stays ``2.5``."""
-    r = float(f"{x:.12g}")  # drop the noise of the normalise/decode round trip
+    r = float(f"{x:.{SIGNIFICANT_DIGITS}g}")  # drop the noise of the normalise/decode round trip
     if r == round(r) and abs(r) < 1e15:
         return str(int(round(r)))
-    return f"{r:.12g}"
+    return f"{r:.{SIGNIFICANT_DIGITS}g}"
+
+
+def _round_bound(x: float, decimals: int, rounding: str) -> float:
+    """Round one range bound outwards at ``decimals`` places, after snapping off float noise.
+
+    The value is first snapped to :data:`SIGNIFICANT_DIGITS` significant digits
+    (a code that decodes to ``53.99999999997`` for a true 54 stays 54), then
+    rounded in decimal arithmetic, so ``0.3`` floors to ``0.3`` and does not
+    become ``0.2`` through ``0.3 * 10 = 2.9999...``.
+
+    Args:
+        x: the decoded bound.
+        decimals: decimal places to keep (0 for whole numbers).
+        rounding: ``decimal.ROUND_FLOOR`` for a low bound, ``decimal.ROUND_CEILING`` for a high one.
+
+    Returns:
+        The rounded bound.
+    """
+    snapped = Decimal(f"{x:.{SIGNIFICANT_DIGITS}g}")
+    step = Decimal(1).scaleb(-decimals)
+    if snapped.as_tuple().exponent >= -decimals:  # already on the grid (large magnitudes too)
+        return float(snapped)
+    return float(snapped.quantize(step, rounding=rounding))
+
+
+def published_range(lo: str, hi: str) -> str:
+    """The published form of a generalized range: ``[lo, hi]``, or ``lo`` alone when equal.
+
+    Every kind that publishes an interval uses this closed-interval format: the
+    bounds are separated by a comma and one space, so neither negative numbers
+    (``[-2, -1]``) nor labels holding ``-`` (``[7th-8th, HS-grad]``) are ambiguous.
+
+    Args:
+        lo: the formatted lower bound.
+        hi: the formatted upper bound.
+
+    Returns:
+        ``lo`` when both bounds are the same, else ``[lo, hi]``.
+    """
+    return lo if lo == hi else f"[{lo}{RANGE_SEPARATOR}{hi}]"
 
 
 @dataclass(frozen=True)
@@ -213,8 +263,13 @@ class ContinuousKind(Kind):
         codes = (numeric - self.low) / self._width
         return np.where(invalid, 0.0, codes), invalid
 
-    def decode(self, codes: np.ndarray) -> np.ndarray:  # noqa: D102
-        raw = self.low + np.asarray(codes, dtype=float) * self._width
+    def _raw(self, codes: np.ndarray) -> np.ndarray:
+        """Raw values of codes, unrounded."""
+        return self.low + np.asarray(codes, dtype=float) * self._width
+
+    def decode(self, codes: np.ndarray) -> np.ndarray:
+        """Raw values of centroid codes, rounded to the nearest at ``decimals`` when set."""
+        raw = self._raw(codes)
         return raw if self.decimals is None else np.round(raw, self.decimals)
 
     def distance_to(self, codes: np.ndarray, centre: float) -> np.ndarray:  # noqa: D102
@@ -259,12 +314,22 @@ class ContinuousKind(Kind):
         return np.bincount(label, weights=np.abs(codes - means[label]), minlength=m)
 
     def generalized(self, codes: np.ndarray) -> str:
-        """``[lo-hi]`` in raw units (rounded to ``decimals``), or the single value."""
+        """``[lo, hi]`` in raw units, or the single value (:func:`published_range`).
+
+        With ``decimals`` the range is widened to that many decimal places, the
+        low bound rounded down and the high bound up, so it still contains every
+        value of the class: values 53.68 and 522.32 publish ``[53, 523]`` at
+        ``decimals: 0``. A single value that is not on that grid publishes the
+        grid interval around it (53.68 publishes ``[53, 54]``).
+        """
         c = np.asarray(codes, dtype=float)
         if c.size == 0:
             raise ValueError(f"attribute {self.name!r}: an empty class has no generalized value")
-        lo, hi = (_format_number(float(v)) for v in self.decode(np.array([c.min(), c.max()])))
-        return lo if lo == hi else f"[{lo}-{hi}]"
+        lo, hi = (float(v) for v in self._raw(np.array([c.min(), c.max()])))
+        if self.decimals is not None:
+            lo = _round_bound(lo, self.decimals, ROUND_FLOOR)
+            hi = _round_bound(hi, self.decimals, ROUND_CEILING)
+        return published_range(_format_number(lo), _format_number(hi))
 
     def ncp(self, codes: np.ndarray) -> float:
         """``max - min`` of the codes, already normalised by the whole input's range."""
@@ -411,10 +476,13 @@ class OrdinalKind(DiscreteKind):
         return np.clip(centre, 0, self.size - 1).astype(np.int64)
 
     def generalized(self, codes: np.ndarray) -> str:
-        """``[a-b]`` with the labels of the lowest and highest rank, or the single label."""
+        """``[a, b]``, the labels of the lowest and highest rank, or the single label.
+
+        See :func:`published_range`.
+        """
         c = np.asarray(codes, dtype=np.int64)
         lo, hi = int(c.min()), int(c.max())
-        return self.labels[lo] if lo == hi else f"[{self.labels[lo]}-{self.labels[hi]}]"
+        return self.labels[lo] if lo == hi else published_range(self.labels[lo], self.labels[hi])
 
     def ncp(self, codes: np.ndarray) -> float:
         """``(max rank - min rank) / (V - 1)``, ``V`` the ranks of the declared order."""
