@@ -7,7 +7,13 @@ rows, ``p`` distinct sensitive values and ``H`` distinct sensitivity levels.
 
 Usage::
 
-    python scripts/verify_output.py CONFIG OUTPUT_DIR
+    python scripts/verify_output.py OUTPUT_DIR                       # the config the job ran
+    python scripts/verify_output.py CONFIG OUTPUT_DIR [--set key=value ...]
+
+With one argument it reads ``OUTPUT_DIR/config.yaml``, the config the job wrote
+beside its metrics with every ``--set`` override applied. With a CONFIG it applies
+the same ``--set key=value`` overrides the job took (dotted keys, YAML values,
+list items by index, e.g. ``--set model.k=4``).
 
 Exit code 0 when every group satisfies the model, 1 otherwise.
 """
@@ -36,12 +42,34 @@ def read_published(output_dir: Path) -> pd.DataFrame:
     )
 
 
+def apply_set(cfg: dict, item: str) -> None:
+    """Apply one ``dotted.key=value`` override (the value parsed as YAML) in place."""
+    key, sep, text = item.partition("=")
+    if not sep:
+        raise SystemExit(f"--set {item!r}: expected key=value")
+    node = cfg
+    parts = key.strip().split(".")
+    for part in parts[:-1]:
+        node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+    last = parts[-1]
+    if isinstance(node, list):
+        node[int(last)] = yaml.safe_load(text)
+    else:
+        node[last] = yaml.safe_load(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("config")
-    parser.add_argument("output_dir")
+    parser.add_argument("paths", nargs="+", metavar="[CONFIG] OUTPUT_DIR")
+    parser.add_argument("--set", dest="overrides", action="append", default=[])
     args = parser.parse_args(argv)
-    cfg = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    if len(args.paths) > 2:
+        parser.error("expected [CONFIG] OUTPUT_DIR")
+    args.output_dir = args.paths[-1]
+    config = Path(args.paths[0]) if len(args.paths) == 2 else Path(args.output_dir) / "config.yaml"
+    cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
+    for item in args.overrides:
+        apply_set(cfg, item)
     qi = [a["name"] for a in cfg["attributes"] if a["kind"] in QI_KINDS]
     sensitive = cfg["sensitive"]["name"]
     level_of = {v: lv["name"] for lv in cfg["sensitive"]["levels"] for v in lv["values"]}

@@ -18,6 +18,7 @@ from sparkanon.algorithms import BlockContext, cluster_block, place_rows
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema, SensitiveLevels
 from sparkanon.attributes.semantic import is_code
+from sparkanon.io import MALFORMED
 from sparkanon.metrics.entropy import class_level_entropy, sensitive_entropy
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models.base import HPKAnonymity
@@ -107,7 +108,9 @@ def _stat(
 def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Per-batch accumulator of input statistics (merged by an aggregation).
 
-    The rows it emits: ``rows``; ``missing`` per column; ``missing_rows``;
+    The rows it emits: ``rows``; ``malformed_records`` (CSV records of the wrong
+    width, :data:`sparkanon.io.MALFORMED`; left out of every other statistic);
+    ``missing`` per column; ``missing_rows``;
     ``range`` (count, min, max) per continuous column; ``nonnumeric`` and
     ``unknown`` examples per column; ``malformed`` examples (and their row
     counts) per semantic column, values that are not codes of the column's
@@ -118,6 +121,10 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
 
     def profile(batch: pd.DataFrame) -> pd.DataFrame:
         rows = [_stat("rows", "*", None, len(batch))]
+        if MALFORMED in batch.columns:
+            bad = batch[MALFORMED].to_numpy() == 1
+            rows.append(_stat("malformed_records", "*", None, int(bad.sum())))
+            batch = batch[~bad]
         miss = missing_mask(batch, columns, spec.missing_tokens)
         any_missing = miss.any(axis=1).to_numpy()
         rows.append(_stat("missing_rows", "*", None, int(any_missing.sum())))
@@ -175,7 +182,9 @@ def make_encode_fn(
     missing_tokens: frozenset[str],
     drop_invalid: ProfileSpec | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Encode a batch: drop rows with a missing value, add codes, keep pass-through columns.
+    """Encode a batch: drop malformed records and rows with a missing value, add codes.
+
+    Pass-through columns are kept as they are.
 
     With ``drop_invalid`` (the profile's spec, for ``input.on_invalid: drop``)
     rows holding a value :func:`invalid_masks` rejects are dropped too.
@@ -184,6 +193,8 @@ def make_encode_fn(
 
     def encode(batch: pd.DataFrame) -> pd.DataFrame:
         keep = ~missing_mask(batch, columns, missing_tokens).any(axis=1).to_numpy()
+        if MALFORMED in batch.columns:
+            keep &= batch[MALFORMED].to_numpy() != 1
         if drop_invalid is not None:
             present = np.flatnonzero(keep)
             bad = np.zeros(len(present), dtype=bool)

@@ -21,15 +21,23 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    Strict,
     ValidationError,
     field_validator,
     model_validator,
 )
 
+from sparkanon.attributes.kinds import RANGE_SEPARATOR
 from sparkanon.errors import ConfigError
 
 QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic")
 """Attribute kinds that are quasi-identifiers (seed 000 section 1.5, seed 003 section 3)."""
+
+
+Int = Annotated[int, Strict()]
+"""An integer key: YAML's ``true`` is not 1, ``"8"`` and ``8.0`` are not 8."""
+Float = Annotated[float, Strict()]
+"""A real-valued key: an integer such as ``1`` is accepted, ``true`` and ``"0.5"`` are not."""
 
 
 class _Frozen(BaseModel):
@@ -54,6 +62,14 @@ class InputConfig(_Frozen):
             naming the column and the value; ``drop`` suppresses those rows
             and counts them (``suppressed_invalid_values``), as seed 003 keeps
             only the 6-digit fnlwgt codes.
+        on_malformed: CSV only: ``error`` (default) fails on a record whose
+            number of fields differs from the header's, naming the file and the
+            line; ``drop`` suppresses such records and counts them
+            (``suppressed_malformed_records``).
+        glob: for a directory input, the pattern file names must match to be
+            read (e.g. ``*.txt``); by default the format's suffixes
+            (``.csv``, ``.csv.gz``, ``.tsv``...; ``.parquet``; ``.orc``). Hidden
+            files (``.``- or ``_``-prefixed, e.g. ``_SUCCESS``) are never read.
     """
 
     format: Literal["csv", "parquet", "orc"] = "csv"
@@ -63,6 +79,8 @@ class InputConfig(_Frozen):
     missing_values: tuple[str, ...] = ("?", "")
     on_missing: Literal["drop", "error"] = "drop"
     on_invalid: Literal["error", "drop"] = "error"
+    on_malformed: Literal["error", "drop"] = "error"
+    glob: str | None = None
 
 
 class AttributeConfig(_Frozen):
@@ -103,16 +121,16 @@ class AttributeConfig(_Frozen):
     kind: Literal[
         "continuous", "ordinal", "categorical", "nominal", "semantic", "identifier", "keep"
     ]
-    weight: Annotated[float, Field(gt=0)] = 1.0
+    weight: Annotated[Float, Field(gt=0)] = 1.0
     order: tuple[str, ...] | None = None
     hierarchy: str | None = None
     values: tuple[str, ...] | None = None
-    rank_weights: tuple[Annotated[float, Field(gt=0)], ...] | None = None
+    rank_weights: tuple[Annotated[Float, Field(gt=0)], ...] | None = None
     centroid: Literal["mean_frequency", "median"] | None = None
     encoding: Literal["indicator", "vector"] | None = None
-    length: Annotated[int, Field(ge=1, le=18)] | None = None
-    beta: Annotated[float, Field(ge=0)] = 1.0
-    root_weight: Annotated[float, Field(ge=0)] = 0.0
+    length: Annotated[Int, Field(ge=1, le=18)] | None = None
+    beta: Annotated[Float, Field(ge=0)] = 1.0
+    root_weight: Annotated[Float, Field(ge=0)] = 0.0
 
     @property
     def is_quasi_identifier(self) -> bool:
@@ -130,7 +148,7 @@ class SensitiveLevel(_Frozen):
     """
 
     name: str
-    weight: Annotated[float, Field(gt=0, lt=1)]
+    weight: Annotated[Float, Field(gt=0, lt=1)]
     values: tuple[str, ...]
 
 
@@ -159,9 +177,9 @@ class ModelConfig(_Frozen):
     """
 
     name: Literal["hpk", "p_sensitive", "k"] = "hpk"
-    k: Annotated[int, Field(ge=1)]
-    p: Annotated[int, Field(ge=1)] = 1
-    h: Annotated[int, Field(ge=1)] = 1
+    k: Annotated[Int, Field(ge=1)]
+    p: Annotated[Int, Field(ge=1)] = 1
+    h: Annotated[Int, Field(ge=1)] = 1
 
 
 class AlgorithmConfig(_Frozen):
@@ -181,9 +199,9 @@ class AlgorithmConfig(_Frozen):
     """
 
     name: str = "maa_slie"
-    psi_weights: tuple[float, float] = (0.5, 0.5)
-    entropy_base: Annotated[float, Field(gt=1)] = 10.0
-    max_iterations: Annotated[int, Field(ge=1)] = 10
+    psi_weights: tuple[Float, Float] = (0.5, 0.5)
+    entropy_base: Annotated[Float, Field(gt=1)] = 10.0
+    max_iterations: Annotated[Int, Field(ge=1)] = 10
 
     @field_validator("name")
     @classmethod
@@ -207,7 +225,7 @@ class PartitioningConfig(_Frozen):
             sent to the nearest feasible block's classes.
     """
 
-    max_block_rows: Annotated[int, Field(ge=2)] = 2000
+    max_block_rows: Annotated[Int, Field(ge=2)] = 2000
     infeasible_blocks: Literal["merge", "reconcile"] = "merge"
 
 
@@ -231,7 +249,7 @@ class OutputConfig(_Frozen):
     path: str
     format: Literal["parquet", "csv"] = "parquet"
     mode: Literal["error", "overwrite"] = "error"
-    decimals: Annotated[int, Field(ge=0)] | None = None
+    decimals: Annotated[Int, Field(ge=0)] | None = None
     publish: Literal["centroids", "generalized"] = "centroids"
 
 
@@ -245,7 +263,7 @@ class JobConfig(_Frozen):
     algorithm: AlgorithmConfig = AlgorithmConfig()
     partitioning: PartitioningConfig = PartitioningConfig()
     output: OutputConfig
-    seed: int = 0
+    seed: Int = 0
 
     @property
     def quasi_identifiers(self) -> tuple[AttributeConfig, ...]:
@@ -278,6 +296,13 @@ class JobConfig(_Frozen):
                     problems.append(f"{key}: ordinal attributes need 'order' (lowest to highest)")
                 elif len(set(attr.order)) != len(attr.order):
                     problems.append(f"{key}.order: repeated values")
+                else:
+                    clash = [v for v in attr.order if RANGE_SEPARATOR in v]
+                    if clash:
+                        problems.append(
+                            f"{key}.order: value {clash[0]!r} contains {RANGE_SEPARATOR!r}, which "
+                            "separates the bounds of a published range [low, high]; rename it"
+                        )
             elif attr.order is not None:
                 problems.append(f"{key}.order: only ordinal attributes take 'order'")
             if attr.kind == "categorical" and not attr.hierarchy:
@@ -455,6 +480,12 @@ def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
                 msg = "unknown key (check the spelling; see docs/configuration.md)"
             elif err["type"] == "missing":
                 msg = "required key is missing"
+            elif err["type"] == "int_type":
+                msg = (
+                    "expected an integer such as 8 (true/false, quoted or decimal numbers are not)"
+                )
+            elif err["type"] == "float_type":
+                msg = "expected a number such as 0.5 (true/false and quoted numbers are not)"
             bad = err.get("input")
             shown = "" if err["type"] in ("missing", "value_error") else f" (got {bad!r})"
             lines.append(f"{loc}: {msg}{shown}")

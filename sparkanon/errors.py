@@ -47,3 +47,35 @@ class InternalError(SparkanonError):
     """An invariant of sparkanon itself broke: this is a bug, please report it."""
 
     exit_code = EXIT_INTERNAL
+
+
+class EnvironmentSetupError(UserError):
+    """The machine's setup keeps the job from running (a Python worker lacks a module)."""
+
+
+def worker_environment_error(exc: BaseException) -> EnvironmentSetupError | None:
+    """A clear error for a Python worker that cannot import a module, else ``None``.
+
+    Spark reports a worker's ``ModuleNotFoundError`` inside a long Java trace; this
+    finds it by the message alone (no pyspark import) and names the module, the
+    interpreter Spark started and the fix.
+
+    Args:
+        exc: the exception a Spark action raised.
+
+    Returns:
+        The error to report (exit 2), or ``None`` when ``exc`` is something else.
+    """
+    import os
+    import re
+
+    text = str(exc)
+    found = re.search(r"No module named '([^']+)'", text)
+    if found is None or "ModuleNotFoundError" not in text:
+        return None
+    python = os.environ.get("PYSPARK_PYTHON", "python3")
+    return EnvironmentSetupError(
+        f"Spark's Python workers (interpreter {python!r}) cannot import {found.group(1)!r}. "
+        "Run sparkanon with the Python environment it is installed in, or set PYSPARK_PYTHON "
+        "to an interpreter that has sparkanon's dependencies (pyspark, pandas, numpy, pyarrow)"
+    )

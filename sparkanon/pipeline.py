@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from sparkanon import _steps
 from sparkanon._blocking import MAX_DEPTH, BlockTree
@@ -44,6 +45,7 @@ from sparkanon.errors import (
     OutputExistsError,
     PrivacyViolationError,
 )
+from sparkanon.io import MALFORMED, path_conflict
 from sparkanon.metrics.entropy import information_loss_rate, normalized_average_class_size
 from sparkanon.metrics.ncp import global_certainty_penalty
 from sparkanon.models.base import HPKAnonymity, model_from_config
@@ -140,6 +142,64 @@ def _known_kinds(config: JobConfig) -> dict[str, Kind]:
                 root_weight=attr.root_weight,
             )
     return kinds
+
+
+LARGE_CLASS_FACTOR = 20
+"""A run warns when its largest class holds more than this many times ``k`` rows."""
+RESOLVED_CONFIG = "config.yaml"
+"""The config the job ran (overrides applied), written beside ``metrics.json``."""
+
+
+def class_size_warnings(largest: int | None, k: int) -> list[str]:
+    """Warnings about classes far larger than the model needs (any algorithm).
+
+    Args:
+        largest: rows of the largest class.
+        k: the model's minimum class size.
+
+    Returns:
+        One message when the largest class exceeds ``LARGE_CLASS_FACTOR * k`` rows
+        (information is lost for no privacy gain), else none.
+    """
+    if largest is None or largest <= LARGE_CLASS_FACTOR * k:
+        return []
+    return [
+        f"largest class has {int(largest)} rows, {largest / k:.0f} times k={k}: the algorithm "
+        "merged far more rows than the model needs (see class_size; a smaller "
+        "partitioning.max_block_rows or another algorithm may lose less information)"
+    ]
+
+
+def resolved_config_yaml(config: JobConfig) -> str:
+    """The job's config, overrides applied, as YAML (what ``scripts/verify_output.py`` reads)."""
+    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+
+
+def _check_output_path(engine: Engine, config: JobConfig) -> None:
+    """Refuse an output on, around or inside the input, before any work."""
+    inp = engine.canonical_path(config.input.path)
+    out = engine.canonical_path(config.output.path)
+    relation = path_conflict(inp, out)
+    if relation is not None:
+        raise ConfigError(
+            f"output.path: {config.output.path!r} ({out}) {relation} "
+            f"{config.input.path!r} ({inp}); writing there would destroy or pollute the input. "
+            "Choose an output path outside the input"
+        )
+
+
+def _malformed_error(engine: Engine, config: JobConfig, count: int) -> InputError:
+    where = engine.first_malformed(config.input)
+    first = (
+        f"file {where[0]!r} line {where[1]} has {where[2]} fields where the header has {where[3]}"
+        if where is not None
+        else "the first could not be located"
+    )
+    return InputError(
+        f"input {config.input.path!r}: {count} malformed CSV record(s) (a field count that "
+        f"differs from the header's); {first}. Fix the file, or set input.on_malformed: drop "
+        "to suppress such records"
+    )
 
 
 def _check_columns(config: JobConfig, present: list[str]) -> None:
@@ -371,6 +431,8 @@ def run_job(
     """
     timer = _Timer()
     out_path = config.output.path.rstrip("/")
+    if commit and table is None:
+        _check_output_path(engine, config)
     if commit and config.output.mode == "error" and engine.path_exists(out_path):
         raise OutputExistsError(
             f"output.path: {out_path!r} already exists; remove it or set output.mode: overwrite"
@@ -386,6 +448,8 @@ def run_job(
             raise InputError(f"input {config.input.path!r} is empty (no columns, no rows)")
         _check_columns(config, [n for n, _ in raw_schema])
         needed = [a.name for a in config.quasi_identifiers] + passthrough
+        if MALFORMED in dict(raw_schema):
+            needed.append(MALFORMED)
         raw = engine.with_row_id(engine.select(raw, needed), RID)
         types = dict(raw_schema)
         pass_types = [(c, types[c]) for c in passthrough]
@@ -411,18 +475,23 @@ def run_job(
             ),
             MAX_STAT_ROWS,
         )
+        malformed = int(prof.loc[prof["stat"] == "malformed_records", "n"].sum())
+        if malformed and config.input.on_malformed == "error":
+            raise _malformed_error(engine, config, malformed)
         _profile_errors(config, prof, known)
         rows_in = int(prof.loc[prof["stat"] == "rows", "n"].sum())
         dropped = int(prof.loc[prof["stat"] == "missing_rows", "n"].sum())
         invalid = (
             int(prof.loc[prof["stat"] == "invalid_rows", "n"].sum()) if spec.drop_invalid else 0
         )
-        usable = rows_in - dropped - invalid
+        usable = rows_in - malformed - dropped - invalid
         schema = build_schema(config, prof, known)
         _check_feasible(config, schema, prof, usable)
         log.info(
-            "profile: %d rows in, %d with missing values, %d with invalid values dropped",
+            "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
+            "invalid values",
             rows_in,
+            malformed,
             dropped,
             invalid,
         )
@@ -524,7 +593,8 @@ def run_job(
         metrics = {
             "rows_in": rows_in,
             "rows_out": rows_out,
-            "rows_suppressed": dropped + invalid + suppressed_unplaced,
+            "rows_suppressed": malformed + dropped + invalid + suppressed_unplaced,
+            "suppressed_malformed_records": malformed,
             "suppressed_missing_values": dropped,
             "suppressed_invalid_values": invalid,
             "suppressed_unplaced": suppressed_unplaced,
@@ -549,19 +619,18 @@ def run_job(
                 rows_out, int(summary["classes"] or 0), config.model.k
             ),
             "model": model.describe(),
-            "algorithm": {
-                "name": config.algorithm.name,
-                "psi_weights": list(config.algorithm.psi_weights),
-                "entropy_base": config.algorithm.entropy_base,
-            },
+            "algorithm": config.algorithm.model_dump(mode="json"),
             "publish": config.output.publish,
             "max_block_rows": config.partitioning.max_block_rows,
             "seed": config.seed,
             "engine": engine.name,
             "verified": verdict["violations"] == 0,
             "violations": int(verdict["violations"] or 0),
+            "warnings": class_size_warnings(summary["max"], config.model.k),
             "seconds": timer.seconds,
         }
+        for warning in metrics["warnings"]:
+            log.warning("%s", warning)
         if rows_out + metrics["rows_suppressed"] != rows_in:
             raise InternalError(
                 f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} "
@@ -577,6 +646,7 @@ def run_job(
                 engine.write_text(
                     f"{tmp_path}/metrics.json", json.dumps(metrics, indent=2, sort_keys=False)
                 )
+                engine.write_text(f"{tmp_path}/{RESOLVED_CONFIG}", resolved_config_yaml(config))
                 _commit(engine, tmp_path, out_path, config.output.mode)
             published = engine.read_table(f"{out_path}/data", config.output.format)
     except BaseException:

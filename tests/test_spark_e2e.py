@@ -8,6 +8,7 @@ bad input through Spark, and the spark-submit entry point.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -190,7 +191,6 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
             "spark.ui.enabled=false",
             str(ROOT / "jobs" / "anonymize.py"),
             str(path),
-            "--quiet",
         ],
         capture_output=True,
         text=True,
@@ -198,7 +198,98 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
+    # Without --quiet the log lines still go to stderr: stdout is the metrics JSON alone.
     metrics = json.loads(done.stdout)
+    assert "stage cluster" in done.stderr
     assert metrics["rows_out"] == 600
     assert metrics["verified"] is True
     _independent_check(path, out)
+
+
+def test_ragged_csv_and_non_data_files_on_spark(spark, tmp_path: Path, capsys, caplog) -> None:
+    """The local engine's tests (test_data_safety) on Spark: same errors, same counts."""
+    data = tmp_path / "data"
+    data.mkdir()
+    lines = adult_sample(tmp_path, 300).read_text(encoding="utf-8").splitlines()
+    width = len(lines[0].split(","))
+    lines[11] += ",extra"
+    lines[30] = lines[30].rsplit(",", 1)[0]
+    (data / "part-0.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (data / "README.txt").write_text("not, rows\n")
+    (data / "_SUCCESS").write_text("")
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, data, out)
+    path = write_config(tmp_path, raw)
+    assert run_command(str(path), [], "spark") == 2
+    err = capsys.readouterr().err
+    assert f"line 12 has {width + 1} fields where the header has {width}" in err, err
+    assert "2 malformed" in err
+    assert not out.exists()
+    with caplog.at_level("WARNING", logger="sparkanon"):
+        assert run_command(str(path), ["input.on_malformed=drop"], "spark") == 0
+    assert "README.txt" in caplog.text and "_SUCCESS" in caplog.text
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["rows_in"] == 300
+    assert metrics["suppressed_malformed_records"] == 2
+    assert metrics["rows_out"] + metrics["rows_suppressed"] == 300
+
+
+def test_output_inside_the_input_is_refused_on_spark(spark, tmp_path: Path, capsys) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    adult_sample(data, 100, name="in.csv")
+    (tmp_path / "link").symlink_to(data)
+    raw = adult_config(tmp_path, tmp_path / "link", data / "out")
+    raw["output"]["mode"] = "overwrite"
+    before = sorted(p.name for p in data.iterdir())
+    assert run_command(str(write_config(tmp_path, raw)), [], "spark") == 2
+    err = capsys.readouterr().err
+    assert "lies inside the input" in err, err
+    assert sorted(p.name for p in data.iterdir()) == before
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    """The environment of a scheduler: no virtual environment on PATH, no PYSPARK_PYTHON."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "VIRTUAL_ENV")}
+    env["PATH"] = os.pathsep.join(["/usr/bin", "/bin"])
+    env.update(extra)
+    return env
+
+
+def test_installed_command_runs_without_an_activated_environment(tmp_path: Path) -> None:
+    """Cron or an IDE runs the console script by its path; Spark's workers must still work."""
+    sample = adult_sample(tmp_path, 300)
+    out = tmp_path / "out"
+    path = write_config(tmp_path, adult_config(tmp_path, sample, out))
+    script = Path(sys.executable).with_name("sparkanon")
+    done = subprocess.run(
+        [str(script), "run", str(path), "--master", "local[1]", "--quiet"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=_clean_env(),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout)["rows_out"] == 300
+
+
+@pytest.mark.skipif(
+    subprocess.run(["/usr/bin/python3", "-c", "import numpy"], capture_output=True).returncode == 0,
+    reason="needs an interpreter without numpy at /usr/bin/python3",
+)
+def test_worker_without_numpy_is_a_clear_error(tmp_path: Path) -> None:
+    sample = adult_sample(tmp_path, 100)
+    path = write_config(tmp_path, adult_config(tmp_path, sample, tmp_path / "out"))
+    done = subprocess.run(
+        [sys.executable, "-m", "sparkanon.cli", "run", str(path), "--master", "local[1]"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=_clean_env(PYSPARK_PYTHON="/usr/bin/python3"),
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("sparkanon: error: Spark's Python workers"), last
+    assert "'numpy'" in last and "PYSPARK_PYTHON" in last

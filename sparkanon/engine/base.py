@@ -46,7 +46,25 @@ class Engine(ABC):
 
     @abstractmethod
     def read(self, cfg: InputConfig) -> Table:
-        """Read the input table as configured (CSV columns come as strings)."""
+        """Read the input table as configured.
+
+        A directory is read file by file: only the files
+        :func:`sparkanon.io.select_data_files` keeps, the skipped ones named in
+        the log. CSV columns come as strings, plus the column
+        :data:`sparkanon.io.MALFORMED` (1 for a record whose field count differs
+        from the header's; its fields are null).
+        """
+
+    @abstractmethod
+    def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:
+        """Where the first malformed CSV record is: ``(file, line, fields, expected fields)``.
+
+        Only called to word an error, after the profile counted malformed records.
+        """
+
+    @abstractmethod
+    def canonical_path(self, path: str) -> str:
+        """``path`` absolute, with symlinks resolved (a qualified URI off the local disk)."""
 
     @abstractmethod
     def schema_of(self, table: Table) -> list[tuple[str, str]]:

@@ -19,6 +19,17 @@ import pandas as pd
 from sparkanon.config import InputConfig
 from sparkanon.engine.base import Columns, Engine
 from sparkanon.errors import InputError, InternalError
+from sparkanon.io import (
+    MALFORMED,
+    CsvDialect,
+    canonical_local,
+    csv_records,
+    data_files_of,
+    list_local_files,
+    local_path,
+    read_columnar,
+    write_parquet,
+)
 
 _PANDAS_TYPES = {"long": "int64", "double": "float64", "string": "object", "boolean": "bool"}
 _OPS = {
@@ -68,42 +79,44 @@ class LocalEngine(Engine):
         self.batch_rows = batch_rows
 
     def read(self, cfg: InputConfig) -> pd.DataFrame:  # noqa: D102
+        frames = []
+        for f in self._input_files(cfg):
+            if cfg.format == "csv":
+                if f.stat().st_size == 0:
+                    raise InputError(f"input {str(f)!r} is empty (0 bytes: no header, no rows)")
+                frames.append(
+                    csv_records(f, CsvDialect.from_options(cfg.options), cfg.columns).frame
+                )
+            else:
+                frames.append(read_columnar(f, cfg.format))
+        frame = pd.concat(frames, ignore_index=True)
+        if cfg.format == "csv":
+            frame[MALFORMED] = frame[MALFORMED].fillna(0).astype("int64")
+        return frame
+
+    def _input_files(self, cfg: InputConfig) -> list[Path]:
         path = Path(cfg.path)
         if not path.exists():
             raise InputError(f"input.path: {cfg.path!r} does not exist")
-        files = (
-            sorted(p for p in path.rglob("*") if p.is_file() and not p.name.startswith((".", "_")))
-            if path.is_dir()
-            else [path]
-        )
-        frames = []
-        for f in files:
-            if cfg.format == "csv" and f.stat().st_size == 0:
-                raise InputError(f"input {str(f)!r} is empty (0 bytes: no header, no rows)")
-            if cfg.format == "csv":
-                header = str(cfg.options.get("header", "true")).lower() == "true"
-                sep = cfg.options.get("sep", cfg.options.get("delimiter", ","))
-                frames.append(
-                    pd.read_csv(
-                        f,
-                        sep=sep,
-                        header=0 if header else None,
-                        names=list(cfg.columns) if cfg.columns else None,
-                        dtype=str,
-                        keep_default_na=False,
-                        skipinitialspace=True,
-                    )
-                )
-            elif cfg.format == "parquet":
-                frames.append(pd.read_parquet(f))
-            else:
-                frames.append(pd.read_orc(f))
-        if not frames:
-            raise InputError(f"input.path: {cfg.path!r} holds no files")
-        frame = pd.concat(frames, ignore_index=True)
-        if cfg.format == "csv" and cfg.columns is None and not header:
-            frame.columns = [f"_c{i}" for i in range(frame.shape[1])]
-        return frame
+        if not path.is_dir():
+            return [path]
+        data = data_files_of(cfg.path, list_local_files(path), cfg.format, cfg.glob)
+        return [path / rel for rel in data]
+
+    def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:  # noqa: D102
+        dialect = CsvDialect.from_options(cfg.options)
+        for f in self._input_files(cfg):
+            table = csv_records(f, dialect, cfg.columns)
+            if table.first_malformed is not None:
+                line, fields = table.first_malformed
+                return str(f), line, fields, table.frame.shape[1] - 1
+        return None
+
+    def canonical_path(self, path: str) -> str:  # noqa: D102
+        local = local_path(path)
+        if local is None:
+            raise InputError(f"the local engine reads and writes local files only, not {path!r}")
+        return canonical_local(local)
 
     def schema_of(self, table: pd.DataFrame) -> list[tuple[str, str]]:  # noqa: D102
         return [(str(c), _ddl_of(t)) for c, t in table.dtypes.items()]
@@ -205,14 +218,14 @@ class LocalEngine(Engine):
     def write_table(self, table: pd.DataFrame, path: str, fmt: str) -> None:  # noqa: D102
         Path(path).mkdir(parents=True, exist_ok=True)
         if fmt == "parquet":
-            table.to_parquet(Path(path) / "part-00000.parquet", index=False)
+            write_parquet(table, Path(path) / "part-00000.parquet")
         else:
             table.to_csv(Path(path) / "part-00000.csv", index=False)
 
     def read_table(self, path: str, fmt: str) -> pd.DataFrame:  # noqa: D102
         files = sorted(Path(path).glob(f"*.{fmt}"))
         if fmt == "parquet":
-            return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+            return pd.concat([read_columnar(f, "parquet") for f in files], ignore_index=True)
         return pd.concat(
             [pd.read_csv(f, dtype=str, keep_default_na=False) for f in files], ignore_index=True
         )

@@ -2,9 +2,26 @@
 
 from __future__ import annotations
 
+import io
 import os
+import sys
 
 from pyspark.sql import SparkSession
+
+
+def _use_driver_python(master: str) -> None:
+    """Start local Python workers with the driver's interpreter unless the user chose one.
+
+    Spark starts its Python workers with ``PYSPARK_PYTHON`` (default ``python3`` from
+    ``PATH``). Run from a virtual environment that is not activated (cron, an IDE, a
+    scheduler), that ``python3`` lacks numpy and pandas and every UDF fails. On a local
+    master the workers run on this machine, so the driver's own interpreter is the
+    right one; on a cluster the driver's path may not exist on the workers, so it is
+    left alone.
+    """
+    if "PYSPARK_PYTHON" in os.environ or not master.startswith("local"):
+        return
+    os.environ["PYSPARK_PYTHON"] = sys.executable
 
 
 def get_or_create_session(master: str | None = None, app_name: str = "sparkanon") -> SparkSession:
@@ -25,9 +42,46 @@ def get_or_create_session(master: str | None = None, app_name: str = "sparkanon"
     # set) whose conf already holds the master; otherwise default to local mode.
     if master or not os.environ.get("PYSPARK_GATEWAY_PORT"):
         builder = builder.master(master or "local[*]")
+        # (Under spark-submit the driver already runs the interpreter the workers use.)
+        _use_driver_python(master or "local[*]")
     return (
         builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8"))
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+
+
+class _JvmStderr(io.TextIOBase):
+    """A text stream that writes to the JVM's standard error through the py4j gateway."""
+
+    def __init__(self, err: object) -> None:
+        self._err = err
+
+    def writable(self) -> bool:  # noqa: D102
+        return True
+
+    def write(self, text: str) -> int:  # noqa: D102
+        self._err.print(text)  # type: ignore[attr-defined]
+        return len(text)
+
+    def flush(self) -> None:  # noqa: D102
+        self._err.flush()  # type: ignore[attr-defined]
+
+
+def spark_submit_stderr() -> io.TextIOBase | None:
+    """Under ``spark-submit``, a stream to the real standard error; else ``None``.
+
+    spark-submit starts the Python driver with its standard error merged into its
+    standard output (Spark's ``PythonRunner`` redirects the error stream), so
+    anything Python writes to ``sys.stderr`` lands on spark-submit's stdout, mixed
+    with the metrics. Writing through the JVM's ``System.err`` reaches spark-submit's
+    stderr. The gateway already runs under spark-submit, so this starts nothing.
+    """
+    if not os.environ.get("PYSPARK_GATEWAY_PORT"):
+        return None
+    from pyspark import SparkContext
+
+    SparkContext._ensure_initialized()  # noqa: SLF001 - connects to spark-submit's gateway
+    jvm = SparkContext._jvm  # noqa: SLF001
+    return _JvmStderr(jvm.java.lang.System.err) if jvm is not None else None

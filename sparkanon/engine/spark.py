@@ -16,10 +16,21 @@ from typing import Any
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
+from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.config import InputConfig
 from sparkanon.engine.base import Columns, Engine
 from sparkanon.errors import InputError, InternalError
+from sparkanon.io import (
+    MALFORMED,
+    CsvDialect,
+    canonical_local,
+    csv_field_count,
+    data_files_of,
+    local_path,
+)
+
+_CORRUPT = "_sparkanon_corrupt_record"
 
 _SPARK_TO_DDL = {
     "bigint": "long",
@@ -87,28 +98,77 @@ class SparkEngine(Engine):
             sc.setJobDescription(None)
 
     def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
-        if not self.path_exists(cfg.path):
-            raise InputError(f"input.path: {cfg.path!r} does not exist")
+        files, root = self._input_files(cfg)
         reader = self.spark.read
-        if cfg.format == "csv":
-            options = {"header": "true", "inferSchema": "false", "ignoreLeadingWhiteSpace": "true"}
-            options.update(
-                {
-                    k: str(v).lower() if isinstance(v, bool) else str(v)
-                    for k, v in cfg.options.items()
-                }
-            )
-            df = reader.options(**options).csv(cfg.path)
-            if cfg.columns:
-                if len(cfg.columns) != len(df.columns):
-                    raise InputError(
-                        f"input.columns: {len(cfg.columns)} names given but the file has "
-                        f"{len(df.columns)} columns"
-                    )
-                df = df.toDF(*cfg.columns)
-            return df
-        opts = {k: str(v) for k, v in cfg.options.items()}
-        return reader.options(**opts).format(cfg.format).load(cfg.path)
+        if root is not None:
+            reader = reader.option("basePath", root)
+        if cfg.format != "csv":
+            opts = {k: str(v) for k, v in cfg.options.items()}
+            return reader.options(**opts).format(cfg.format).load(files)
+        options = {"header": "true", "inferSchema": "false", "ignoreLeadingWhiteSpace": "true"}
+        options.update(
+            {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in cfg.options.items()}
+        )
+        header = self.spark.read.options(**options).csv(files)
+        if cfg.columns:
+            if len(cfg.columns) != len(header.columns):
+                raise InputError(
+                    f"input.columns: {len(cfg.columns)} names given but the file has "
+                    f"{len(header.columns)} columns"
+                )
+            names = list(cfg.columns)
+        else:
+            names = header.columns
+        schema = StructType(
+            [StructField(n, StringType()) for n in names] + [StructField(_CORRUPT, StringType())]
+        )
+        options.update({"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT})
+        # With column pruning the CSV parser tokenises only the selected columns and
+        # no longer sees that a record has too many or too few fields.
+        self.spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
+        df = reader.options(**options).schema(schema).csv(files)
+        flag = F.col(_CORRUPT).isNotNull().cast("long")
+        return df.withColumn(MALFORMED, flag).drop(_CORRUPT)
+
+    def _input_files(self, cfg: InputConfig) -> tuple[list[str], str | None]:
+        """The data files to read and, for a directory, its qualified path (Spark's basePath)."""
+        fs, jpath = self._fs(cfg.path)
+        if not fs.exists(jpath):
+            raise InputError(f"input.path: {cfg.path!r} does not exist")
+        if not fs.getFileStatus(jpath).isDirectory():
+            return [cfg.path], None
+        root = str(fs.makeQualified(jpath).toString()).rstrip("/")
+        found, it = [], fs.listFiles(jpath, True)
+        while it.hasNext():
+            name = str(it.next().getPath().toString())
+            found.append(name[len(root) + 1 :] if name.startswith(root + "/") else name)
+        data = data_files_of(cfg.path, found, cfg.format, cfg.glob)
+        return [f"{root}/{rel}" for rel in data], root
+
+    def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:  # noqa: D102
+        dialect = CsvDialect.from_options(cfg.options)
+        width = len(self.read(cfg).columns) - 1
+        files, _ = self._input_files(cfg)
+        sc = self.spark.sparkContext
+
+        def bad_lines(part: Iterator[tuple[str, int]]) -> Iterator[tuple[int, int]]:
+            for line, index in part:
+                fields = csv_field_count(line, dialect)
+                if fields not in (0, width):
+                    yield index, fields
+
+        for f in files:
+            hits = sc.textFile(f).zipWithIndex().mapPartitions(bad_lines).takeOrdered(1)
+            if hits:
+                index, fields = hits[0]
+                return f, index + 1, fields, width
+        return None
+
+    def canonical_path(self, path: str) -> str:  # noqa: D102
+        fs, jpath = self._fs(path)
+        qualified = str(fs.makeQualified(jpath).toString())
+        local = local_path(qualified) if qualified.startswith("file:") else None
+        return canonical_local(local) if local is not None else qualified.rstrip("/")
 
     def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
         return [
