@@ -196,12 +196,21 @@ class AlgorithmConfig(_Frozen):
             "lg" is base 10).
         max_iterations: ``kl_cluster`` only: most rounds of centroid updates
             (seed 001 steps 3-13 repeat "until the centroids no longer change").
+        apf_rule: ``maa_sae`` only: how candidates are ranked by the anonymous
+            protection factor ``APF = EA / ILA`` (seed 003 eq. 16).
+            ``gain_then_loss`` (default): candidates that raise the sensitive
+            entropy (``EA > 0``) by largest APF, ranked above the others, which
+            go by least ``ILA``. ``seed``: every candidate by the literal ratio;
+            once a class's entropy cannot rise (few sensitive values) a negative
+            ratio favours the candidate of *largest* loss and classes merge into
+            one per block (``docs/method.md``).
     """
 
     name: str = "maa_slie"
     psi_weights: tuple[Float, Float] = (0.5, 0.5)
     entropy_base: Annotated[Float, Field(gt=1)] = 10.0
     max_iterations: Annotated[Int, Field(ge=1)] = 10
+    apf_rule: Literal["gain_then_loss", "seed"] = "gain_then_loss"
 
     @field_validator("name")
     @classmethod

@@ -518,6 +518,7 @@ def run_job(
         psi_weights=config.algorithm.psi_weights,
         entropy_base=config.algorithm.entropy_base,
         max_iterations=config.algorithm.max_iterations,
+        apf_rule=config.algorithm.apf_rule,
     )
     col_names = [n for n, _ in enc_cols]
     blocked_cols = enc_cols + [(BLOCK, "long")]

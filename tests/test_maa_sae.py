@@ -2,13 +2,16 @@
 
 Hand-worked cases use seed 003 Table 1 (7 patients); property tests run both algorithms
 on random small tables with all four kinds of quasi-identifier; one local-engine job runs
-MAA-SAE on an Adult sample.
+MAA-SAE on an Adult sample. The APF rules (``algorithm.apf_rule``) are checked by hand on
+single decisions and a 6-row block, and by local-engine jobs on a synthetic survey with a
+yes/no sensitive attribute, where the literal rule (``seed``) makes one class per block.
 """
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any, get_args
 
 import numpy as np
 import pandas as pd
@@ -17,8 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, block_rng, cluster_block, place_rows
-from sparkanon.algorithms._block import Block
-from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
+from sparkanon.algorithms._block import ApfRule, Block
+from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae, apf_keys, best_by_rule
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
@@ -28,7 +31,7 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
-from sparkanon.config import parse_config
+from sparkanon.config import AlgorithmConfig, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
 from sparkanon.metrics.entropy import (
@@ -44,6 +47,7 @@ from sparkanon.pipeline import run_job
 from tests._adult import adult_config, adult_sample
 
 ALGOS = ["maa_sae", "maa_minil"]
+RULES: list[ApfRule] = ["gain_then_loss", "seed"]
 FAST = settings(max_examples=30, deadline=None)
 LOG2_3 = math.log2(3)  # 1.5849625007
 ENT_2_1 = LOG2_3 - 2 / 3  # Ent of {a, a, b}: (1/3) log2 3 + (2/3) log2 1.5 = 0.9182958341
@@ -446,26 +450,27 @@ def test_place_rows_keeps_model(
 
 class _SaeUnpruned(MaaSae):
     def may_beat(
-        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray
+        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray, rule: ApfRule
     ) -> np.ndarray:
         return np.ones(len(ila_low), dtype=bool)
 
 
 class _MinilUnpruned(MaaMinil):
     def may_beat(
-        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray
+        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray, rule: ApfRule
     ) -> np.ndarray:
         return np.ones(len(ila_low), dtype=bool)
 
 
+@pytest.mark.parametrize("rule", RULES)
 @FAST
 @given(case=random_tables(), seed=st.integers(0, 1000))
 def test_pruning_of_merge_candidates_changes_nothing(
-    case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
+    rule: ApfRule, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
 ) -> None:
     # Scoring every class of Q on every kind gives the same classes as the bounded scoring.
     frame, model = case
-    ctx = BlockContext(schema=mixed_schema, model=model)
+    ctx = BlockContext(schema=mixed_schema, model=model, apf_rule=rule)
     for fast, full in ((MaaSae(), _SaeUnpruned()), (MaaMinil(), _MinilUnpruned())):
         block = Block(frame.sort_values(RID), ctx)
         assert np.array_equal(
@@ -488,6 +493,231 @@ def test_minil_loses_less_than_sae_on_a_fixed_table(mixed_schema: Schema) -> Non
         assert_model_holds(frame, labels, ctx.model)
         total[algorithm] = sum(block.loss(np.flatnonzero(labels == c)) for c in set(labels))
     assert total["maa_minil"] <= total["maa_sae"]
+
+
+# ---------------------------------------------------------------------------
+# algorithm.apf_rule: the literal ratio (seed) against gain_then_loss
+# ---------------------------------------------------------------------------
+
+# Adding a row to G = {yes, no} (Ent 1, the largest a yes/no attribute allows) gives
+# {yes, yes, no} or {yes, no, no}: EA = Ent(2, 1) - 1 = -0.0817 whichever row is added.
+EA_DROP = ENT_2_1 - 1.0
+
+
+def test_apf_keys_hand_values() -> None:
+    ea = np.array([0.5, 0.0, -0.1, 1.0])
+    ila = np.array([2.0, 3.0, 0.5, 0.0])
+    seed = apf_keys(ea, ila, "seed")
+    assert [k.tolist() for k in seed] == [[0.25, 0.0, -0.2, math.inf], ea.tolist()]
+    gain = apf_keys(ea, ila, "gain_then_loss")
+    # Gains (EA > 0) first, by APF; the others by -ILA.
+    assert [k.tolist() for k in gain] == [
+        [1.0, 0.0, 0.0, 1.0],
+        [0.25, -3.0, -0.5, math.inf],
+        ea.tolist(),
+    ]
+
+
+def test_rules_agree_on_gains() -> None:
+    # Where every candidate raises the entropy both rules are the largest APF.
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        ea = rng.uniform(0.01, 2.0, 6)
+        ila = rng.choice([0.0, 0.5, 1.0, 2.0], 6)
+        assert best_by_rule(ea, ila, "gain_then_loss") == best_by_rule(ea, ila, "seed")
+        assert best_by_rule(ea, ila, "seed") == best_by_apf(ea, ila)
+
+
+def test_saturated_entropy_rows_seed_takes_the_farthest() -> None:
+    # Every row lowers Ent(G) by the same 0.0817; ILA 0.1 (near) or 1.1667 (far).
+    ea = np.array([EA_DROP, EA_DROP])
+    ila = np.array([0.1, 1.1667])
+    # seed: APF -0.817 against -0.070: the ratio closer to 0 is the far row.
+    assert best_by_rule(ea, ila, "seed") == 1
+    # gain_then_loss: no gain, so the least loss: the near row.
+    assert best_by_rule(ea, ila, "gain_then_loss") == 0
+
+
+def test_saturated_entropy_merge_against_row() -> None:
+    # Step 17 on a minimal-case block: t' lowers the entropy by 0.0817 at ILA 2.6005;
+    # merging the formed class G' (EA -0.0148, ILA 6.3991) lowers it less at more loss.
+    t, g = (EA_DROP, 2.6005), (-0.0148, 6.3991)
+    # seed: APF(t') = -0.0314 < APF(G') = -0.0023, so G' merges (the collapse).
+    assert MaaSae().beats(*t, *g, "seed") is False
+    # gain_then_loss: neither gains, t' loses less: t' joins G.
+    assert MaaSae().beats(*t, *g, "gain_then_loss") is True
+    # A gain beats any candidate without one under both rules, whatever the losses.
+    for rule in RULES:
+        assert MaaSae().beats(0.01, 100.0, -1e-6, 0.0, rule) is True
+        assert MaaSae().beats(-1e-6, 0.0, 0.01, 100.0, rule) is False
+    # EA = 0 is no gain: seed ranks APF 0 above a negative APF, gain_then_loss the loss.
+    assert MaaSae().beats(EA_DROP, 0.1, 0.0, 5.0, "seed") is False
+    assert MaaSae().beats(EA_DROP, 0.1, 0.0, 5.0, "gain_then_loss") is True
+    # A full tie merges (the seed's ELSE branch) under both rules.
+    for rule in RULES:
+        assert MaaSae().beats(EA_DROP, 1.0, EA_DROP, 1.0, rule) is False
+        assert MaaSae().beats(0.5, 1.0, 0.5, 1.0, rule) is False
+
+
+YES_NO = SensitiveLevels(
+    name="answer",
+    values=("no", "yes"),
+    level_of=np.zeros(2, dtype=np.int64),
+    level_names=("all",),
+    weights=np.array([1.0]),
+)
+
+
+def test_six_rows_hand_traced_under_both_rules() -> None:
+    # Age only (codes): r1 0.0 y, r2 0.1 n, r3 0.2 y, r4 0.8 n, r5 0.9 y, r6 1.0 y; p = 2,
+    # k = 3. Seed 0, block 31 draws index 0 of the 6 free rows (r1), then index 0 of the 3
+    # left (r3 under seed, r4 under gain_then_loss).
+    #   Both: G = {r1}; t' among the "n" rows: r2 (EA 1, ILA 0.1) beats r4 (ILA 0.8) -> {r1, r2},
+    #   Ent 1. Step 15: every row has EA -0.0817; ILA r3 0.1, r4 0.9, r5 1.0333, r6 1.1667.
+    # seed: the largest APF is the largest ILA, r6 -> G1 = {r1, r2, r6}. From r3: t' = r4
+    #   (EA 1, ILA 0.6, APF 1.667) beats G1 (Ent(y, y, n, y) 0.811, IL 1.35, APF 0.601)
+    #   -> {r3, r4}. Then t' = r5: EA -0.0817, ILA 0.8667 - 0.6 = 0.2667, APF -0.306;
+    #   G' = G1: {y, n, y, n, y} Ent 0.971, EA -0.029, ILA 1.92 - 0.6 = 1.32, APF -0.022:
+    #   merged. r5 is left over and joins the one class: one class of 6 rows.
+    # gain_then_loss: no row gains, least ILA: r3 -> G1 = {r1, r2, r3}. From r4: t' = r5
+    #   (EA 1, ILA 0.1) beats G1 (EA 1, ILA 1.05). Then t' = r6 (EA -0.0817, ILA 0.1) and
+    #   G1 (EA -0.029, ILA 1.8 - 0.1 = 1.7): no gain, r6 loses less -> {r4, r5, r6}.
+    schema = Schema(kinds=(ContinuousKind(name="age", weight=1.0),), sensitive=YES_NO)
+    frame = make_frame(
+        np.arange(1, 7),
+        [np.array([0.0, 0.1, 0.2, 0.8, 0.9, 1.0])],
+        np.array([1, 0, 1, 0, 1, 1]),
+        YES_NO,
+    )
+    model = HPKAnonymity(k=3, p=2, h=1, name="p_sensitive")
+    rng = block_rng(0, 31)
+    assert (int(rng.integers(6)), int(rng.integers(3))) == (0, 0)
+    expected = {
+        "seed": {frozenset(range(1, 7))},
+        "gain_then_loss": {frozenset({1, 2, 3}), frozenset({4, 5, 6})},
+    }
+    for rule in RULES:
+        ctx = BlockContext(schema=schema, model=model, apf_rule=rule)
+        labels = cluster_block(frame, ctx, "maa_sae", seed=0, block_id=31)
+        assert partition(frame, labels) == expected[rule]
+        # MAA-MINIL has no APF: the same classes under either rule.
+        minil = cluster_block(frame, ctx, "maa_minil", seed=0, block_id=31)
+        assert partition(frame, minil) == expected["gain_then_loss"]
+
+
+def test_default_context_rule_is_gain_then_loss() -> None:
+    frame, ctx = table1()
+    assert ctx.apf_rule == "gain_then_loss"
+    assert AlgorithmConfig().apf_rule == "gain_then_loss"
+    assert get_args(AlgorithmConfig.model_fields["apf_rule"].annotation) == get_args(ApfRule)
+
+
+@pytest.mark.parametrize("algorithm", ALGOS)
+@FAST
+@given(case=random_tables(), seed=st.integers(0, 1000))
+def test_rules_keep_the_model_and_leave_minil_alone(
+    algorithm: str, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
+) -> None:
+    frame, model = case
+    out = {}
+    for rule in RULES:
+        ctx = BlockContext(schema=mixed_schema, model=model, apf_rule=rule)
+        out[rule] = cluster_block(frame, ctx, algorithm, seed=seed, block_id=6)
+        assert_model_holds(frame, out[rule], model)
+    if algorithm == "maa_minil":
+        assert np.array_equal(out["seed"], out["gain_then_loss"])
+
+
+SURVEY_ROWS = 2000
+SURVEY_K = 5
+
+
+@pytest.fixture(scope="module")
+def survey_jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Metrics of local-engine jobs on a synthetic survey (the QA report's minimal case).
+
+    2,000 people: age (continuous, 18-90), family size (ordinal, 1-8), gender (nominal);
+    sensitive: a yes/no answer (30% yes). p-sensitive k-anonymity, k = 5, p = 2, blocks of
+    at most 600 rows (4 blocks).
+    """
+    tmp = tmp_path_factory.mktemp("survey")
+    rng = np.random.default_rng(3)
+    n = SURVEY_ROWS
+    path = tmp / "survey.csv"
+    pd.DataFrame(
+        {
+            "age": rng.integers(18, 91, n),
+            "family_size": rng.integers(1, 9, n),
+            "gender": rng.choice(["F", "M"], n),
+            "answer": np.where(rng.random(n) < 0.3, "yes", "no"),
+        }
+    ).to_csv(path, index=False)
+    runs = {
+        "sae": {"name": "maa_sae"},
+        "minil": {"name": "maa_minil"},
+        "sae_seed": {"name": "maa_sae", "apf_rule": "seed"},
+    }
+    out = {}
+    for key, algorithm in runs.items():
+        raw = {
+            "input": {"path": str(path), "options": {"header": True}},
+            "attributes": [
+                {"name": "age", "kind": "continuous"},
+                {"name": "family_size", "kind": "ordinal", "order": [str(i) for i in range(1, 9)]},
+                {"name": "gender", "kind": "nominal"},
+            ],
+            "sensitive": {
+                "name": "answer",
+                "levels": [{"name": "all", "weight": 0.5, "values": ["no", "yes"]}],
+            },
+            "model": {"name": "p_sensitive", "k": SURVEY_K, "p": 2},
+            "algorithm": algorithm,
+            "partitioning": {"max_block_rows": 600},
+            "output": {"path": str(tmp / key), "format": "csv", "mode": "error"},
+            "seed": 1,
+        }
+        out[key] = run_job(LocalEngine(), parse_config(raw), commit=False).metrics
+    return out
+
+
+def test_yes_no_survey_default_rule_forms_small_classes(
+    survey_jobs: dict[str, dict[str, Any]],
+) -> None:
+    sae, minil = survey_jobs["sae"], survey_jobs["minil"]
+    for m in (sae, minil):
+        assert m["verified"] is True
+        assert m["rows_out"] == SURVEY_ROWS
+        assert m["blocks"] == 4
+        assert m["class_size"]["min"] >= SURVEY_K
+    # Measured: 258 classes of 5-15 rows (MAA-MINIL: 323 of 5-11).
+    assert sae["class_size"]["max"] <= 4 * SURVEY_K
+    assert sae["classes"] >= minil["classes"] / 2
+    assert sae["GCP"] <= 3 * minil["GCP"]
+
+
+def test_yes_no_survey_seed_rule_makes_one_class_per_block(
+    survey_jobs: dict[str, dict[str, Any]],
+) -> None:
+    # The literal ratio (apf_rule: seed): once G = {yes, no} every row has EA < 0 and a
+    # formed class's APF, EA ~ 0 over a large ILA, is closer to 0: each new class merges
+    # the previous ones. Measured: 4 classes of 480-510 rows, GCP 47.6% (default: 4.3%).
+    seed = survey_jobs["sae_seed"]
+    assert seed["verified"] is True
+    assert seed["classes"] == seed["blocks"] == 4
+    assert seed["class_size"]["min"] > 20 * SURVEY_K
+    assert seed["GCP"] > 5 * survey_jobs["sae"]["GCP"]
+
+
+def test_config_apf_rule(tmp_path: Path) -> None:
+    raw = adult_config(tmp_path, tmp_path / "in.csv", tmp_path / "out")
+    raw["model"] = {"name": "p_sensitive", "p": 4, "k": 8}
+    raw["algorithm"] = {"name": "maa_sae"}
+    assert parse_config(raw).algorithm.apf_rule == "gain_then_loss"
+    raw["algorithm"]["apf_rule"] = "seed"
+    assert parse_config(raw).algorithm.apf_rule == "seed"
+    raw["algorithm"]["apf_rule"] = "ratio"
+    with pytest.raises(ConfigError, match="apf_rule"):
+        parse_config(raw)
 
 
 # ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ row against every class is also computed at once.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,9 @@ from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.attributes.schema import LEVEL, SENS, Schema
 from sparkanon.metrics.entropy import class_level_entropy
 from sparkanon.models.base import HPKAnonymity
+
+ApfRule = Literal["gain_then_loss", "seed"]
+"""How MAA-SAE ranks its candidates (``algorithm.apf_rule``; see ``maa_sae``)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,10 @@ class BlockContext:
         entropy_base: base of the logarithm of eq. 1.
         max_iterations: most refinement rounds of the iterative algorithms
             (``algorithm.max_iterations``).
+        apf_rule: MAA-SAE only (``algorithm.apf_rule``): ``gain_then_loss`` ranks
+            the candidates that raise the sensitive entropy by APF and the others,
+            below them, by least information loss; ``seed`` ranks all by the
+            literal ratio ``EA / ILA``.
     """
 
     schema: Schema
@@ -38,6 +46,7 @@ class BlockContext:
     psi_weights: tuple[float, float] = (0.5, 0.5)
     entropy_base: float = 10.0
     max_iterations: int = 10
+    apf_rule: ApfRule = "gain_then_loss"
 
 
 class Block:

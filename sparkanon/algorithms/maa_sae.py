@@ -6,6 +6,8 @@ sensitive values (eq. 14-15, base 2, over sensitive *values*) over the
 increment of information loss (eq. 12-13, ``IL(G)`` the class loss of the
 spine, :meth:`Block.loss`). MAA-MINIL (section 5.2) is the same algorithm
 choosing the smallest ``ILA`` wherever MAA-SAE chooses the largest ``APF``.
+"Best" below means first under the ranking rule ``algorithm.apf_rule``
+(:func:`apf_keys`, "Ranking" below); MAA-MINIL ignores that option.
 
 Steps as implemented (numbers are the seed's):
 
@@ -22,10 +24,10 @@ Steps as implemented (numbers are the seed's):
   - in both, ``G'`` is the best formed class ``Gk`` of ``Q`` by
     ``APF(G, G ∪ Gk)``; if ``t'`` beats ``G'`` it joins ``G``, else ``G'``
     leaves ``Q`` and merges into ``G`` (which then has ``>= k`` rows and
-    ``>= p`` values, ending the loop). "Beats" is the seed's strict ``>`` on
-    APF; equal APFs (for instance both ``+inf``) are decided by the larger
-    ``EA``, and a full tie merges (the seed's ELSE branch). With ``Q`` empty
-    ``t'`` is added.
+    ``>= p`` values, ending the loop). "Beats" is strict, as the seed's ``>``
+    on APF: ``t'`` must rank above ``G'``; equal APFs (for instance both
+    ``+inf``) are decided by the larger ``EA``, and a full tie merges (the
+    seed's ELSE branch). With ``Q`` empty ``t'`` is added.
   - No admissible ``t'`` but ``Q`` non-empty: ``G'`` is merged (the only move
     left that completes ``G``). No admissible ``t'`` and ``Q`` empty (the break
     rule, as in MAA-SLIE): ``G``'s rows return to the free rows and class
@@ -46,10 +48,34 @@ Steps as implemented (numbers are the seed's):
   formed first).
 * 30: centroids are computed by the pipeline from each class's final rows.
 
-Ties: ``t'`` and ``G'`` go to the larger APF, then the larger EA, then the lowest
+Ranking (``algorithm.apf_rule``, :func:`apf_keys`). The seed ranks every
+candidate (``t'``, ``G'``, their comparison at steps 10 and 17, the class of step
+26) by the ratio ``EA / ILA`` and gives its purpose (section 3.5): the larger
+the entropy increment and the smaller the loss increment, the larger the APF.
+The ratio does that only when ``EA > 0``; when ``EA < 0`` it is closer to 0, so
+larger, the *larger* ``ILA`` is. Once ``G``'s entropy cannot rise (with a yes/no
+attribute as soon as ``G = {yes, no}``) every row has ``EA < 0``, so step 15
+takes the row *farthest* from ``G``, and steps 16-19 merge a formed class ``G'``
+(its ``EA`` just below 0, its ``ILA`` large) in preference to every row: each
+new class absorbs the earlier ones and the block ends as one class.
+
+* ``seed``: the literal ratio everywhere (kept to reproduce that behaviour).
+* ``gain_then_loss`` (default): candidates that raise the entropy
+  (``EA > 0``) rank first, among themselves by the seed's APF; the others
+  (``EA <= 0``) rank below them by the smallest ``ILA``, the seed's other aim
+  when no candidate can add entropy. ``EA = 0`` counts as no gain: ranking it
+  above ``EA < 0``, as the ratio does, would still let a class that stays
+  balanced after a merge (``EA = 0``) beat every row. The rules rank two
+  candidates differently only when neither raises the entropy, where the
+  ratio contradicts the seed's stated aim; on the Adult runs of Table 5 (14
+  sensitive values) they give the same classes.
+
+Ties: ``t'`` and ``G'`` go to the larger APF (``gain_then_loss``: among
+gains; among the others the smaller ILA), then the larger EA, then the lowest
 row index (rows are sorted by row id) or the earliest formed class
-(:func:`best_by_apf`). APF at ``ILA = 0`` is ``+inf`` / ``0`` / ``-inf`` by the
-sign of ``EA`` (:func:`anonymous_protection_factor`).
+(:func:`best_by_rule`). APF at ``ILA = 0`` is ``+inf`` / ``0`` / ``-inf`` by the
+sign of ``EA`` (:func:`anonymous_protection_factor`); an ``ILA`` at or below
+``ZERO_LOSS`` counts as 0 and ``|EA| <= ZERO_ENTROPY`` as ``EA = 0``.
 
 Cross-block reconciliation (:meth:`MaaSae.place`) places the extra rows, in
 seeded random order, by the leftover rule of steps 24-29.
@@ -66,12 +92,12 @@ from __future__ import annotations
 import numpy as np
 
 from sparkanon.algorithms._base import BlockAlgorithm
-from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._block import ApfRule, Block
 from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.metrics.entropy import (
+    ZERO_ENTROPY,
     ZERO_LOSS,
     anonymous_protection_factor,
-    best_by_apf,
     entropy_increment,
     information_loss_increment,
     sensitive_entropy,
@@ -191,22 +217,63 @@ def _row_codes(block: Block, rows: np.ndarray) -> list[np.ndarray]:
     return [c[rows] for c in block.codes]
 
 
+def apf_keys(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> list[np.ndarray]:
+    """The ranking keys of candidates ``(EA, ILA)`` under ``rule``, most significant first.
+
+    A larger key is better; a full tie goes to the lowest index (:func:`best_by_rule`).
+
+    * ``seed``: the APF (:func:`anonymous_protection_factor`), then ``EA``.
+    * ``gain_then_loss``: first whether the candidate raises the entropy
+      (``EA > ZERO_ENTROPY``); among those the APF, among the others ``-ILA``
+      (an ILA at or below ``ZERO_LOSS`` counts as 0); then ``EA``.
+
+    Args:
+        ea: entropy increment of each candidate (eq. 15).
+        ila: information loss increment of each candidate (eq. 13).
+        rule: ``algorithm.apf_rule``.
+
+    Returns:
+        The keys, each an array with one entry per candidate.
+    """
+    ea, ila = np.broadcast_arrays(np.asarray(ea, dtype=float), np.asarray(ila, dtype=float))
+    apf = anonymous_protection_factor(ea, ila)
+    if rule == "seed":
+        return [apf, ea]
+    gain = ea > ZERO_ENTROPY
+    loss = np.where(ila > ZERO_LOSS, ila, 0.0)
+    return [gain.astype(float), np.where(gain, apf, -loss), ea]
+
+
+def best_by_rule(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> int:
+    """Index of the best candidate under ``rule`` (:func:`apf_keys`), ties to the lowest index.
+
+    Under ``seed`` this is :func:`~sparkanon.metrics.entropy.best_by_apf`.
+    """
+    keys = apf_keys(ea, ila, rule)
+    # lexsort: the last key is the primary one; a stable sort keeps the lowest index first.
+    return int(np.lexsort(tuple(-key for key in reversed(keys)))[0])
+
+
 class MaaSae(BlockAlgorithm):
     """Micro-aggregation by largest anonymous protection factor (seed 003, Algorithm 1)."""
 
     name = "maa_sae"
     models = frozenset({"p_sensitive", "k"})
 
-    # -- the choice rule (MAA-MINIL overrides these two) ---------------------------------
+    # -- the choice rule (MAA-MINIL overrides these three) -------------------------------
 
-    def pick(self, ea: np.ndarray, ila: np.ndarray) -> int:
-        """Index of the best candidate: largest APF (eq. 16), ties to larger EA, lowest index."""
-        return best_by_apf(ea, ila)
+    def pick(self, ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> int:
+        """Index of the best candidate under ``rule`` (:func:`best_by_rule`)."""
+        return best_by_rule(ea, ila, rule)
 
-    def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float) -> bool:
-        """Step 10/17: whether adding ``t'`` beats merging ``G'`` (strict; ties by EA)."""
-        apf_t, apf_g = anonymous_protection_factor([ea_t, ea_g], [ila_t, ila_g])
-        return bool(apf_t > apf_g or (apf_t == apf_g and ea_t > ea_g))
+    def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float, rule: ApfRule) -> bool:
+        """Step 10/17: whether adding ``t'`` beats merging ``G'``: strictly larger keys.
+
+        Under ``seed``: the larger APF, equal APFs by the larger EA; a full tie
+        merges (the seed's ELSE branch).
+        """
+        keys = apf_keys(np.array([ea_t, ea_g]), np.array([ila_t, ila_g]), rule)
+        return tuple(float(key[0]) for key in keys) > tuple(float(key[1]) for key in keys)
 
     # -- Algorithm 1 ------------------------------------------------------------------------
 
@@ -240,7 +307,8 @@ class MaaSae(BlockAlgorithm):
         leftovers = np.flatnonzero(free)
         if leftovers.size and members_of:
             order = rng.permutation(leftovers)
-            for i, cid in zip(order, self._place(q, block, order), strict=True):
+            placed = self._place(q, block, order, block.ctx.apf_rule)
+            for i, cid in zip(order, placed, strict=True):
                 members_of[int(cid)] = np.append(members_of[int(cid)], i)
         for label, cid in enumerate(sorted(members_of)):
             labels[members_of[cid]] = label
@@ -260,6 +328,7 @@ class MaaSae(BlockAlgorithm):
             The rows of ``G``, or ``None`` under the break rule (its rows are free again).
         """
         model = block.ctx.model
+        rule = block.ctx.apf_rule
         n_values = len(block.ctx.schema.sensitive.values)
         while group.size < model.k:
             candidates = np.flatnonzero(free)
@@ -283,16 +352,16 @@ class MaaSae(BlockAlgorithm):
                 grown = counts_g[None, :] + np.eye(n_values)[present]
                 ent_by_value[present] = sensitive_entropy(grown)
                 ea_t = entropy_increment(ent_g, ent_by_value[values])
-                i = self.pick(ea_t, ila_t)
+                i = self.pick(ea_t, ila_t, rule)
             if ids.size:  # steps 9 / 16: G'
                 best_row = (ea_t[i], ila_t[i]) if candidates.size else None
                 g_codes = _row_codes(block, group)
                 ids, ea_q, ila_q = self._merge_scores(
-                    q, ids, g_codes, g_sens, loss_g, ent_g, best_row
+                    q, ids, g_codes, g_sens, loss_g, ent_g, best_row, rule
                 )
-                j = self.pick(ea_q, ila_q) if ids.size else -1
+                j = self.pick(ea_q, ila_q, rule) if ids.size else -1
             if candidates.size and (
-                ids.size == 0 or self.beats(ea_t[i], ila_t[i], ea_q[j], ila_q[j])
+                ids.size == 0 or self.beats(ea_t[i], ila_t[i], ea_q[j], ila_q[j], rule)
             ):  # steps 11 / 18
                 t = int(candidates[i])
                 free[t] = False
@@ -312,6 +381,7 @@ class MaaSae(BlockAlgorithm):
         loss_g: float,
         ent_g: float,
         best_row: tuple[float, float] | None,
+        rule: ApfRule,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``EA`` and ``ILA`` of merging ``G`` with each class of ``Q`` that could beat ``t'``.
 
@@ -330,6 +400,7 @@ class MaaSae(BlockAlgorithm):
             loss_g: ``IL(G)``.
             ent_g: ``Ent(G)``.
             best_row: ``(EA, ILA)`` of ``t'``, ``None`` if there is no ``t'``.
+            rule: ``algorithm.apf_rule``.
 
         Returns:
             ``(ids, EA, ILA)`` of the classes kept (possibly none).
@@ -337,33 +408,45 @@ class MaaSae(BlockAlgorithm):
         ea_q = entropy_increment(ent_g, q.entropies(ids, sens))
         hist = q.histogram_losses(ids, codes)
         if best_row is not None:
-            keep = self.may_beat(best_row[0], best_row[1], ea_q, hist - loss_g)
+            keep = self.may_beat(best_row[0], best_row[1], ea_q, hist - loss_g, rule)
             ids, ea_q, hist = ids[keep], ea_q[keep], hist[keep]
         ila_q = information_loss_increment(loss_g, hist + q.other_losses(ids, codes))
         return ids, ea_q, ila_q
 
     def may_beat(
-        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray
+        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray, rule: ApfRule
     ) -> np.ndarray:
         """Which classes might beat ``t'`` given a lower bound ``ila_low`` on their ILA.
 
         With ``ILA >= ila_low > 0`` the APF is at most ``max(EA / ila_low, 0)``; a
-        class can beat ``t'`` only if that bound reaches ``APF(t')``.
+        class can beat ``t'`` only if that bound reaches ``APF(t')``. Under
+        ``gain_then_loss`` a class without entropy gain cannot beat a ``t'`` with
+        gain, and beats a ``t'`` without gain only if its ILA can reach ``ILA(t')``.
         """
+        ea_q = np.asarray(ea_q, dtype=float)
         apf_t = anonymous_protection_factor(ea_t, ila_t)
         low = np.asarray(ila_low, dtype=float)
         positive = low > ZERO_LOSS
         with np.errstate(divide="ignore", invalid="ignore"):
             bound = np.maximum(ea_q / np.where(positive, low, 1.0), 0.0)
-        return ~positive | (bound >= apf_t)
+        by_apf = ~positive | (bound >= apf_t)
+        if rule == "seed":
+            return by_apf
+        gain_q = ea_q > ZERO_ENTROPY
+        if ea_t > ZERO_ENTROPY:
+            return gain_q & by_apf
+        return gain_q | (low <= max(float(ila_t), ZERO_LOSS))
 
-    def _place(self, q: _FormedClasses, rows: Block, order: np.ndarray) -> np.ndarray:
+    def _place(
+        self, q: _FormedClasses, rows: Block, order: np.ndarray, rule: ApfRule
+    ) -> np.ndarray:
         """Steps 24-29: each row of ``order`` joins the class of best ``APF({t}, {t} ∪ Gk)``.
 
         Args:
             q: the formed classes (updated as rows join).
             rows: the block holding the rows to place.
             order: indices into ``rows``, in placement order.
+            rule: ``algorithm.apf_rule``.
 
         Returns:
             The class id each row joined, in ``order``'s order.
@@ -376,7 +459,7 @@ class MaaSae(BlockAlgorithm):
             losses, ents = q.with_rows(ids, codes, sens)
             ila = information_loss_increment(rows.loss(one), losses)
             ea = entropy_increment(sensitive_entropy(np.bincount(sens)), ents)
-            cid = int(ids[self.pick(ea, ila)])
+            cid = int(ids[self.pick(ea, ila, rule)])
             q.add_rows(cid, codes, sens)
             chosen[n] = cid
         return chosen
@@ -397,7 +480,7 @@ class MaaSae(BlockAlgorithm):
             members = np.flatnonzero(labels == label)
             q.add_class(_row_codes(block, members), block.sens[members])
         order = rng.permutation(extra.n)
-        out[order] = present[self._place(q, extra, order)]
+        out[order] = present[self._place(q, extra, order, block.ctx.apf_rule)]
         return out
 
 
@@ -412,16 +495,19 @@ class MaaMinil(MaaSae):
 
     name = "maa_minil"
 
-    def pick(self, ea: np.ndarray, ila: np.ndarray) -> int:
-        """Index of the candidate of smallest ILA, ties to larger EA, then lowest index."""
+    def pick(self, ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> int:
+        """Index of the candidate of smallest ILA, ties to larger EA, then lowest index.
+
+        ``rule`` (``algorithm.apf_rule``) is ignored: MAA-MINIL does not use the APF.
+        """
         return int(np.lexsort((-np.asarray(ea, dtype=float), np.asarray(ila, dtype=float)))[0])
 
-    def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float) -> bool:
+    def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float, rule: ApfRule) -> bool:
         """Whether adding ``t'`` beats merging ``G'``: smaller ILA (strict), ties by EA."""
         return bool(ila_t < ila_g or (ila_t == ila_g and ea_t > ea_g))
 
     def may_beat(
-        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray
+        self, ea_t: float, ila_t: float, ea_q: np.ndarray, ila_low: np.ndarray, rule: ApfRule
     ) -> np.ndarray:
         """A class can beat ``t'`` only if its ILA, at least ``ila_low``, can reach ``ILA(t')``."""
         return np.asarray(ila_low, dtype=float) <= ila_t
