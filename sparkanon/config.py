@@ -229,12 +229,18 @@ class PartitioningConfig(_Frozen):
         max_block_rows: blocks are cut until they hold at most this many rows
             (a block is not cut when a cut would leave a side unable to host a
             class).
+        task_rows: nodes of the tree larger than this are cut on the cluster,
+            level by level; smaller ones are cut by one task on its own rows with
+            the same rule (the tree does not depend on it; it trades passes over the
+            data for memory per task). The job lowers it further so that every core
+            gets at least two top blocks.
         infeasible_blocks: ``merge`` undoes a cut whose side could not host a
             class; ``reconcile`` keeps such a side as a block whose rows are
             sent to the nearest feasible block's classes.
     """
 
     max_block_rows: Annotated[Int, Field(ge=2)] = 2000
+    task_rows: Annotated[Int, Field(ge=2)] = 200_000
     infeasible_blocks: Literal["merge", "reconcile"] = "merge"
 
 

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparkanon._blocking import BlockTree, median_cut
 from sparkanon.algorithms import BlockContext, cluster_block, place_rows
+from sparkanon.algorithms.partition import BlockTree
+from sparkanon.algorithms.partition import median_cut as _median_cuts
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
@@ -450,7 +451,7 @@ def test_place_rows_keeps_model(
 
 
 # ---------------------------------------------------------------------------
-# Blocking: BlockTree.assign, median_cut
+# Partitioning: BlockTree.assign, median_cut
 # ---------------------------------------------------------------------------
 
 
@@ -471,8 +472,6 @@ def test_block_tree_assign_hand() -> None:
     assert tree.assign(bins).tolist() == [4, 7, 5, 6, 4]
     tree.split(5, 0, 4)  # node 5 on attribute 0: row 2 has bin 5 > 4 -> 11
     assert tree.assign(bins).tolist() == [4, 7, 11, 6, 4]
-    tree.undo(5)
-    assert tree.assign(bins).tolist() == [4, 7, 5, 6, 4]
 
 
 def test_block_tree_assign_trivial() -> None:
@@ -482,16 +481,14 @@ def test_block_tree_assign_trivial() -> None:
     assert tree.assign(np.zeros((1, 0), dtype=np.int64)).tolist() == []
 
 
-def test_block_tree_is_leaf() -> None:
-    tree = BlockTree()
-    assert tree.is_leaf(1)
-    tree.split(1, 0, 5)
-    tree.split(2, 1, 3)
-    assert not tree.is_leaf(1)
-    assert not tree.is_leaf(2)
-    assert tree.is_leaf(3) and tree.is_leaf(4) and tree.is_leaf(5)
-    assert not tree.is_leaf(6)  # under leaf 3, which is not cut
-    assert not tree.is_leaf(8)
+def median_cut(kind, lo: int, hi: int, hist: pd.Series, min_side: int) -> int | None:
+    """The allowed cut closest to the median of ``hist`` (bins ``lo..hi``), or ``None``."""
+    hist = hist.sort_index()
+    assert int(hist.index[0]) == lo and int(hist.index[-1]) == hi
+    cuts, _ = _median_cuts(
+        kind, hist.index.to_numpy(dtype=np.int64), hist.to_numpy(dtype=np.int64), min_side
+    )
+    return int(cuts[0]) if cuts.size else None
 
 
 def test_median_cut_continuous() -> None:

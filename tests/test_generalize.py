@@ -12,7 +12,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkanon._steps import make_summary_fn, published_columns, summary_columns
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
@@ -23,6 +22,8 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.schema import CLASS, LEVEL, SENS, Schema
 from sparkanon.metrics.ncp import class_ncp, global_certainty_penalty, total_certainty_penalty
+from sparkanon.stages.publish import published_columns
+from sparkanon.stages.summarise import make_summary_fn, summary_columns
 from tests.test_algorithms import EDU_ARX, FIVE_LEVELS
 
 

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparkanon import _steps
 from sparkanon.algorithms import BlockContext, cluster_block
 from sparkanon.algorithms._block import Block, ClassTable
 from sparkanon.attributes.kinds import (
@@ -36,6 +35,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InputError
 from sparkanon.models.base import HPKAnonymity
 from sparkanon.pipeline import run_job
+from sparkanon.stages import encode, publish, summarise
 from tests._inputs import adult_rows, demo_config, write_rows
 
 FAST = settings(max_examples=60, deadline=None)
@@ -183,7 +183,7 @@ def test_vector_losses_equal_brute_force(classes: list[list[int]]) -> None:
 
 def test_class_summary_uses_the_vector_loss() -> None:
     sens = SensitiveLevels("s", ("x", "y"), np.array([0, 1]), ("lo", "hi"), np.array([0.1, 0.8]))
-    row = _steps.class_summary(
+    row = summarise.class_summary(
         [np.array([0, 0, 0, 1])], [JOBS], np.array([0, 1, 0, 1]), np.array([0, 1, 0, 1]), sens, 10.0
     )
     assert row["loss"] == pytest.approx(0.75)
@@ -284,9 +284,9 @@ def test_semantic_is_not_a_matrix_kind_and_codes_are_long() -> None:
     assert ZIP.discrete is False
     assert ZIP.code_type == "long"
     schema = Schema(kinds=(ZIP,), sensitive=_SENS)
-    assert dict(_steps.encoded_columns(schema))[code_column(0)] == "long"
-    assert dict(_steps.summary_columns(schema))[code_column(0)] == "long"
-    assert dict(_steps.published_columns(schema, [])) == {"zip": "string"}
+    assert dict(encode.encoded_columns(schema))[code_column(0)] == "long"
+    assert dict(summarise.summary_columns(schema))[code_column(0)] == "long"
+    assert dict(publish.published_columns(schema, [])) == {"zip": "string"}
 
 
 # Independent references: digits compared as strings, exact fractions.

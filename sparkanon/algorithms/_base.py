@@ -25,10 +25,14 @@ class BlockAlgorithm(ABC):
         name: the name the config selects it by (``algorithm.name``).
         models: the privacy models (``model.name``) whose every class the
             algorithm guarantees; the config rejects any other pairing.
+        cut_rule: how the Mondrian-style partitioning cuts blocks for it
+            (:class:`sparkanon.algorithms.partition.CutPolicy`): ``spread`` for the
+            micro-aggregation algorithms.
     """
 
     name: ClassVar[str] = ""
     models: ClassVar[frozenset[str]] = frozenset()
+    cut_rule: ClassVar[str] = "spread"
 
     @abstractmethod
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:

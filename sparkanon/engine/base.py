@@ -138,8 +138,19 @@ class Engine(ABC):
         """A table from a small driver-side frame."""
 
     @abstractmethod
-    def persist(self, table: Table) -> Table:
-        """Keep a table materialised for reuse."""
+    def persist(self, table: Table, materialize: bool = False) -> Table:
+        """Keep a table materialised for reuse.
+
+        Args:
+            table: the table.
+            materialize: compute it now (inside the caller's stage timer) rather
+                than at its first use.
+        """
+
+    @property
+    def parallelism(self) -> int:
+        """How many tasks run at once (the local engine runs one)."""
+        return 1
 
     @abstractmethod
     def unpersist(self, table: Table) -> None:

@@ -209,7 +209,7 @@ class LocalEngine(Engine):
     def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:  # noqa: D102
         return _conform(frame, schema)
 
-    def persist(self, table: pd.DataFrame) -> pd.DataFrame:  # noqa: D102
+    def persist(self, table: pd.DataFrame, materialize: bool = False) -> pd.DataFrame:  # noqa: D102
         return table
 
     def unpersist(self, table: pd.DataFrame) -> None:  # noqa: D102

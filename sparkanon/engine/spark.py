@@ -274,8 +274,15 @@ class SparkEngine(Engine):
         conformed = _conform(frame, schema)
         return self.spark.createDataFrame(conformed, schema=_ddl(schema))
 
-    def persist(self, table: DataFrame) -> DataFrame:  # noqa: D102
-        return table.persist()
+    def persist(self, table: DataFrame, materialize: bool = False) -> DataFrame:  # noqa: D102
+        table = table.persist()
+        if materialize:
+            table.count()
+        return table
+
+    @property
+    def parallelism(self) -> int:  # noqa: D102
+        return int(self.spark.sparkContext.defaultParallelism)
 
     def unpersist(self, table: DataFrame) -> None:  # noqa: D102
         table.unpersist()

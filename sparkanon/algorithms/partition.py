@@ -1,0 +1,398 @@
+"""Mondrian-style partitioning: one mechanism for blocking and for the Mondrian algorithm.
+
+A partition is a binary tree of cuts. Node ids are heap numbers: the root is 1 and
+the children of node ``b`` are ``2b`` (blocking bins ``<= cut``) and ``2b + 1``. A
+cut is decided from the node's *statistics* only: for every quasi-identifier, the
+rows per blocking bin and sensitive value (:class:`NodeHistogram`). The same decision
+function, :func:`decide`, runs
+
+* on Spark, level by level, on histograms aggregated over the cluster
+  (:mod:`sparkanon.stages.partition`), for the top of the tree, and
+* in pandas on a block's own rows (:func:`plan_local`), for the rest of the tree,
+
+so the tree does not depend on where a node was cut: a job that cuts the top on Spark
+gives the same tree as one machine cutting the whole table (``partitioning.task_rows``
+only moves the boundary).
+
+Two cut rules (:class:`CutPolicy`):
+
+* ``spread`` (blocking before micro-aggregation, LeFevre-style median cuts on the
+  attribute of largest *spread*: mean distance to the block's centroid,
+  :func:`attribute_spread`): the attribute of largest spread is cut at the allowed
+  cut closest to its median that leaves ``min_side`` rows on each side; if a side then
+  fails the model, that attribute is excluded and the next one is tried. With
+  ``infeasible: reconcile`` a cut whose one side fails is kept and that side becomes a
+  final, *infeasible* leaf (its rows go to cross-block reconciliation).
+* ``range`` (Mondrian, LeFevre, DeWitt, Ramakrishnan 2006): attributes in decreasing
+  normalised range (:func:`normalized_range`); on each, the allowed cut closest to the
+  median such that both sides hold ``min_side`` rows and satisfy the model (a monotonic
+  model: the strict multidimensional partitioning); the first attribute with such a cut
+  wins.
+
+Categorical cuts fall only between the child subtrees of the node's lowest common
+ancestor (a binary split among the children: cutting a node into all its children is
+reached by successive cuts), continuous attributes are cut on a grid of bins
+(:func:`grid_bins`: 1,024 for blocking, 2^20 for Mondrian).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from sparkanon.attributes.kinds import CONTINUOUS_BINS, ContinuousKind, DiscreteKind, Kind
+
+MAX_DEPTH = 40
+"""Deepest allowed node; keeps ``block << 20 | class`` inside int64."""
+FINE_BINS = 1 << 20
+"""Grid of continuous attributes under the ``range`` rule (Mondrian cuts near exact values)."""
+
+Feasible = Callable[[np.ndarray], np.ndarray]
+"""Whether each candidate class, given as a row of sensitive value counts, can be published."""
+
+
+@dataclass
+class BlockTree:
+    """The cuts made so far: ``splits[node] = (attribute index, cut bin)``."""
+
+    splits: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def split(self, node: int, attribute: int, cut: int) -> None:
+        """Cut leaf ``node`` on ``attribute``: bins ``<= cut`` go left."""
+        self.splits[node] = (attribute, cut)
+
+    def assign(self, bins: np.ndarray) -> np.ndarray:
+        """Leaf of each row.
+
+        Args:
+            bins: ``(n_attributes, n_rows)`` blocking bins.
+
+        Returns:
+            The node id of each row's leaf.
+        """
+        n = bins.shape[1] if bins.ndim == 2 else 0
+        node = np.ones(n, dtype=np.int64)
+        if not self.splits or n == 0:
+            return node
+        keys = np.array(sorted(self.splits), dtype=np.int64)
+        attrs = np.array([self.splits[k][0] for k in keys], dtype=np.int64)
+        cuts = np.array([self.splits[k][1] for k in keys], dtype=np.int64)
+        rows = np.arange(n)
+        for _ in range(MAX_DEPTH + 1):
+            idx = np.clip(np.searchsorted(keys, node), 0, len(keys) - 1)
+            internal = keys[idx] == node
+            if not internal.any():
+                break
+            i = idx[internal]
+            right = bins[attrs[i], rows[internal]] > cuts[i]
+            node[internal] = 2 * node[internal] + right
+        return node
+
+
+@dataclass(frozen=True)
+class CutPolicy:
+    """How nodes are cut.
+
+    Attributes:
+        rule: ``spread`` (blocking) or ``range`` (Mondrian), see the module docstring.
+        min_side: rows each side of a cut must keep (the model's minimal class size).
+        stop_rows: a node of at most this many rows is not cut (``max_block_rows``
+            for blocking; 0 cuts while a cut is allowed).
+        infeasible: ``merge`` (a cut whose side fails the model is not made) or
+            ``reconcile`` (``spread`` only: kept when the other side passes; the
+            failing side becomes an infeasible leaf).
+    """
+
+    rule: Literal["spread", "range"] = "spread"
+    min_side: int = 1
+    stop_rows: int = 0
+    infeasible: Literal["merge", "reconcile"] = "merge"
+
+    @property
+    def resolution(self) -> int:
+        """Grid of continuous attributes: :data:`CONTINUOUS_BINS` or :data:`FINE_BINS`."""
+        return FINE_BINS if self.rule == "range" else CONTINUOUS_BINS
+
+
+def grid_bins(kind: Kind, codes: np.ndarray, resolution: int = CONTINUOUS_BINS) -> np.ndarray:
+    """Cut bins of one attribute: ``kind.bins``; continuous codes on a finer grid if asked."""
+    if isinstance(kind, ContinuousKind) and resolution != CONTINUOUS_BINS:
+        b = np.floor(np.asarray(codes, dtype=float) * resolution).astype(np.int64)
+        return np.clip(b, 0, resolution - 1)
+    return kind.bins(codes)
+
+
+def bins_matrix(
+    kinds: Sequence[Kind], codes: Sequence[np.ndarray], resolution: int = CONTINUOUS_BINS
+) -> np.ndarray:
+    """Cut bins of every quasi-identifier, shape ``(n_attributes, n_rows)``."""
+    n = len(codes[0]) if len(codes) else 0
+    if not len(kinds):
+        return np.zeros((0, n), dtype=np.int64)
+    return np.vstack([grid_bins(k, c, resolution) for k, c in zip(kinds, codes, strict=True)])
+
+
+@dataclass(frozen=True)
+class NodeHistogram:
+    """Rows of one node per bin of one attribute, split by sensitive value.
+
+    Attributes:
+        bins: the bins present, ascending.
+        counts: ``(len(bins), V)`` rows per bin and sensitive value code (``V = 1``
+            when the model does not look at the sensitive attribute).
+    """
+
+    bins: np.ndarray
+    counts: np.ndarray
+
+    @property
+    def per_bin(self) -> np.ndarray:
+        """Rows per bin."""
+        return self.counts.sum(axis=1)
+
+    @classmethod
+    def of(cls, bins: np.ndarray, sens: np.ndarray, n_values: int) -> NodeHistogram:
+        """The histogram of one attribute's bins and the rows' sensitive codes."""
+        present, inverse = np.unique(bins, return_inverse=True)
+        flat = np.bincount(inverse * n_values + sens, minlength=len(present) * n_values)
+        return cls(present.astype(np.int64), flat.reshape(len(present), n_values).astype(np.int64))
+
+
+def node_histograms(bins: np.ndarray, sens: np.ndarray, n_values: int) -> list[NodeHistogram]:
+    """:class:`NodeHistogram` of every attribute of one node's rows."""
+    return [NodeHistogram.of(bins[a], sens, n_values) for a in range(bins.shape[0])]
+
+
+def attribute_spread(kind: Kind, bins: np.ndarray, counts: np.ndarray) -> float:
+    """How spread out a node is on one attribute: weighted mean distance to its centroid.
+
+    This is the attribute's share of the node's information loss per row (seed 000
+    eq. 19-20 with the whole node as one class). Blocking cuts the attribute of
+    largest spread: a normalised *range* (classic Mondrian) ranks an attribute with a
+    few outliers, or a long declared order, as wide as one spread over its whole domain.
+
+    Args:
+        kind: the attribute's kind.
+        bins: the bins present, ascending.
+        counts: rows per bin.
+
+    Returns:
+        The spread, 0 for a node with one value.
+    """
+    counts = np.asarray(counts, dtype=float)
+    total = counts.sum()
+    if total <= 0:
+        return 0.0
+    if isinstance(kind, DiscreteKind):
+        hist = np.zeros(kind.size)
+        hist[bins] = counts
+        return kind.weight * float(kind.losses(hist[None, :])[0]) / total
+    if not isinstance(kind, ContinuousKind):
+        # Any other kind (semantic codes): mean distance to the medoid bin, with
+        # the kind's own distance between bins (at most a few thousand bins).
+        return kind.weight * float((kind.bin_distances(bins) @ counts).min()) / total
+    centres = (bins + 0.5) / CONTINUOUS_BINS
+    mean = float((centres * counts).sum() / total)
+    return kind.weight * float((np.abs(centres - mean) * counts).sum() / total)
+
+
+def normalized_range(kind: Kind, lo: int, hi: int, resolution: int) -> float:
+    """Width of a node on one attribute as a share of the attribute's domain (Mondrian's rule).
+
+    Continuous: the bin span over the grid; ordinal: ranks spanned over ``V - 1``;
+    categorical: leaves under the lowest common ancestor over all leaves (NCP, Xu et
+    al. 2006); nominal: 1 for several values; semantic: the normalised distance of the
+    common prefix.
+
+    Args:
+        kind: the attribute's kind.
+        lo: lowest bin in the node.
+        hi: highest bin in the node.
+        resolution: the continuous grid.
+
+    Returns:
+        The width in ``[0, 1]``; 0 when the node holds one bin.
+    """
+    if lo == hi:
+        return 0.0
+    if isinstance(kind, ContinuousKind):
+        return (hi - lo) / resolution
+    if isinstance(kind, DiscreteKind):
+        return float(kind.ncp(np.array([lo, hi])))
+    return float(kind.bin_span(lo, hi))
+
+
+def median_cut(
+    kind: Kind, bins: np.ndarray, per_bin: np.ndarray, min_side: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Allowed cuts of one attribute, ordered from the median outwards.
+
+    Args:
+        kind: the attribute's kind (gives the allowed cuts).
+        bins: the bins present, ascending.
+        per_bin: rows per bin.
+        min_side: rows each side must keep.
+
+    Returns:
+        ``(cuts, left)``: candidate cut bins (left side ``<= cut``) leaving at least
+        ``min_side`` rows on both sides, closest to half the rows first (ties to the
+        lower cut), and the rows left of each.
+    """
+    lo, hi = int(bins[0]), int(bins[-1])
+    candidates = kind.cut_candidates(lo, hi)
+    cands = np.arange(lo, hi) if candidates is None else np.asarray(candidates, dtype=np.int64)
+    if cands.size == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    cum = np.cumsum(per_bin)
+    total = int(cum[-1])
+    pos = np.searchsorted(bins, cands, side="right")
+    left = np.where(pos > 0, cum[np.clip(pos - 1, 0, None)], 0)
+    ok = (left >= min_side) & (total - left >= min_side)
+    cands, left = cands[ok], left[ok]
+    order = np.lexsort((cands, np.abs(left - total / 2.0)))
+    return cands[order], left[order]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A node's cut: the attribute, the cut bin, and whether each side passes the model."""
+
+    attr: int
+    cut: int
+    left_size: int
+    right_size: int
+    left_ok: bool = True
+    right_ok: bool = True
+
+
+def _sides(hist: NodeHistogram, cuts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sensitive counts left and right of each cut, ``(len(cuts), V)`` each."""
+    cum = np.cumsum(hist.counts, axis=0)
+    pos = np.searchsorted(hist.bins, cuts, side="right") - 1
+    left = np.where((pos >= 0)[:, None], cum[np.clip(pos, 0, None)], 0)
+    return left, cum[-1][None, :] - left
+
+
+def decide(
+    kinds: Sequence[Kind],
+    hists: Sequence[NodeHistogram],
+    policy: CutPolicy,
+    feasible: Feasible,
+) -> Decision | None:
+    """The cut of one node from its statistics, or ``None`` when it is not cut.
+
+    Args:
+        kinds: the quasi-identifier kinds.
+        hists: the node's histogram of every attribute.
+        policy: the cut rule.
+        feasible: the model's test on candidate sides' sensitive counts.
+
+    Returns:
+        The decision (see the module docstring for both rules).
+    """
+    size = int(hists[0].counts.sum()) if hists else 0
+    if size <= policy.stop_rows:
+        return None
+    if policy.rule == "spread":
+        return _decide_spread(kinds, hists, policy, feasible)
+    return _decide_range(kinds, hists, policy, feasible)
+
+
+def _decide_spread(
+    kinds: Sequence[Kind], hists: Sequence[NodeHistogram], policy: CutPolicy, feasible: Feasible
+) -> Decision | None:
+    ranked = []
+    for a, (kind, hist) in enumerate(zip(kinds, hists, strict=True)):
+        if len(hist.bins) < 2:
+            continue
+        spread = attribute_spread(kind, hist.bins, hist.per_bin)
+        if spread > 0:
+            ranked.append((-spread, a))
+    for _, a in sorted(ranked):
+        hist = hists[a]
+        cuts, left = median_cut(kinds[a], hist.bins, hist.per_bin, policy.min_side)
+        if cuts.size == 0:
+            continue
+        cut = cuts[:1]
+        lc, rc = _sides(hist, cut)
+        ok = feasible(np.vstack([lc, rc]))
+        left_ok, right_ok = bool(ok[0]), bool(ok[1])
+        total = int(hist.counts.sum())
+        if (left_ok and right_ok) or (policy.infeasible == "reconcile" and (left_ok or right_ok)):
+            return Decision(a, int(cut[0]), int(left[0]), total - int(left[0]), left_ok, right_ok)
+    return None
+
+
+def _decide_range(
+    kinds: Sequence[Kind], hists: Sequence[NodeHistogram], policy: CutPolicy, feasible: Feasible
+) -> Decision | None:
+    ranked = []
+    for a, (kind, hist) in enumerate(zip(kinds, hists, strict=True)):
+        if len(hist.bins) < 2:
+            continue
+        width = normalized_range(kind, int(hist.bins[0]), int(hist.bins[-1]), policy.resolution)
+        if width > 0:
+            ranked.append((-width, a))
+    for _, a in sorted(ranked):
+        hist = hists[a]
+        cuts, left = median_cut(kinds[a], hist.bins, hist.per_bin, policy.min_side)
+        if cuts.size == 0:
+            continue
+        lc, rc = _sides(hist, cuts)
+        ok = feasible(lc) & feasible(rc)
+        if ok.any():
+            i = int(np.argmax(ok))
+            total = int(hist.counts.sum())
+            return Decision(a, int(cuts[i]), int(left[i]), total - int(left[i]))
+    return None
+
+
+def plan_local(
+    kinds: Sequence[Kind],
+    bins: np.ndarray,
+    sens: np.ndarray,
+    n_values: int,
+    policy: CutPolicy,
+    feasible: Feasible,
+    root: int = 1,
+) -> tuple[np.ndarray, set[int]]:
+    """Cut one node's rows down to leaves with :func:`decide`, in pandas/numpy.
+
+    Args:
+        kinds: the quasi-identifier kinds.
+        bins: ``(n_attributes, n_rows)`` cut bins of the node's rows.
+        sens: the rows' sensitive value codes (zeros when the model ignores them).
+        n_values: the sensitive domain size (1 when ignored).
+        policy: the cut rule.
+        feasible: the model's test on candidate sides.
+        root: the node's id (its descendants keep heap numbers under it).
+
+    Returns:
+        ``(leaf of each row, infeasible leaves)``.
+    """
+    leaf = np.full(bins.shape[1], root, dtype=np.int64)
+    infeasible: set[int] = set()
+    stack = [(root, np.arange(bins.shape[1]))]
+    while stack:
+        node, idx = stack.pop()
+        if idx.size <= policy.stop_rows or node >= 1 << (MAX_DEPTH - 1):
+            continue
+        decision = decide(
+            kinds, node_histograms(bins[:, idx], sens[idx], n_values), policy, feasible
+        )
+        if decision is None:
+            continue
+        right = bins[decision.attr, idx] > decision.cut
+        for child, rows, ok in (
+            (2 * node, idx[~right], decision.left_ok),
+            (2 * node + 1, idx[right], decision.right_ok),
+        ):
+            leaf[rows] = child
+            if ok:
+                stack.append((child, rows))
+            else:
+                infeasible.add(child)
+    return leaf, infeasible

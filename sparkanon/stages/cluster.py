@@ -1,0 +1,157 @@
+"""Stage ``cluster``: per top block, the rest of the tree, then the algorithm on every leaf.
+
+Rows are routed to their top block (:func:`make_top_block_fn`) and grouped by it; one
+``applyInPandas`` group cuts its rows down to blocks of at most ``max_block_rows`` with
+the same decision function as the cluster-side levels
+(:func:`sparkanon.algorithms.partition.plan_local`) and runs the per-block algorithm
+on each leaf. Rows a leaf cannot place (an infeasible leaf, or what the algorithm
+leaves over) get class ``-1`` and go to reconciliation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.algorithms import BlockContext, cluster_block
+from sparkanon.algorithms.partition import BlockTree, plan_local
+from sparkanon.attributes.schema import BLOCK, CLASS, Schema
+from sparkanon.engine.base import Engine, Table
+from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages.partition import Partitioning
+
+INFEASIBLE = "_inf"
+"""Column of the clustered rows: 1 when the row's leaf cannot host a class."""
+
+CLASS_SHIFT = 20
+"""A global class id is ``block << CLASS_SHIFT | local class``."""
+
+
+def global_class(block: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """Global class id of local labels (``-1`` stays ``-1``)."""
+    return np.where(local >= 0, (block.astype(np.int64) << CLASS_SHIFT) | local, -1)
+
+
+def make_top_block_fn(
+    schema: Schema, part: Partitioning, tree: BlockTree, columns: Sequence[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Add ``_block``: each row's leaf of the top tree."""
+
+    def assign(batch: pd.DataFrame) -> pd.DataFrame:
+        out = batch[list(columns)].copy()
+        out[BLOCK] = tree.assign(part.bins(batch, schema))
+        return out
+
+    return assign
+
+
+def make_cluster_fn(
+    ctx: BlockContext,
+    algorithm: str,
+    seed: int,
+    part: Partitioning,
+    infeasible: frozenset[int],
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Cut one top block to leaves and cluster each; add ``_block``, ``_class``, ``_inf``.
+
+    Args:
+        ctx: the algorithm context.
+        algorithm: registered algorithm name.
+        seed: the job seed.
+        part: the cut rule (with ``stop_rows = max_block_rows``).
+        infeasible: top blocks already known to be infeasible.
+    """
+    schema = ctx.schema
+
+    def cluster(top: pd.DataFrame) -> pd.DataFrame:
+        root = int(top[BLOCK].iloc[0])
+        if root in infeasible:
+            leaf, bad = np.full(len(top), root, dtype=np.int64), {root}
+        else:
+            leaf, bad = plan_local(
+                schema.kinds,
+                part.bins(top, schema),
+                part.sensitive(top),
+                part.n_values,
+                part.policy,
+                part.feasible,
+                root=root,
+            )
+        classes = np.full(len(top), -1, dtype=np.int64)
+        for block in np.unique(leaf):
+            if int(block) in bad:
+                continue
+            rows = np.flatnonzero(leaf == block)
+            local = cluster_block(top.iloc[rows], ctx, algorithm, seed, int(block))
+            classes[rows] = global_class(np.full(rows.size, block), local)
+        return top.assign(
+            **{
+                BLOCK: leaf,
+                CLASS: classes,
+                INFEASIBLE: np.isin(leaf, list(bad)).astype(np.int64),
+            }
+        )
+
+    return cluster
+
+
+def cluster_rows(
+    engine: Engine,
+    encoded: Table,
+    enc_cols: list[tuple[str, str]],
+    tree: BlockTree,
+    infeasible: set[int],
+    part: Partitioning,
+    ctx: BlockContext,
+    algorithm: str,
+    seed: int,
+    timer: StageTimer,
+) -> tuple[Table, dict]:
+    """Cluster every top block; cache the rows with their leaf and class.
+
+    Returns:
+        The clustered rows (encoded columns, ``_block``, ``_class``, ``_inf``) and the
+        block statistics: ``blocks``, ``min``/``max`` rows, ``infeasible`` leaves and
+        ``unplaced`` rows.
+    """
+    names = [n for n, _ in enc_cols]
+    clustered_cols = enc_cols + [(BLOCK, "long"), (CLASS, "long"), (INFEASIBLE, "long")]
+    with timer.stage("cluster"):
+        routed = engine.map_batches(
+            encoded,
+            make_top_block_fn(ctx.schema, part, tree, names),
+            enc_cols + [(BLOCK, "long")],
+        )
+        clustered = engine.persist(
+            engine.map_groups(
+                routed,
+                BLOCK,
+                make_cluster_fn(ctx, algorithm, seed, part, frozenset(infeasible)),
+                clustered_cols,
+            ),
+            materialize=True,
+        )
+        per_block = engine.aggregate(
+            clustered,
+            [BLOCK],
+            {"n": ("count", BLOCK), "inf": ("max", INFEASIBLE)},
+        )
+        stats = one_row(
+            engine,
+            per_block,
+            {
+                "blocks": ("count", "n"),
+                "min": ("min", "n"),
+                "max": ("max", "n"),
+                "infeasible": ("sum", "inf"),
+            },
+        )
+        stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))
+        log.info(
+            "cluster: %d blocks, %d rows left for reconciliation",
+            stats["blocks"],
+            stats["unplaced"],
+        )
+    return clustered, stats

@@ -1,0 +1,97 @@
+"""Stage ``encode``: one code per quasi-identifier and the sensitive value, cached once.
+
+Rows dropped here are exactly those the profile counted: malformed records, rows
+holding a missing value and, with ``input.on_invalid: drop``, rows holding a value
+that cannot be encoded (:func:`sparkanon.stages.profile.invalid_masks`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.attributes.kinds import ContinuousKind
+from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
+from sparkanon.config import JobConfig
+from sparkanon.engine.base import Engine, Table
+from sparkanon.io import MALFORMED
+from sparkanon.stages._common import StageTimer
+from sparkanon.stages.profile import (
+    ProfileSpec,
+    invalid_masks,
+    known_kinds,
+    missing_mask,
+    profile_spec,
+)
+from sparkanon.stages.read import RawInput
+
+
+def encoded_columns(schema: Schema) -> list[tuple[str, str]]:
+    """Schema of the encoded table, without the pass-through columns."""
+    cols = [(RID, "long")]
+    cols += [(c, k.code_type) for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
+    cols += [(SENS, "long"), (LEVEL, "long")]
+    return cols
+
+
+def make_encode_fn(
+    schema: Schema,
+    passthrough: Sequence[str],
+    missing_tokens: frozenset[str],
+    drop_invalid: ProfileSpec | None = None,
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Encode a batch: drop malformed records and rows with a missing value, add codes.
+
+    Pass-through columns are kept as they are.
+
+    With ``drop_invalid`` (the profile's spec, for ``input.on_invalid: drop``)
+    rows holding a value :func:`invalid_masks` rejects are dropped too.
+    """
+    columns = schema.qi_names + [schema.sensitive.name]
+
+    def encode(batch: pd.DataFrame) -> pd.DataFrame:
+        keep = ~missing_mask(batch, columns, missing_tokens).any(axis=1).to_numpy()
+        if MALFORMED in batch.columns:
+            keep &= batch[MALFORMED].to_numpy() != 1
+        if drop_invalid is not None:
+            present = np.flatnonzero(keep)
+            bad = np.zeros(len(present), dtype=bool)
+            for mask in invalid_masks(batch.iloc[present], drop_invalid).values():
+                bad |= mask
+            keep[present[bad]] = False
+        rows = batch[keep].reset_index(drop=True)
+        out = {RID: rows[RID].to_numpy(dtype=np.int64)}
+        for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
+            raw = rows[kind.name]
+            numeric = isinstance(kind, ContinuousKind) and pd.api.types.is_numeric_dtype(raw)
+            codes, _ = kind.encode(raw if numeric else raw.astype("string").str.strip())
+            out[col] = codes
+        s, lvl, _ = schema.sensitive.encode(rows[schema.sensitive.name])
+        out[SENS] = s
+        out[LEVEL] = lvl
+        frame = pd.DataFrame(out)
+        for c in passthrough:
+            frame[c] = rows[c].to_numpy()
+        return frame
+
+    return encode
+
+
+def encode_input(
+    engine: Engine, config: JobConfig, raw: RawInput, schema: Schema, timer: StageTimer
+) -> tuple[Table, list[tuple[str, str]]]:
+    """Encode the usable rows and cache them (materialised inside the stage's timer).
+
+    Returns:
+        The encoded table and its schema.
+    """
+    spec = profile_spec(config, known_kinds(config))
+    columns = encoded_columns(schema) + raw.passthrough_types
+    with timer.stage("encode"):
+        fn = make_encode_fn(
+            schema, raw.passthrough, spec.missing_tokens, spec if spec.drop_invalid else None
+        )
+        encoded = engine.persist(engine.map_batches(raw.table, fn, columns), materialize=True)
+    return encoded, columns

@@ -1,0 +1,458 @@
+"""Stage ``profile``: one pass of mergeable per-batch statistics over the input.
+
+Every batch yields a small table of statistics (:func:`make_profile_fn`) that an
+aggregation merges; the driver receives one row per (statistic, column, value) and
+turns it into a typed :class:`Profile`: row counts by fate, continuous ranges,
+discrete domains and the sensitive distribution. The first input problem it shows
+fails the job with the column and the value (:func:`raise_input_errors`); the schema
+(:func:`build_schema`) and the model's feasibility follow from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.attributes.hierarchy import load_arx_hierarchy
+from sparkanon.attributes.kinds import (
+    ContinuousKind,
+    DiscreteKind,
+    Kind,
+    categorical_kind,
+    nominal_kind,
+    ordinal_kind,
+)
+from sparkanon.attributes.schema import Schema, SensitiveLevels
+from sparkanon.attributes.semantic import SemanticKind, is_code
+from sparkanon.config import JobConfig
+from sparkanon.engine.base import Engine
+from sparkanon.errors import ConfigError, InputError
+from sparkanon.io import MALFORMED
+from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
+from sparkanon.stages.read import RawInput
+
+MAX_NOMINAL_VALUES = 10_000
+"""An undeclared nominal column with more distinct values is rejected."""
+
+
+PROFILE_COLUMNS = [
+    ("stat", "string"),
+    ("column", "string"),
+    ("value", "string"),
+    ("n", "long"),
+    ("lo", "double"),
+    ("hi", "double"),
+]
+
+
+UNKNOWN_EXAMPLES = 5
+"""Distinct bad values kept per column and batch, for error messages."""
+
+
+@dataclass(frozen=True)
+class ProfileSpec:
+    """What the profiling pass checks.
+
+    Attributes:
+        qi: quasi-identifier columns with their kind (``continuous``...).
+        known: for discrete columns whose domain is known before profiling,
+            the allowed values.
+        sensitive: the sensitive column.
+        sensitive_values: values that belong to a level.
+        missing_tokens: tokens meaning "missing".
+        code_lengths: for semantic columns, the digits every code must have.
+        drop_invalid: ``input.on_invalid: drop``: rows holding a quasi-identifier
+            value that cannot be encoded are suppressed (and left out of the
+            ranges and domains) instead of failing the job.
+    """
+
+    qi: tuple[tuple[str, str], ...]
+    known: dict[str, frozenset[str]]
+    sensitive: str
+    sensitive_values: frozenset[str]
+    missing_tokens: frozenset[str]
+    code_lengths: dict[str, int] = field(default_factory=dict)
+    drop_invalid: bool = False
+
+
+def invalid_masks(rows: pd.DataFrame, spec: ProfileSpec) -> dict[str, np.ndarray]:
+    """Per quasi-identifier, whether each (non-missing) row's value cannot be encoded.
+
+    A continuous value that is not a finite number, a semantic value that is not
+    a code of the column's length, a value of a declared ordinal, categorical or
+    nominal domain that is not in it. The profile and the encoder both call this,
+    so the rows ``on_invalid: drop`` suppresses are the rows the profile counted.
+    """
+    out: dict[str, np.ndarray] = {}
+    for c, kind in spec.qi:
+        text = rows[c].astype("string").str.strip()
+        if kind == "continuous":
+            numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
+            out[c] = ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
+        elif kind == "semantic":
+            out[c] = ~is_code(text, spec.code_lengths[c])
+        elif c in spec.known:
+            out[c] = ~text.isin(list(spec.known[c])).to_numpy(dtype=bool)
+        else:
+            out[c] = np.zeros(len(rows), dtype=bool)
+    return out
+
+
+def missing_mask(
+    batch: pd.DataFrame, columns: Sequence[str], tokens: frozenset[str]
+) -> pd.DataFrame:
+    """Per column, whether each row's value is null or a missing token (after trimming)."""
+    out = {}
+    for c in columns:
+        s = batch[c]
+        text = s.astype("string").str.strip()
+        out[c] = (s.isna() | text.isin(list(tokens))).to_numpy(dtype=bool)
+    return pd.DataFrame(out, index=batch.index)
+
+
+def _stat(
+    stat: str, column: str, value: str | None, n: int, lo: float = np.nan, hi: float = np.nan
+) -> dict:
+    return {"stat": stat, "column": column, "value": value, "n": int(n), "lo": lo, "hi": hi}
+
+
+def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per-batch accumulator of input statistics (merged by an aggregation).
+
+    The rows it emits: ``rows``; ``malformed_records`` (CSV records of the wrong
+    width, :data:`sparkanon.io.MALFORMED`; left out of every other statistic);
+    ``missing`` per column; ``missing_rows``;
+    ``range`` (count, min, max) per continuous column; ``nonnumeric`` and
+    ``unknown`` examples per column; ``malformed`` examples (and their row
+    counts) per semantic column, values that are not codes of the column's
+    length; ``domain`` counts of undeclared nominal columns and of the
+    sensitive column.
+    """
+    columns = [c for c, _ in spec.qi] + [spec.sensitive]
+
+    def profile(batch: pd.DataFrame) -> pd.DataFrame:
+        rows = [_stat("rows", "*", None, len(batch))]
+        if MALFORMED in batch.columns:
+            bad = batch[MALFORMED].to_numpy() == 1
+            rows.append(_stat("malformed_records", "*", None, int(bad.sum())))
+            batch = batch[~bad]
+        miss = missing_mask(batch, columns, spec.missing_tokens)
+        any_missing = miss.any(axis=1).to_numpy()
+        rows.append(_stat("missing_rows", "*", None, int(any_missing.sum())))
+        for c in columns:
+            rows.append(_stat("missing", c, None, int(miss[c].sum())))
+        valid = batch[~any_missing]
+        invalid = invalid_masks(valid, spec)
+        any_invalid = np.zeros(len(valid), dtype=bool)
+        for c, kind in spec.qi:
+            bad = invalid[c]
+            any_invalid |= bad
+            if bad.any():
+                stat = {"continuous": "nonnumeric", "semantic": "malformed"}.get(kind, "unknown")
+                text = valid[c].astype("string").str.strip() if kind != "continuous" else valid[c]
+                examples = text[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
+                rows += [_stat(stat, c, str(v), n) for v, n in examples.items()]
+                rows.append(_stat("invalid", c, None, int(bad.sum())))
+        rows.append(_stat("invalid_rows", "*", None, int(any_invalid.sum())))
+        if spec.drop_invalid:
+            valid = valid[~any_invalid]
+        for c, kind in spec.qi:
+            if kind == "continuous":
+                text = valid[c].astype("string").str.strip()
+                numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
+                good = numeric.to_numpy(dtype=float, na_value=np.nan)
+                good = good[np.isfinite(good)]
+                if good.size:
+                    rows.append(
+                        _stat("range", c, None, good.size, float(good.min()), float(good.max()))
+                    )
+            elif kind != "semantic" and c not in spec.known:
+                text = valid[c].astype("string").str.strip()
+                rows += [_stat("domain", c, str(v), n) for v, n in text.value_counts().items()]
+        text = valid[spec.sensitive].astype("string").str.strip()
+        counts = text.value_counts()
+        for v, n in counts.items():
+            stat = "domain" if v in spec.sensitive_values else "unknown"
+            rows.append(_stat(stat, spec.sensitive, str(v), n))
+        return pd.DataFrame(rows, columns=[n for n, _ in PROFILE_COLUMNS])
+
+    return profile
+
+
+def _sensitive_levels(config: JobConfig) -> SensitiveLevels:
+    values, level_of = [], []
+    for i, level in enumerate(config.sensitive.levels):
+        values += list(level.values)
+        level_of += [i] * len(level.values)
+    return SensitiveLevels(
+        name=config.sensitive.name,
+        values=tuple(values),
+        level_of=np.asarray(level_of, dtype=np.int64),
+        level_names=tuple(lv.name for lv in config.sensitive.levels),
+        weights=np.asarray([lv.weight for lv in config.sensitive.levels], dtype=float),
+    )
+
+
+def known_kinds(config: JobConfig) -> dict[str, Kind]:
+    """Kinds the config fixes, built before reading data.
+
+    Those are the discrete kinds with a declared domain and the semantic kinds
+    (their code hierarchy tree is fixed by the code length).
+    """
+    kinds: dict[str, Kind] = {}
+    for attr in config.quasi_identifiers:
+        if attr.kind == "ordinal":
+            assert attr.order is not None
+            kinds[attr.name] = ordinal_kind(
+                attr.name,
+                attr.weight,
+                attr.order,
+                rank_weights=attr.rank_weights,
+                centroid=attr.centroid or "mean_frequency",
+            )
+        elif attr.kind == "categorical":
+            assert attr.hierarchy is not None
+            kinds[attr.name] = categorical_kind(
+                attr.name, attr.weight, load_arx_hierarchy(attr.hierarchy, attr.name)
+            )
+        elif attr.kind == "nominal" and attr.values is not None:
+            kinds[attr.name] = nominal_kind(
+                attr.name, attr.weight, attr.values, attr.encoding or "indicator"
+            )
+        elif attr.kind == "semantic":
+            assert attr.length is not None
+            kinds[attr.name] = SemanticKind(
+                attr.name,
+                attr.weight,
+                length=attr.length,
+                beta=attr.beta,
+                root_weight=attr.root_weight,
+            )
+    return kinds
+
+
+def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> None:
+    """Raise the first input problem the profile shows, naming column and value."""
+
+    def rows(stat: str) -> pd.DataFrame:
+        return prof[prof["stat"] == stat]
+
+    total = int(rows("rows")["n"].sum())
+    if total == 0:
+        raise InputError(f"input {config.input.path!r} is empty (0 rows)")
+    missing = rows("missing")
+    missing = missing[missing["n"] > 0]
+    if config.input.on_missing == "error" and len(missing):
+        detail = ", ".join(f"{r.column!r}: {int(r.n)} rows" for r in missing.itertuples())
+        raise InputError(
+            f"missing values ({list(config.input.missing_values)}) in {detail}; "
+            "set input.on_missing: drop to suppress those rows"
+        )
+    dropping = config.input.on_invalid == "drop"
+    hint = "; or set input.on_invalid: drop to suppress such rows"
+    bad = rows("nonnumeric")
+    if len(bad) and not dropping:
+        r = bad.sort_values(["column", "value"]).iloc[0]
+        raise InputError(
+            f"column {r.column!r} is continuous but holds the non-numeric value {r.value!r} "
+            f"({int(bad[bad.column == r.column].n.sum())} rows); fix the data or declare "
+            "the column ordinal, categorical or nominal" + hint
+        )
+    malformed = rows("malformed")
+    if len(malformed) and not dropping:
+        r = malformed.sort_values(["column", "value"]).iloc[0]
+        attr = next(a for a in config.attributes if a.name == r.column)
+        raise InputError(
+            f"value {r.value!r} of the semantic column {r.column!r} is not a code of exactly "
+            f"{attr.length} digits (attributes[].length: {attr.length}; at least "
+            f"{int(malformed[malformed.column == r.column].n.sum())} malformed rows); fix the "
+            "data, read the column as text so leading zeros survive" + hint
+        )
+    unknown = rows("unknown")
+    if dropping:
+        unknown = unknown[unknown["column"] == config.sensitive.name]
+    if len(unknown):
+        r = unknown.sort_values(["column", "value"]).iloc[0]
+        if r.column == config.sensitive.name:
+            raise InputError(
+                f"value {r.value!r} of the sensitive column {r.column!r} belongs to no level; "
+                "add it to one of sensitive.levels"
+            )
+        attr = next(a for a in config.attributes if a.name == r.column)
+        where = {
+            "categorical": f"its hierarchy {attr.hierarchy!r}",
+            "ordinal": "its declared order (attributes[].order)",
+            "nominal": "its declared values (attributes[].values)",
+        }[attr.kind]
+        raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}" + hint)
+
+
+def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> Schema:
+    """Kinds of every quasi-identifier from the config and the input profile."""
+    kinds: list[Kind] = []
+    for attr in config.quasi_identifiers:
+        if attr.name in known:
+            kinds.append(known[attr.name])
+        elif attr.kind == "continuous":
+            r = prof[(prof["stat"] == "range") & (prof["column"] == attr.name)]
+            lo = float(r["lo"].min()) if len(r) else 0.0
+            hi = float(r["hi"].max()) if len(r) else 0.0
+            kinds.append(ContinuousKind(attr.name, attr.weight, lo, hi, config.output.decimals))
+        else:
+            d = prof[(prof["stat"] == "domain") & (prof["column"] == attr.name)]
+            values = tuple(sorted(str(v) for v in d["value"].unique()))
+            if len(values) > MAX_NOMINAL_VALUES:
+                raise ConfigError(
+                    f"attributes ({attr.name}): nominal column has {len(values)} distinct values "
+                    f"(more than {MAX_NOMINAL_VALUES}); declare it continuous, categorical with "
+                    "a hierarchy, or identifier"
+                )
+            kinds.append(nominal_kind(attr.name, attr.weight, values, attr.encoding or "indicator"))
+    return Schema(kinds=tuple(kinds), sensitive=_sensitive_levels(config))
+
+
+def malformed_error(engine: Engine, config: JobConfig, count: int) -> InputError:
+    """The error for malformed CSV records, naming the first one's file and line."""
+    where = engine.first_malformed(config.input)
+    first = (
+        f"file {where[0]!r} line {where[1]} has {where[2]} fields where the header has {where[3]}"
+        if where is not None
+        else "the first could not be located"
+    )
+    return InputError(
+        f"input {config.input.path!r}: {count} malformed CSV record(s) (a field count that "
+        f"differs from the header's); {first}. Fix the file, or set input.on_malformed: drop "
+        "to suppress such records"
+    )
+
+
+def check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows: int) -> None:
+    """Fail (exit 2) when the usable rows cannot satisfy the model at all."""
+    h, p, k = config.effective_hpk()
+    if rows == 0:
+        raise InputError(
+            f"input {config.input.path!r}: every row holds a missing value "
+            f"({list(config.input.missing_values)}) or, with input.on_invalid: drop, an "
+            "invalid value in a quasi-identifier or the sensitive column: no rows left after "
+            "dropping them; check input.missing_values and the data"
+        )
+    if k > rows:
+        raise ConfigError(f"model.k: k={k} but the input has only {rows} usable rows; lower k")
+    dom = prof[(prof["stat"] == "domain") & (prof["column"] == config.sensitive.name)]
+    present = {str(v) for v in dom["value"]}
+    if p > len(present):
+        raise ConfigError(
+            f"model.p: p={p} but column {config.sensitive.name!r} holds only {len(present)} "
+            "distinct values; lower p"
+        )
+    lookup = dict(zip(schema.sensitive.values, schema.sensitive.level_of, strict=True))
+    levels = {int(lookup[v]) for v in present}
+    if h > len(levels):
+        raise ConfigError(
+            f"model.h: H={h} but the data holds values of only {len(levels)} sensitivity levels; "
+            "lower H"
+        )
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What the profiling pass learned about the input (statistics only, no rows).
+
+    Attributes:
+        rows_in: rows read.
+        malformed: CSV records of the wrong width.
+        missing: rows holding a missing quasi-identifier or sensitive value.
+        invalid: rows holding a value that cannot be encoded (counted as dropped
+            only with ``input.on_invalid: drop``).
+        sensitive_counts: rows per sensitive value among the usable rows (the
+            global distribution).
+        stats: the merged statistics table, one row per (stat, column, value).
+    """
+
+    rows_in: int
+    malformed: int
+    missing: int
+    invalid: int
+    sensitive_counts: dict[str, int] = field(default_factory=dict)
+    stats: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+
+    @property
+    def usable(self) -> int:
+        """Rows left for anonymization."""
+        return self.rows_in - self.malformed - self.missing - self.invalid
+
+    @property
+    def suppressed(self) -> int:
+        """Rows dropped before anonymization."""
+        return self.malformed + self.missing + self.invalid
+
+
+def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
+    """What the profiling pass checks, from the config and the kinds it fixes."""
+    return ProfileSpec(
+        qi=tuple((a.name, a.kind) for a in config.quasi_identifiers),
+        known={n: frozenset(k.labels) for n, k in known.items() if isinstance(k, DiscreteKind)},
+        code_lengths={a.name: a.length for a in config.quasi_identifiers if a.length is not None},
+        sensitive=config.sensitive.name,
+        sensitive_values=frozenset(v for lv in config.sensitive.levels for v in lv.values),
+        missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
+        drop_invalid=config.input.on_invalid == "drop",
+    )
+
+
+def profile_input(
+    engine: Engine, config: JobConfig, raw: RawInput, timer: StageTimer
+) -> tuple[Profile, Schema]:
+    """Profile the input, fail on the first problem, build the schema, check feasibility.
+
+    Returns:
+        The profile and the encoded schema.
+
+    Raises:
+        InputError: malformed records (``on_malformed: error``), missing or invalid
+            values the config does not drop, an empty input.
+        ConfigError: a model no anonymization of this data can satisfy.
+    """
+    known = known_kinds(config)
+    spec = profile_spec(config, known)
+    with timer.stage("profile"):
+        partial = engine.map_batches(raw.table, make_profile_fn(spec), PROFILE_COLUMNS)
+        prof = engine.collect_small(
+            engine.aggregate(
+                partial,
+                ["stat", "column", "value"],
+                {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")},
+            ),
+            MAX_STAT_ROWS,
+        )
+
+        def total(stat: str) -> int:
+            return int(prof.loc[prof["stat"] == stat, "n"].sum())
+
+        malformed = total("malformed_records")
+        if malformed and config.input.on_malformed == "error":
+            raise malformed_error(engine, config, malformed)
+        raise_input_errors(config, prof, known)
+        sens = prof[(prof["stat"] == "domain") & (prof["column"] == config.sensitive.name)]
+        profile = Profile(
+            rows_in=total("rows"),
+            malformed=malformed,
+            missing=total("missing_rows"),
+            invalid=total("invalid_rows") if spec.drop_invalid else 0,
+            sensitive_counts={str(r.value): int(r.n) for r in sens.itertuples()},
+            stats=prof,
+        )
+        schema = build_schema(config, prof, known)
+        check_feasible(config, schema, prof, profile.usable)
+        log.info(
+            "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
+            "invalid values",
+            profile.rows_in,
+            profile.malformed,
+            profile.missing,
+            profile.invalid,
+        )
+    return profile, schema
