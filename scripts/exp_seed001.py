@@ -88,7 +88,9 @@ def build_config(
     raw = copy.deepcopy(base)
     raw["input"]["path"] = str(csv_path)
     raw["model"] = {"name": "k", "k": k} if lv is None else {"name": "p_sensitive", "k": k, "p": lv}
-    raw["algorithm"] = {**raw.get("algorithm", {}), "name": alg}
+    params = raw.get("algorithm", {})
+    # Parameters belong to their algorithm: keep the config's only for the same algorithm.
+    raw["algorithm"] = {**params, "name": alg} if params.get("name") == alg else {"name": alg}
     raw["output"]["path"] = str(out_path)
     return raw
 

@@ -158,6 +158,21 @@ def run_command(
     return EXIT_OK
 
 
+class _StderrHandler(logging.StreamHandler):
+    """A stream handler that looks up the error stream at every record.
+
+    ``sys.stderr`` may be replaced after logging is configured (tests capture it); a
+    handler that kept the old object would write to a closed stream.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102
+        self.stream = _stderr()
+        super().emit(record)
+
+
 _jvm_stderr: Any = None
 """Under spark-submit, the JVM's stderr (set by :func:`configure_logging`)."""
 
@@ -180,7 +195,7 @@ def configure_logging(quiet: bool) -> None:
         from sparkanon.engine.session import spark_submit_stderr
 
         _jvm_stderr = spark_submit_stderr()
-    handler = logging.StreamHandler(_stderr())
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     log.handlers[:] = [handler]
     log.propagate = False

@@ -1,9 +1,13 @@
 """The job configuration: one typed, frozen tree, validated when it is loaded.
 
 A job config is a YAML file (see ``conf/adult_hpk.yaml``). :func:`load_config`
-reads it, applies ``--set key=value`` overrides, validates every field and then
-runs the cross-field checks in :meth:`JobConfig._cross_checks` (the only place
-where fields are checked against each other). Any problem raises
+reads it, applies ``--set key=value`` overrides and validates it. The parts with
+variants are unions told apart by one key, each variant validating its own
+parameters: ``attributes[]`` by ``kind`` (one class per kind here), ``model`` by
+``name`` (:data:`sparkanon.models.ModelConfig`: one model or a list that must all
+hold), ``algorithm`` by ``name`` (each algorithm's ``Params``,
+:data:`sparkanon.algorithms.AlgorithmConfig`). The checks across sections are in
+:meth:`JobConfig._cross_checks`. Any problem raises
 :class:`~sparkanon.errors.ConfigError` naming the key, the bad value and a fix.
 
 Relative paths (input, hierarchies, output) are resolved against the current
@@ -12,32 +16,38 @@ working directory of the process that starts the job.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    Strict,
     ValidationError,
     field_validator,
     model_validator,
 )
 
-from sparkanon.attributes.kinds import RANGE_SEPARATOR
+from sparkanon.algorithms import ALGORITHMS, AlgorithmConfig
+from sparkanon.algorithms.maa_slie import MaaSlieParams
+from sparkanon.attributes.hierarchy import load_arx_hierarchy
+from sparkanon.attributes.kinds import (
+    RANGE_SEPARATOR,
+    Kind,
+    categorical_kind,
+    nominal_kind,
+    ordinal_kind,
+)
+from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.errors import ConfigError
+from sparkanon.models import MODELS, ModelConfig, ModelSet
+from sparkanon.models.base import Float, Int
 
 QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic")
 """Attribute kinds that are quasi-identifiers (seed 000 section 1.5, seed 003 section 3)."""
-
-
-Int = Annotated[int, Strict()]
-"""An integer key: YAML's ``true`` is not 1, ``"8"`` and ``8.0`` are not 8."""
-Float = Annotated[float, Strict()]
-"""A real-valued key: an integer such as ``1`` is accepted, ``true`` and ``"0.5"`` are not."""
 
 
 class _Frozen(BaseModel):
@@ -83,59 +93,168 @@ class InputConfig(_Frozen):
     glob: str | None = None
 
 
-class AttributeConfig(_Frozen):
-    """One column of the input and what it is.
+class _Attribute(_Frozen):
+    """A column of the input and what it is (``attributes[]``).
 
     Attributes:
         name: column name.
-        kind: ``continuous``, ``ordinal``, ``categorical`` (taxonomy tree) and
-            ``nominal`` (boolean/nominal) are quasi-identifiers;
-            ``identifier`` columns are always dropped; ``keep`` columns are
-            copied to the output unchanged. Columns not listed are dropped.
-        weight: weight of this attribute in the tuple distance (seed 000 sets
-            all weights to 1).
-        order: ordinal only: the values from lowest to highest rank.
-        hierarchy: categorical only: ARX-format hierarchy CSV (one row per
-            leaf, most specific value first, root last, ``;``-separated).
-        values: nominal only, optional: the domain; discovered from the data
-            when omitted.
-        rank_weights: ordinal only, optional: the weights ``W(j-1,j)`` between
-            consecutive ranks (seed 003 eq. 4), one fewer than ``order``;
-            all 1 when omitted (then eq. 4 is seed 000's eq. 6).
-        centroid: ordinal only: ``mean_frequency`` (seed 000's "center mean
-            frequency" rule, eq. 7-13; the default) or ``median`` (the
-            median rank, our reading of seed 003's eq. 5).
-        encoding: nominal only: ``indicator`` (0/1 distance, mode centroid,
-            seed 000 eq. 16-17; the default) or ``vector`` (seed 003 Table 4 and
-            eq. 6-7: loss against the class's mean vector, mode published).
-        length: semantic only: the number of characters of every code (e.g. 5
-            for ZIP codes, 6 for Adult's fnlwgt); each prefix is a level of the
-            code hierarchy tree (seed 003 definition 6).
-        beta: semantic only: level weights ``W(j-1,j) = 1/(j-1)^beta``
-            (seed 003, section 3.2; 1 in the seed's experiments).
-        root_weight: semantic only: ``W(1,2)``, the weight between the root and
-            the first character (0 in the seed's experiments).
+        kind: what the column is; every kind is its own class.
     """
 
+    is_quasi_identifier: ClassVar[bool] = False
+
     name: str
-    kind: Literal[
-        "continuous", "ordinal", "categorical", "nominal", "semantic", "identifier", "keep"
-    ]
+    kind: str
+
+
+class _QuasiIdentifier(_Attribute):
+    """A quasi-identifier column.
+
+    Attributes:
+        weight: weight of this attribute in the tuple distance (seed 000 sets all
+            weights to 1).
+    """
+
+    is_quasi_identifier: ClassVar[bool] = True
+
     weight: Annotated[Float, Field(gt=0)] = 1.0
-    order: tuple[str, ...] | None = None
-    hierarchy: str | None = None
-    values: tuple[str, ...] | None = None
+
+    def known_kind(self) -> Kind | None:
+        """The kind when the config alone fixes it; ``None`` when it needs the data profile."""
+        return None
+
+
+class ContinuousAttribute(_QuasiIdentifier):
+    """A numeric quasi-identifier, normalised with the whole input's range (seed 000 eq. 3-5)."""
+
+    kind: Literal["continuous"]
+
+
+class OrdinalAttribute(_QuasiIdentifier):
+    """Graded values in a declared order (seed 000 eq. 6-13, seed 003 eq. 4-5).
+
+    Attributes:
+        order: the values from lowest to highest rank.
+        rank_weights: the weights ``W(j-1,j)`` between consecutive ranks (seed 003
+            eq. 4), one fewer than ``order``; all 1 when omitted (then eq. 4 is
+            seed 000's eq. 6).
+        centroid: ``mean_frequency`` (seed 000's "center mean frequency" rule,
+            eq. 7-13) or ``median`` (the median rank, our reading of seed 003's
+            eq. 5).
+    """
+
+    kind: Literal["ordinal"]
+    order: tuple[str, ...] = Field(min_length=1)
     rank_weights: tuple[Annotated[Float, Field(gt=0)], ...] | None = None
-    centroid: Literal["mean_frequency", "median"] | None = None
-    encoding: Literal["indicator", "vector"] | None = None
-    length: Annotated[Int, Field(ge=1, le=18)] | None = None
+    centroid: Literal["mean_frequency", "median"] = "mean_frequency"
+
+    @model_validator(mode="after")
+    def _order_and_weights(self) -> OrdinalAttribute:
+        if len(set(self.order)) != len(self.order):
+            raise ValueError("order: repeated values")
+        clash = [v for v in self.order if RANGE_SEPARATOR in v]
+        if clash:
+            raise ValueError(
+                f"order: value {clash[0]!r} contains {RANGE_SEPARATOR!r}, which separates the "
+                "bounds of a published range [low, high]; rename it"
+            )
+        if self.rank_weights is not None and len(self.rank_weights) != len(self.order) - 1:
+            raise ValueError(
+                f"rank_weights: {len(self.rank_weights)} weights for {len(self.order)} ranks; "
+                f"give one weight per pair of consecutive ranks ({len(self.order) - 1})"
+            )
+        return self
+
+    def known_kind(self) -> Kind:  # noqa: D102
+        return ordinal_kind(
+            self.name, self.weight, self.order, self.rank_weights, centroid=self.centroid
+        )
+
+
+class CategoricalAttribute(_QuasiIdentifier):
+    """Values that are leaves of a taxonomy tree (seed 000 eq. 14-15).
+
+    Attributes:
+        hierarchy: ARX-format hierarchy CSV (one row per leaf, most specific value
+            first, root last, ``;``-separated), validated as a tree.
+    """
+
+    kind: Literal["categorical"]
+    hierarchy: str
+
+    def known_kind(self) -> Kind:  # noqa: D102
+        return categorical_kind(
+            self.name, self.weight, load_arx_hierarchy(self.hierarchy, self.name)
+        )
+
+
+class NominalAttribute(_QuasiIdentifier):
+    """Boolean or nominal values (seed 000 eq. 16-17; seed 003 Table 4 as vectors).
+
+    Attributes:
+        values: the domain; discovered from the data when omitted.
+        encoding: ``indicator`` (0/1 distance, mode centroid) or ``vector``
+            (seed 003 eq. 6-7: loss against the class's mean vector, mode published).
+    """
+
+    kind: Literal["nominal"]
+    values: tuple[str, ...] | None = None
+    encoding: Literal["indicator", "vector"] = "indicator"
+
+    def known_kind(self) -> Kind | None:  # noqa: D102
+        if self.values is None:
+            return None
+        return nominal_kind(self.name, self.weight, self.values, self.encoding)
+
+
+class SemanticAttribute(_QuasiIdentifier):
+    """Codes whose prefixes form a code hierarchy tree (seed 003 definition 6).
+
+    Attributes:
+        length: the number of characters of every code (e.g. 5 for ZIP codes, 6 for
+            Adult's fnlwgt); each prefix is a level of the tree.
+        beta: level weights ``W(j-1,j) = 1/(j-1)^beta`` (1 in the seed's experiments).
+        root_weight: ``W(1,2)``, the weight between the root and the first character
+            (0 in the seed's experiments).
+    """
+
+    kind: Literal["semantic"]
+    length: Annotated[Int, Field(ge=1, le=18)]
     beta: Annotated[Float, Field(ge=0)] = 1.0
     root_weight: Annotated[Float, Field(ge=0)] = 0.0
 
-    @property
-    def is_quasi_identifier(self) -> bool:
-        """Whether this column is a quasi-identifier."""
-        return self.kind in QI_KINDS
+    def known_kind(self) -> Kind:  # noqa: D102
+        return SemanticKind(
+            self.name, self.weight, length=self.length, beta=self.beta, root_weight=self.root_weight
+        )
+
+
+class IdentifierAttribute(_Attribute):
+    """A direct identifier: always dropped."""
+
+    kind: Literal["identifier"]
+
+
+class KeepAttribute(_Attribute):
+    """A column copied to the output unchanged."""
+
+    kind: Literal["keep"]
+
+
+AttributeConfig = Annotated[
+    Union[  # noqa: UP007 (a discriminated union is spelt with Union)
+        ContinuousAttribute,
+        OrdinalAttribute,
+        CategoricalAttribute,
+        NominalAttribute,
+        SemanticAttribute,
+        IdentifierAttribute,
+        KeepAttribute,
+    ],
+    Field(discriminator="kind"),
+]
+"""One ``attributes[]`` entry, validated into the class its ``kind`` selects."""
+ATTRIBUTE_KINDS = QI_KINDS + ("identifier", "keep")
 
 
 class SensitiveLevel(_Frozen):
@@ -153,73 +272,65 @@ class SensitiveLevel(_Frozen):
 
 
 class SensitiveConfig(_Frozen):
-    """The sensitive attribute and its levels.
+    """The sensitive attribute.
 
     Attributes:
         name: column name.
-        levels: the levels from low to high sensitivity; every value that
-            occurs in the data must belong to exactly one level.
+        levels: optional: the levels from low to high sensitivity (needed by
+            (H,p,k)-anonymity and the level entropy metrics); every value that occurs
+            in the data must then belong to exactly one level.
+        values: optional: the domain, lowest first (an ordered ground distance of
+            t-closeness uses this order); every value in the data must be in it.
+            Without ``levels`` or ``values`` the domain is what the data holds.
     """
 
     name: str
-    levels: tuple[SensitiveLevel, ...] = Field(min_length=1)
+    levels: tuple[SensitiveLevel, ...] | None = Field(default=None, min_length=1)
+    values: tuple[str, ...] | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _levels_and_values(self) -> SensitiveConfig:
+        if self.levels is not None:
+            seen: dict[str, str] = {}
+            for level in self.levels:
+                for value in level.values:
+                    if value in seen:
+                        raise ValueError(
+                            f"levels: value {value!r} is in both level {seen[value]!r} "
+                            f"and level {level.name!r}"
+                        )
+                    seen[value] = level.name
+            names = [lv.name for lv in self.levels]
+            if len(set(names)) != len(names):
+                raise ValueError("levels: level names must be unique")
+            if self.values is not None and set(self.values) != set(seen):
+                raise ValueError(
+                    "values: the declared values and the values of the levels differ; list "
+                    "the same values in both"
+                )
+        if self.values is not None and len(set(self.values)) != len(self.values):
+            raise ValueError("values: repeated values")
+        return self
+
+    @property
+    def declared_values(self) -> tuple[str, ...] | None:
+        """The domain the config declares (``values``, else the levels' values), if any."""
+        if self.values is not None:
+            return self.values
+        if self.levels is not None:
+            return tuple(v for lv in self.levels for v in lv.values)
+        return None
 
 
-class ModelConfig(_Frozen):
-    """The privacy model the published table must satisfy.
-
-    Attributes:
-        name: ``hpk`` ((H,p,k)-anonymity, seed 000 definition 7),
-            ``p_sensitive`` (p-sensitive k-anonymity) or ``k`` (k-anonymity).
-        k: minimum rows per equivalence class.
-        p: minimum distinct sensitive values per class.
-        h: minimum distinct sensitivity levels per class.
-    """
-
-    name: Literal["hpk", "p_sensitive", "k"] = "hpk"
-    k: Annotated[Int, Field(ge=1)]
-    p: Annotated[Int, Field(ge=1)] = 1
-    h: Annotated[Int, Field(ge=1)] = 1
-
-
-class AlgorithmConfig(_Frozen):
-    """The per-block algorithm and its parameters.
-
-    Attributes:
-        name: ``maa_slie`` (seed 000 Algorithm 1), ``gpkc``
-            (GreedyPKClustering, seed 000's baseline), ``maa_sae`` and
-            ``maa_minil`` (seed 003 Algorithm 1 and its baseline), ``mdav``
-            (Domingo-Ferrer and Mateo-Sanz 2002) or ``kl_cluster`` ((K,L)-anonymity
-            clustering, seed 001); ``sparkanon.algorithms.ALGORITHMS`` lists them.
-        psi_weights: (w1, w2) of the privacy safety index, eq. 21; w1 + w2 = 1.
-        entropy_base: logarithm base of the level entropy, eq. 1 (the seed's
-            "lg" is base 10).
-        max_iterations: ``kl_cluster`` only: most rounds of centroid updates
-            (seed 001 steps 3-13 repeat "until the centroids no longer change").
-        apf_rule: ``maa_sae`` only: how candidates are ranked by the anonymous
-            protection factor ``APF = EA / ILA`` (seed 003 eq. 16).
-            ``gain_then_loss`` (default): candidates that raise the sensitive
-            entropy (``EA > 0``) by largest APF, ranked above the others, which
-            go by least ``ILA``. ``seed``: every candidate by the literal ratio;
-            once a class's entropy cannot rise (few sensitive values) a negative
-            ratio favours the candidate of *largest* loss and classes merge into
-            one per block (``docs/method.md``).
-    """
-
-    name: str = "maa_slie"
-    psi_weights: tuple[Float, Float] = (0.5, 0.5)
-    entropy_base: Annotated[Float, Field(gt=1)] = 10.0
-    max_iterations: Annotated[Int, Field(ge=1)] = 10
-    apf_rule: Literal["gain_then_loss", "seed"] = "gain_then_loss"
-
-    @field_validator("name")
-    @classmethod
-    def _known_algorithm(cls, name: str) -> str:
-        from sparkanon.algorithms import ALGORITHMS
-
-        if name not in ALGORITHMS:
-            raise ValueError(f"unknown algorithm {name!r}; choose one of {sorted(ALGORITHMS)}")
-        return name
+def _model_list(raw: Any) -> Any:
+    """One model mapping becomes a list of one; a list stays; an empty list is refused."""
+    if isinstance(raw, Mapping):
+        return [raw]
+    if isinstance(raw, (list, tuple)) and not raw:
+        raise ValueError(
+            "the model list is empty; name at least one model, e.g. model: {name: k, k: 5}"
+        )
+    return raw
 
 
 class PartitioningConfig(_Frozen):
@@ -274,14 +385,24 @@ class JobConfig(_Frozen):
     input: InputConfig
     attributes: tuple[AttributeConfig, ...] = Field(min_length=1)
     sensitive: SensitiveConfig
-    model: ModelConfig
-    algorithm: AlgorithmConfig = AlgorithmConfig()
+    model: tuple[ModelConfig, ...]
+    algorithm: AlgorithmConfig = MaaSlieParams()
     partitioning: PartitioningConfig = PartitioningConfig()
     output: OutputConfig
     seed: Int = 0
 
+    @field_validator("model", mode="before")
+    @classmethod
+    def _one_or_many(cls, raw: Any) -> Any:
+        return _model_list(raw)
+
     @property
-    def quasi_identifiers(self) -> tuple[AttributeConfig, ...]:
+    def models(self) -> ModelSet:
+        """The privacy models every published class must satisfy."""
+        return ModelSet(self.model)
+
+    @property
+    def quasi_identifiers(self) -> tuple[Any, ...]:
         """The quasi-identifier attributes in config order."""
         return tuple(a for a in self.attributes if a.is_quasi_identifier)
 
@@ -304,113 +425,52 @@ class JobConfig(_Frozen):
             )
         if not self.quasi_identifiers:
             problems.append("attributes: no quasi-identifier (kinds: " + ", ".join(QI_KINDS) + ")")
-        for i, attr in enumerate(self.attributes):
-            key = f"attributes[{i}] ({attr.name})"
-            if attr.kind == "ordinal":
-                if not attr.order:
-                    problems.append(f"{key}: ordinal attributes need 'order' (lowest to highest)")
-                elif len(set(attr.order)) != len(attr.order):
-                    problems.append(f"{key}.order: repeated values")
-                else:
-                    clash = [v for v in attr.order if RANGE_SEPARATOR in v]
-                    if clash:
-                        problems.append(
-                            f"{key}.order: value {clash[0]!r} contains {RANGE_SEPARATOR!r}, which "
-                            "separates the bounds of a published range [low, high]; rename it"
-                        )
-            elif attr.order is not None:
-                problems.append(f"{key}.order: only ordinal attributes take 'order'")
-            if attr.kind == "categorical" and not attr.hierarchy:
-                problems.append(f"{key}: categorical attributes need 'hierarchy' (ARX CSV path)")
-            elif attr.kind != "categorical" and attr.hierarchy is not None:
-                problems.append(f"{key}.hierarchy: only categorical attributes take 'hierarchy'")
-            if attr.values is not None and attr.kind != "nominal":
-                problems.append(f"{key}.values: only nominal attributes take 'values'")
-            if attr.encoding is not None and attr.kind != "nominal":
-                problems.append(f"{key}.encoding: only nominal attributes take 'encoding'")
-            for option in ("rank_weights", "centroid"):
-                if getattr(attr, option) is not None and attr.kind != "ordinal":
-                    problems.append(f"{key}.{option}: only ordinal attributes take {option!r}")
-            if attr.kind == "ordinal" and attr.rank_weights is not None and attr.order:
-                if len(attr.rank_weights) != len(attr.order) - 1:
-                    problems.append(
-                        f"{key}.rank_weights: {len(attr.rank_weights)} weights for "
-                        f"{len(attr.order)} ranks; give one weight per pair of consecutive "
-                        f"ranks ({len(attr.order) - 1})"
-                    )
-            if attr.kind == "semantic" and attr.length is None:
+        levels = self.sensitive.levels
+        declared = self.sensitive.declared_values
+        declared_by = "sensitive.levels" if self.sensitive.values is None else "sensitive.values"
+        for i, model in enumerate(self.model):
+            key = "model" if len(self.model) == 1 else f"model.{i}"
+            if model.needs_levels and levels is None:
                 problems.append(
-                    f"{key}: semantic attributes need 'length' (characters per code, e.g. 6)"
+                    f"{key}: {model.name} needs sensitivity levels; add sensitive.levels "
+                    "(or use p_sensitive, which needs none)"
                 )
-            elif attr.kind != "semantic":
-                if attr.length is not None:
-                    problems.append(f"{key}.length: only semantic attributes take 'length'")
-                for option, default in (("beta", 1.0), ("root_weight", 0.0)):
-                    if getattr(attr, option) != default:
-                        problems.append(f"{key}.{option}: only semantic attributes take {option!r}")
-        seen: dict[str, str] = {}
-        for level in self.sensitive.levels:
-            for value in level.values:
-                if value in seen:
-                    problems.append(
-                        f"sensitive.levels: value {value!r} is in both level {seen[value]!r} "
-                        f"and level {level.name!r}"
-                    )
-                seen[value] = level.name
-        level_names = [lv.name for lv in self.sensitive.levels]
-        if len(set(level_names)) != len(level_names):
-            problems.append("sensitive.levels: level names must be unique")
-        m = self.model
-        if m.name in ("hpk", "p_sensitive") and m.p > m.k:
+            h = getattr(model, "h", 1)
+            if h > 1 and levels is not None and h > len(levels):
+                problems.append(
+                    f"{key}.h = {h}: {model.name} needs {h} distinct sensitivity levels in every "
+                    f"class but sensitive.levels defines only {len(levels)} "
+                    f"level{'s' if len(levels) != 1 else ''}; lower h to at most {len(levels)} "
+                    "or define more levels"
+                )
+            p = getattr(model, "p", None)
+            if p is not None and declared is not None and p > len(declared):
+                problems.append(
+                    f"{key}.p = {p}: {model.name} needs {p} distinct sensitive values in every "
+                    f"class but {declared_by} declares only {len(declared)} values; lower p to at "
+                    f"most {len(declared)}"
+                )
+            if not model.monotonic and model.name not in (
+                ALGORITHMS[self.algorithm.name].guarantees
+            ):
+                problems.append(
+                    f"{key}: {model.name} is not monotonic, so classes cannot be repaired by "
+                    f"merging; algorithm {self.algorithm.name!r} does not guarantee it"
+                )
+        k = self.models.min_class_size()
+        if self.partitioning.max_block_rows < k:
+            i, sizing = next((i, m) for i, m in enumerate(self.model) if m.min_class_size() == k)
+            param = type(sizing)._size_param
+            key = "model" if len(self.model) == 1 else f"model.{i}"
+            why = f"{key}.{param} = {getattr(sizing, param)}" if param else key
             problems.append(
-                f"model.p: p={m.p} > k={m.k}; no class can hold more distinct sensitive "
-                "values than rows. Use p <= k"
-            )
-        if m.name == "hpk" and m.h > m.p:
-            problems.append(
-                f"model.h: H={m.h} > p={m.p}; each level needs at least one distinct value. "
-                "Use H <= p"
-            )
-        if m.name == "hpk" and m.h > len(self.sensitive.levels):
-            problems.append(
-                f"model.h: H={m.h} but sensitive.levels defines only "
-                f"{len(self.sensitive.levels)} levels"
-            )
-        if m.name in ("hpk", "p_sensitive") and m.p > len(seen):
-            problems.append(
-                f"model.p: p={m.p} but sensitive.levels lists only {len(seen)} distinct values"
-            )
-        from sparkanon.algorithms import ALGORITHMS
-
-        algorithm = ALGORITHMS.get(self.algorithm.name)
-        if algorithm is not None and m.name not in algorithm.models:
-            problems.append(
-                f"model.name: algorithm {self.algorithm.name!r} does not guarantee the model "
-                f"{m.name!r}; use one of {sorted(algorithm.models)} or another algorithm"
-            )
-        w1, w2 = self.algorithm.psi_weights
-        if w1 < 0 or w2 < 0 or abs(w1 + w2 - 1.0) > 1e-9:
-            problems.append(
-                f"algorithm.psi_weights: {list(self.algorithm.psi_weights)} must be two "
-                "non-negative weights with w1 + w2 = 1 (eq. 21)"
-            )
-        if self.partitioning.max_block_rows < m.k:
-            problems.append(
-                f"partitioning.max_block_rows: {self.partitioning.max_block_rows} < k={m.k}; "
-                "a block must be able to hold a class"
+                f"partitioning.max_block_rows = {self.partitioning.max_block_rows}: a block must "
+                f"hold at least one class, and {why} makes every class at least {k} rows; "
+                f"raise max_block_rows to at least {k}"
             )
         if problems:
-            raise ValueError("; ".join(problems))
+            raise ValueError("\n".join(problems))
         return self
-
-    def effective_hpk(self) -> tuple[int, int, int]:
-        """The (H, p, k) the chosen model enforces (1 for the parts it ignores)."""
-        m = self.model
-        if m.name == "hpk":
-            return m.h, m.p, m.k
-        if m.name == "p_sensitive":
-            return 1, m.p, m.k
-        return 1, 1, m.k
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
@@ -487,24 +547,133 @@ def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
     try:
         return JobConfig.model_validate(dict(raw))
     except ValidationError as exc:
-        lines = []
-        for err in exc.errors():
-            loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
-            msg = err["msg"].removeprefix("Value error, ")
-            if err["type"] == "extra_forbidden":
-                msg = "unknown key (check the spelling; see docs/configuration.md)"
-            elif err["type"] == "missing":
-                msg = "required key is missing"
-            elif err["type"] == "int_type":
-                msg = (
-                    "expected an integer such as 8 (true/false, quoted or decimal numbers are not)"
-                )
-            elif err["type"] == "float_type":
-                msg = "expected a number such as 0.5 (true/false and quoted numbers are not)"
-            bad = err.get("input")
-            shown = "" if err["type"] in ("missing", "value_error") else f" (got {bad!r})"
-            lines.append(f"{loc}: {msg}{shown}")
+        single_model = isinstance(raw.get("model"), Mapping)
+        lines = [_describe_error(err, single_model) for err in exc.errors()]
         raise ConfigError(f"invalid config {source}:\n  " + "\n  ".join(lines)) from None
+
+
+_TAGS = {
+    "attributes": ("kind", ATTRIBUTE_KINDS),
+    "model": ("name", tuple(MODELS)),
+    "algorithm": ("name", tuple(ALGORITHMS)),
+}
+"""The unions of the config: their section, the key that selects a variant, the variants."""
+
+
+def _location(loc: tuple[Any, ...], single_model: bool) -> str:
+    """A config key (``attributes.1.order``, as ``--set`` spells it) from a pydantic error location.
+
+    E.g. ``('attributes', 1, 'ordinal', 'order')``.
+    The variant tag pydantic inserts after a union's position is dropped: it is not a
+    key of the config.
+    """
+    parts = list(loc)
+    if not parts:
+        return "(top level)"
+    section = parts[0]
+    if section == "model" and single_model and len(parts) > 1 and parts[1] == 0:
+        del parts[1]
+    out = str(parts.pop(0))
+    tags = _TAGS.get(section, (None, ()))[1]
+    for i, part in enumerate(parts):
+        if part in tags and (i == 0 or isinstance(parts[i - 1], int) or section == "algorithm"):
+            continue
+        out += f".{part}"
+    return out
+
+
+_MISSING_HINTS = {
+    "order": "its values from lowest to highest, e.g. order: [low, middle, high]",
+    "hierarchy": "the path of its ARX hierarchy CSV (one line per value: leaf;parent;...;root)",
+    "length": "the number of characters of every code, e.g. length: 5",
+}
+"""What a variant's required key holds, for the message when it is missing."""
+
+
+def _variant_keys(section: str) -> dict[str, frozenset[str]]:
+    """The keys each variant of a union section takes (by alias), e.g. ``{"ordinal": {...}}``."""
+    if section == "model":
+        classes: dict[str, Any] = dict(MODELS)
+    elif section == "algorithm":
+        classes = {name: algorithm.Params for name, algorithm in ALGORITHMS.items()}
+    else:
+        members = get_args(get_args(AttributeConfig)[0])
+        classes = {get_args(c.model_fields["kind"].annotation)[0]: c for c in members}
+    return {
+        name: frozenset(f.alias or key for key, f in cls.model_fields.items())
+        for name, cls in classes.items()
+    }
+
+
+def _describe_error(err: Any, single_model: bool) -> str:
+    """One line for one pydantic error: the key, what is wrong and, where useful, the value."""
+    loc = _location(err["loc"], single_model)
+    msg = err["msg"].removeprefix("Value error, ")
+    kind = err["type"]
+    raw_loc = err["loc"]
+    section = raw_loc[0] if raw_loc else None
+    # The variant a union item was validated as: ("attributes", 1, "ordinal", "order").
+    in_variant = (
+        section in ("attributes", "model") and len(raw_loc) > 2 and isinstance(raw_loc[1], int)
+    )
+    tag = raw_loc[2] if in_variant else None
+    item_key = _location(raw_loc[:3], single_model) if in_variant else loc  # attributes.1
+    bad = err.get("input")
+    column = ""
+    if section == "attributes" and isinstance(bad, Mapping) and isinstance(bad.get("name"), str):
+        column = f" (column {bad['name']!r})"
+    if kind == "value_error":
+        if not raw_loc:  # the cross-section checks name their keys themselves
+            return "\n  ".join(msg.split("\n"))
+        assigned = re.match(r"([A-Za-z_]\w*) = ", msg)
+        if assigned:  # "p = 5 > k = 4: ..." -> model.p = 5 > k = 4: ...
+            return f"{loc}.{msg}{column}"
+        head, sep, rest = msg.partition(": ")
+        if sep and head.isidentifier():  # "order: repeated values" -> attributes.1.order
+            loc, msg = f"{loc}.{head}", rest
+        return f"{loc}: {msg}{column}"
+    if kind == "extra_forbidden" and section == "algorithm" and len(raw_loc) > 2:
+        param = raw_loc[-1]
+        owners = [n for n, keys in _variant_keys("algorithm").items() if param in keys]
+        where = f" (a parameter of {', '.join(owners)})" if owners else ""
+        return f"{loc}: algorithm {raw_loc[1]!r} takes no {param!r}{where}; remove it"
+    if kind == "extra_forbidden" and in_variant and len(raw_loc) == 4:
+        param = raw_loc[-1]
+        owners = [n for n, keys in _variant_keys(section).items() if param in keys and n != tag]
+        if owners:
+            selector = _TAGS[section][0]
+            what = f"a {tag} attribute" if section == "attributes" else f"model {tag!r}"
+            of = (
+                f"a key of {', '.join(owners)} attributes"
+                if section == "attributes"
+                else f"a parameter of {', '.join(owners)}"
+            )
+            return (
+                f"{loc}: unknown key: {what} takes no {param!r} ({of}); remove it or change "
+                f"{item_key}.{selector} (got {bad!r})"
+            )
+    if kind == "extra_forbidden":
+        msg = "unknown key (check the spelling; see docs/configuration.md)"
+    elif kind == "missing":
+        msg = "required key is missing"
+        param = raw_loc[-1] if raw_loc else None
+        if section == "attributes" and in_variant and param in _MISSING_HINTS:
+            article = "an" if str(tag)[0] in "aeiou" else "a"
+            name = f" {bad['name']!r}" if column else ""
+            hint = _MISSING_HINTS[str(param)]
+            return f"{loc}: {msg}; {article} {tag} attribute{name} needs {param}: {hint}"
+        return f"{loc}: {msg}{column}"
+    elif kind == "int_type":
+        msg = "expected an integer such as 8 (true/false, quoted or decimal numbers are not)"
+    elif kind == "float_type":
+        msg = "expected a number such as 0.5 (true/false and quoted numbers are not)"
+    elif kind in ("union_tag_invalid", "union_tag_not_found") and section in _TAGS:
+        key, variants = _TAGS[section]
+        tag = err.get("ctx", {}).get("tag")
+        what = f"unknown {key} {tag!r}" if tag is not None else f"no {key} given"
+        return f"{loc}.{key}: {what}; use one of {', '.join(variants)}"
+    shown = "" if kind == "missing" else f" (got {bad!r})"
+    return f"{loc}: {msg}{shown}"
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> JobConfig:

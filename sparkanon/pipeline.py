@@ -9,27 +9,29 @@ per-column, per-node and per-block statistics, never rows.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from sparkanon.algorithms import ALGORITHMS, BlockContext
+from sparkanon.algorithms import ALGORITHMS, BlockContext, native_target
 from sparkanon.algorithms.partition import CutPolicy
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError
-from sparkanon.metrics.entropy import information_loss_rate, normalized_average_class_size
-from sparkanon.models.base import HPKAnonymity, model_from_config
+from sparkanon.metrics.registry import RunFacts, default_metrics
+from sparkanon.metrics.utility import discernibility
+from sparkanon.models import ClassSummaries, ModelSet
+from sparkanon.publications import PUBLISHERS, Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.cluster import cluster_rows
 from sparkanon.stages.commit import commit as commit_output
 from sparkanon.stages.encode import encode_input
-from sparkanon.stages.measure import class_metrics
+from sparkanon.stages.measure import measure
 from sparkanon.stages.partition import Partitioning, plan_top, task_rows_for
-from sparkanon.stages.profile import profile_input
-from sparkanon.stages.publish import publish, published_columns
+from sparkanon.stages.profile import Profile, profile_input, sensitive_domain
+from sparkanon.stages.publish import publish
 from sparkanon.stages.read import check_output, read_input
 from sparkanon.stages.reconcile import reconcile_rows
 from sparkanon.stages.summarise import summarise_classes
@@ -44,18 +46,15 @@ class JobResult:
     """What a job returns.
 
     Attributes:
-        published: the published table (read back from the output when committed).
+        published: the publication's class table (read back from the output when
+            committed): the published rows.
         metrics: the metrics written to ``metrics.json``.
+        publication: every published table.
     """
 
     published: Table
     metrics: dict[str, Any]
-
-
-def build_model(config: JobConfig) -> HPKAnonymity:
-    """The privacy model of the config."""
-    m = config.model
-    return model_from_config(m.name, m.k, m.p, m.h)
+    publication: Publication | None = None
 
 
 def class_size_warnings(largest: int | None, k: int) -> list[str]:
@@ -78,25 +77,30 @@ def class_size_warnings(largest: int | None, k: int) -> list[str]:
     ]
 
 
-def partitioning(config: JobConfig, schema: Schema, model: HPKAnonymity) -> Partitioning:
-    """The cut rule of the job and the model's test on candidate sides."""
+def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partitioning:
+    """The cut rule of the job and the models' test on candidate sides."""
     policy = CutPolicy(
         rule=ALGORITHMS[config.algorithm.name].cut_rule,
-        min_side=model.k,
+        min_side=models.min_class_size(),
         stop_rows=config.partitioning.max_block_rows,
         infeasible=config.partitioning.infeasible_blocks,
     )
-    level_of = schema.sensitive.level_of
-    n_levels = schema.sensitive.n_levels
+    level_of = schema.sensitive.declared_level_of
+    n_values = len(schema.sensitive.values) if models.uses_sensitive else 1
 
     def feasible(counts: np.ndarray) -> np.ndarray:
-        present = counts > 0
-        levels = np.zeros((len(counts), n_levels), dtype=bool)
-        for v in range(counts.shape[1]):
-            levels[:, level_of[v]] |= present[:, v]
-        return model.satisfied(counts.sum(axis=1), present.sum(axis=1), levels.sum(axis=1))
+        sizes = counts.sum(axis=1)
+        if not models.uses_sensitive:  # the histograms carry sizes only
+            return models.satisfied(ClassSummaries(sizes, np.zeros((len(counts), 0), np.int64)))
+        return models.satisfied(ClassSummaries(sizes, counts, level_of))
 
-    return Partitioning(policy, feasible, len(schema.sensitive.values))
+    return Partitioning(policy, feasible, n_values)
+
+
+def describe_models(models: ModelSet) -> dict[str, Any] | list[dict[str, Any]]:
+    """The models for metrics.json: one mapping, or a list when several must hold."""
+    described = models.describe()
+    return described[0] if len(described) == 1 else described
 
 
 def run_job(
@@ -120,23 +124,17 @@ def run_job(
     timer = StageTimer(engine)
     if commit:
         check_output(engine, config, reads_path=table is None)
-    model = build_model(config)
     raw = read_input(engine, config, timer, table)
     profile, schema = profile_input(engine, config, raw, timer)
+    domain = sensitive_domain(schema, profile)
+    models = config.models.bind(domain)
     encoded, enc_cols = encode_input(engine, config, raw, schema, timer)
-    part = partitioning(config, schema, model)
+    part = partitioning(config, schema, models)
     task_rows = task_rows_for(
         config.partitioning.task_rows, part.policy.stop_rows, profile.usable, engine.parallelism
     )
     tree, infeasible = plan_top(engine, encoded, schema, part, profile.usable, task_rows, timer)
-    ctx = BlockContext(
-        schema=schema,
-        model=model,
-        psi_weights=config.algorithm.psi_weights,
-        entropy_base=config.algorithm.entropy_base,
-        max_iterations=config.algorithm.max_iterations,
-        apf_rule=config.algorithm.apf_rule,
-    )
+    ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
     name, seed = config.algorithm.name, config.seed
     clustered, blocks = cluster_rows(
         engine, encoded, enc_cols, tree, infeasible, part, ctx, name, seed, timer
@@ -144,87 +142,57 @@ def run_job(
     placed, reconciled, unplaced = reconcile_rows(
         engine, clustered, blocks["unplaced"], ctx, name, seed, timer
     )
-    generalized = config.output.publish == "generalized"
-    summaries = summarise_classes(
-        engine, placed, schema, config.algorithm.entropy_base, generalized, timer
-    )
+    publisher = PUBLISHERS[config.output.publish](schema, raw.passthrough_types)
+    registry = default_metrics(len(schema.kinds))
+    entropy_base = config.algorithm.entropy_base
+    summaries = summarise_classes(engine, placed, schema, entropy_base, publisher, registry, timer)
     out_path = config.output.path.rstrip("/")
     tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
     try:
-        published = publish(
+        publication = publish(
             engine,
+            publisher,
             placed,
             summaries,
-            schema,
-            raw.passthrough,
-            published_columns(schema, raw.passthrough_types, generalized),
             timer,
             tmp_path if commit else None,
             config.output.format,
-            generalized,
         )
+        worst_keys = list(models.worst(domain.global_summary()))
         with timer.stage("verify"):
-            verdict = verify(engine, published, schema, model)
-        with timer.stage("metrics"):
-            summary = class_metrics(
-                engine, summaries, len(schema.kinds), sum(k.weight for k in schema.kinds)
-            )
+            verdict = verify(engine, publication, schema, models, worst_keys)
         rows_out = int(verdict["rows"] or 0)
-        metrics = {
-            "rows_in": profile.rows_in,
-            "rows_out": rows_out,
-            "rows_suppressed": profile.suppressed + unplaced,
-            "suppressed_malformed_records": profile.malformed,
-            "suppressed_missing_values": profile.missing,
-            "suppressed_invalid_values": profile.invalid,
-            "suppressed_unplaced": unplaced,
-            "rows_reconciled": reconciled,
-            "classes": int(summary["classes"] or 0),
-            "published_classes": int(verdict["groups"] or 0),
-            "class_size": {
-                "min": summary["min"],
-                "median": summary["median"],
-                "max": summary["max"],
-            },
-            "blocks": int(blocks["blocks"] or 0),
-            "block_rows": {"min": blocks["min"], "max": blocks["max"]},
-            "infeasible_blocks": int(blocks["infeasible"] or 0),
-            "EPP": summary["epp"],
-            "R_IL": information_loss_rate(summary["loss"] or 0.0, rows_out),
-            "AVG_IL": summary["avg_il"],
-            "AVG_Ent": summary["avg_ent"],
-            "NCP": summary["ncp"],
-            "GCP": summary["gcp"],
-            "CAVG": normalized_average_class_size(
-                rows_out, int(summary["classes"] or 0), config.model.k
-            ),
-            "model": model.describe(),
-            "algorithm": config.algorithm.model_dump(mode="json"),
-            "publish": config.output.publish,
-            "max_block_rows": config.partitioning.max_block_rows,
-            "seed": config.seed,
-            "engine": engine.name,
-            "verified": verdict["violations"] == 0,
-            "violations": int(verdict["violations"] or 0),
-            "warnings": class_size_warnings(summary["max"], config.model.k),
-            "seconds": timer.seconds,
-        }
-        for warning in metrics["warnings"]:
-            log.warning("%s", warning)
-        if rows_out + metrics["rows_suppressed"] != profile.rows_in:
-            raise InternalError(
-                f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} "
-                f"suppressed != {profile.rows_in} in"
+        with timer.stage("metrics"):
+            facts = RunFacts(
+                rows_out=rows_out,
+                k=models.min_class_size(),
+                names=tuple(schema.qi_names),
+                weights=tuple(kind.weight for kind in schema.kinds),
+                has_levels=schema.sensitive.has_levels,
             )
+            measured = measure(engine, summaries, registry, facts)
+        metrics = report(
+            config,
+            engine,
+            profile,
+            models,
+            blocks,
+            reconciled,
+            unplaced,
+            verdict,
+            worst_keys,
+            measured,
+            timer,
+        )
         if verdict["violations"]:
             raise PrivacyViolationError(
                 f"verification failed: {metrics['violations']} published equivalence classes "
-                f"violate {model.describe()}; nothing was written"
+                f"violate {describe_models(models)}; nothing was written"
             )
         if commit:
             with timer.stage("commit"):
                 commit_output(engine, config, tmp_path, metrics)
-            published = engine.read_table(f"{out_path}/data", config.output.format)
+            publication = reread(engine, publication, out_path, config.output.format)
     except BaseException:
         if commit:
             engine.delete_path(tmp_path)
@@ -232,4 +200,72 @@ def run_job(
     finally:
         for t in (encoded, clustered, summaries):
             engine.unpersist(t)
-    return JobResult(published=published, metrics=metrics)
+    return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def reread(engine: Engine, publication: Publication, out_path: str, fmt: str) -> Publication:
+    """The committed publication, its tables read back from their final place."""
+    tables = {name: engine.read_table(f"{out_path}/{name}", fmt) for name in publication.tables}
+    return replace(publication, tables=tables)
+
+
+def report(
+    config: JobConfig,
+    engine: Engine,
+    profile: Profile,
+    models: ModelSet,
+    blocks: dict[str, Any],
+    reconciled: int,
+    unplaced: int,
+    verdict: dict[str, Any],
+    worst_keys: list[str],
+    measured: dict[str, Any],
+    timer: StageTimer,
+) -> dict[str, Any]:
+    """``metrics.json``: row accounting, structure, metrics, models, verification, timings.
+
+    Raises:
+        InternalError: rows out plus rows suppressed differ from rows in.
+    """
+    rows_out = int(verdict["rows"] or 0)
+    k = models.min_class_size()
+    metrics: dict[str, Any] = {
+        "rows_in": profile.rows_in,
+        "rows_out": rows_out,
+        "rows_suppressed": profile.suppressed + unplaced,
+        "suppressed_malformed_records": profile.malformed,
+        "suppressed_missing_values": profile.missing,
+        "suppressed_invalid_values": profile.invalid,
+        "suppressed_unplaced": unplaced,
+        "rows_reconciled": reconciled,
+        "classes": measured.pop("classes"),
+        "published_classes": int(verdict["groups"] or 0),
+        "class_size": measured.pop("class_size"),
+        "blocks": int(blocks["blocks"] or 0),
+        "block_rows": {"min": blocks["min"], "max": blocks["max"]},
+        "infeasible_blocks": int(blocks["infeasible"] or 0),
+        "repair_merges": int(blocks["repairs"] or 0),
+    }
+    metrics |= measured
+    metrics |= {
+        "DM": discernibility(verdict["dm"], profile.rows_in, rows_out),
+        "model": describe_models(models),
+        "achieved": {key: verdict[key] for key in worst_keys},
+        "algorithm": config.algorithm.model_dump(mode="json"),
+        "publish": config.output.publish,
+        "max_block_rows": config.partitioning.max_block_rows,
+        "seed": config.seed,
+        "engine": engine.name,
+        "verified": verdict["violations"] == 0,
+        "violations": int(verdict["violations"] or 0),
+        "warnings": class_size_warnings(metrics["class_size"]["max"], k),
+        "seconds": timer.seconds,
+    }
+    for warning in metrics["warnings"]:
+        log.warning("%s", warning)
+    if rows_out + metrics["rows_suppressed"] != profile.rows_in:
+        raise InternalError(
+            f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} "
+            f"suppressed != {profile.rows_in} in"
+        )
+    return metrics

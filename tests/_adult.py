@@ -49,7 +49,11 @@ def adult_config(
         if "hierarchy" in attr:
             attr["hierarchy"] = str(ROOT / attr["hierarchy"])
     for section, values in overrides.items():
-        if isinstance(values, dict):
+        # A model or algorithm with a name is one variant of a union (its keys depend on
+        # the name): it replaces the section; without a name it updates the current one.
+        if isinstance(values, dict) and not (
+            section in ("model", "algorithm") and "name" in values
+        ):
             cfg[section].update(values)
         else:
             cfg[section] = values

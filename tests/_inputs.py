@@ -112,7 +112,12 @@ def make_config(
     cfg["output"]["path"] = str(out if out is not None else tmp_path / "out")
     cfg["output"]["mode"] = "error"
     for section, values in (sections or {}).items():
-        if isinstance(values, Mapping) and isinstance(cfg.get(section), dict):
+        # A model or algorithm with a name is one variant of a union (its keys depend on
+        # the name): it replaces the section; without a name it updates the current one.
+        renamed = (
+            section in ("model", "algorithm") and isinstance(values, Mapping) and "name" in values
+        )
+        if isinstance(values, Mapping) and isinstance(cfg.get(section), dict) and not renamed:
             cfg[section].update(values)
         else:
             cfg[section] = values

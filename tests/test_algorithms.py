@@ -25,7 +25,7 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.models import HPKAnonymity
 
 ALGOS = ["maa_slie", "gpkc"]
 FAST = settings(max_examples=40, deadline=None)

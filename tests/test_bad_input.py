@@ -178,7 +178,7 @@ def test_no_rows_left_after_dropping_missing(tmp_path, capsys) -> None:
 
 def test_k_larger_than_rows(tmp_path, capsys) -> None:
     cfg = make_config(tmp_path, write_adult_csv(tmp_path, 10), sections={"model": {"k": 20}})
-    _refused(capsys, tmp_path, cfg, "model.k", "k=20", "10")
+    _refused(capsys, tmp_path, cfg, "model.k = 20:", "holds only 10 usable rows", "at most 10")
 
 
 def test_k_larger_than_usable_rows_after_drop(tmp_path, capsys) -> None:
@@ -189,7 +189,7 @@ def test_k_larger_than_usable_rows_after_drop(tmp_path, capsys) -> None:
     cfg = make_config(
         tmp_path, write_adult_csv(tmp_path, 30, edit=edit), sections={"model": {"k": 8}}
     )
-    _refused(capsys, tmp_path, cfg, "model.k", "k=8", "5 usable rows")
+    _refused(capsys, tmp_path, cfg, "model.k = 8:", "only 5 usable rows", "lower k to at most 5")
 
 
 def test_p_larger_than_distinct_sensitive_values_in_data(tmp_path, capsys) -> None:
@@ -197,13 +197,107 @@ def test_p_larger_than_distinct_sensitive_values_in_data(tmp_path, capsys) -> No
         :100
     ]
     cfg = make_config(tmp_path, write_rows(tmp_path, rows), sections={"model": {"p": 3, "k": 4}})
-    _refused(capsys, tmp_path, cfg, "model.p", "p=3", "'occupation'", "2 distinct")
+    _refused(
+        capsys,
+        tmp_path,
+        cfg,
+        "model.p = 3:",
+        "holds 2 distinct values of 'occupation'",
+        "lower p to at most 2",
+    )
 
 
 def test_h_larger_than_levels_present_in_data(tmp_path, capsys) -> None:
     rows = [r for r in adult_rows(2000) if r["occupation"] in ROUTINE_OFFICE][:100]
     cfg = make_config(tmp_path, write_rows(tmp_path, rows))
-    _refused(capsys, tmp_path, cfg, "model.h", "H=2", "1 sensitivity levels")
+    _refused(
+        capsys, tmp_path, cfg, "model.h = 2:", "'occupation'", "1 level(s)", "lower h to at most 1"
+    )
+
+
+def _two_occupations(tmp_path: Path) -> Path:
+    rows = [r for r in adult_rows(2000) if r["occupation"] in ("Adm-clerical", "Exec-managerial")]
+    return write_rows(tmp_path, rows[:100])
+
+
+def test_entropy_l_larger_than_distinct_sensitive_values_in_data(tmp_path, capsys) -> None:
+    cfg = make_config(
+        tmp_path, _two_occupations(tmp_path), sections={"model": {"name": "entropy_l", "l": 3}}
+    )
+    _refused(
+        capsys,
+        tmp_path,
+        cfg,
+        "model.l = 3:",
+        "holds 2 distinct values of 'occupation'",
+        "lower l to at most 2",
+    )
+
+
+def test_entropy_l_above_the_whole_tables_entropy(tmp_path, capsys) -> None:
+    """Enough distinct values, but so skewed that no partition reaches log(l)."""
+    rows = [r for r in adult_rows(2000) if r["occupation"] == "Adm-clerical"][:97]
+    rows += [r for r in adult_rows(2000) if r["occupation"] == "Sales"][:2]
+    rows += [r for r in adult_rows(2000) if r["occupation"] == "Tech-support"][:1]
+    cfg = make_config(
+        tmp_path,
+        write_rows(tmp_path, rows),
+        sections={"model": [{"name": "k", "k": 4}, {"name": "entropy_l", "l": 2}]},
+    )
+    _refused(capsys, tmp_path, cfg, "model.1.l = 2:", "entropy of 'occupation'", "lower l")
+
+
+def test_entropy_l_in_a_list_names_its_index(tmp_path, capsys) -> None:
+    cfg = make_config(
+        tmp_path,
+        _two_occupations(tmp_path),
+        sections={"model": [{"name": "k", "k": 4}, {"name": "entropy_l", "l": 2.5}]},
+    )
+    _refused(capsys, tmp_path, cfg, "model.1.l = 2.5:", "2 distinct values", "lower l")
+
+
+def _occupation_hierarchy(tmp_path: Path, missing: str) -> Path:
+    """A two-level ARX hierarchy of occupation (``leaf;level;*``) lacking ``missing``."""
+    cfg = make_config(tmp_path, tmp_path / "unused.csv")
+    lines = [
+        f"{value};{level['name']};*"
+        for level in cfg["sensitive"]["levels"]
+        for value in level["values"]
+        if value != missing
+    ]
+    path = tmp_path / "occupation.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_t_closeness_hierarchy_missing_a_sensitive_value(tmp_path, capsys) -> None:
+    hierarchy = _occupation_hierarchy(tmp_path, missing="Sales")
+    model = {"name": "t_closeness", "t": 0.3, "ground": "hierarchical", "hierarchy": str(hierarchy)}
+    cfg = make_config(tmp_path, write_adult_csv(tmp_path, 100), sections={"model": model})
+    _refused(
+        capsys,
+        tmp_path,
+        cfg,
+        "model:",
+        str(hierarchy),
+        "'Sales'",
+        "'occupation'",
+        "not leaves",
+        "add a row",
+    )
+
+
+def test_t_closeness_full_hierarchy_runs(tmp_path, capsys) -> None:
+    """The same hierarchy with every value: the job succeeds (the refusal above is the value)."""
+    hierarchy = _occupation_hierarchy(tmp_path, missing="")
+    model = {"name": "t_closeness", "t": 0.5, "ground": "hierarchical", "hierarchy": str(hierarchy)}
+    cfg = make_config(tmp_path, write_adult_csv(tmp_path, 200), sections={"model": model})
+    code = _run(tmp_path, cfg)
+    err = capsys.readouterr().err
+    assert code == EXIT_OK, err
+    metrics = json.loads((Path(cfg["output"]["path"]) / "metrics.json").read_text("utf-8"))
+    assert metrics["verified"] is True
+    assert metrics["achieved"]["max_distance"] <= 0.5 + 1e-9
 
 
 # ---------------------------------------------------------------- config errors through the CLI
@@ -227,22 +321,57 @@ CONFIG_ERRORS: list[tuple[str, Callable[[dict[str, Any]], Any], tuple[str, ...]]
     (
         "H > levels",
         lambda c: c.update(model={"name": "hpk", "h": 6, "p": 6, "k": 8}),
-        ("model.h", "H=6", "5 levels"),
+        ("model.h = 6:", "only 5 levels", "lower h to at most 5"),
     ),
     (
         "p > k",
         lambda c: c.update(model={"name": "hpk", "h": 2, "p": 5, "k": 4}),
-        ("model.p", "p=5", "k=4"),
+        ("model.p = 5 > k = 4:", "lower p or raise k"),
     ),
     (
         "H > p",
         lambda c: c.update(model={"name": "hpk", "h": 3, "p": 2, "k": 4}),
-        ("model.h", "H=3", "p=2"),
+        ("model.h = 3 > p = 2:", "lower h or raise p"),
     ),
     (
         "p > listed values",
         lambda c: c.update(model={"name": "hpk", "h": 2, "p": 15, "k": 20}),
-        ("model.p", "p=15"),
+        ("model.p = 15:", "only 14 values", "lower p to at most 14"),
+    ),
+    (
+        "recursive c = 0",
+        lambda c: c.update(model={"name": "recursive_cl", "c": 0, "l": 2}),
+        ("model.c:", "greater than 0", "(got 0)"),
+    ),
+    (
+        "t = 0",
+        lambda c: c.update(model={"name": "t_closeness", "t": 0}),
+        ("model.t:", "greater than 0", "(got 0)"),
+    ),
+    (
+        "t = 1.5",
+        lambda c: c.update(model={"name": "t_closeness", "t": 1.5}),
+        ("model.t:", "less than or equal to 1", "(got 1.5)"),
+    ),
+    (
+        "t in a list",
+        lambda c: c.update(model=[{"name": "k", "k": 4}, {"name": "t_closeness", "t": 1.5}]),
+        ("model.1.t:", "less than or equal to 1", "(got 1.5)"),
+    ),
+    (
+        "empty model list",
+        lambda c: c.update(model=[]),
+        ("model: the model list is empty", "name: k"),
+    ),
+    (
+        "hpk without levels",
+        lambda c: c["sensitive"].pop("levels"),
+        ("model: hpk needs sensitivity levels; add sensitive.levels",),
+    ),
+    (
+        "parameter of another model",
+        lambda c: c.update(model={"name": "k", "k": 4, "p": 2}),
+        ("model.p: unknown key", "model 'k' takes no 'p'", "(got 2)"),
     ),
 ]
 
@@ -271,7 +400,7 @@ def test_config_file_missing(tmp_path, capsys) -> None:
         (["attributes.99.weight=2"], ("attributes.99",)),
         (["model.k.x=1"], ("model.k.x",)),
         (["model.k=eight"], ("model.k", "'eight'")),
-        (["model.p=9"], ("model.p", "p=9")),
+        (["model.p=9"], ("model.p = 9 > k = 4:",)),
         (["model.k=[1,"], ("model.k",)),
     ],
     ids=["no-equals", "bad-index", "not-a-mapping", "bad-type", "p-gt-k", "bad-yaml-value"],

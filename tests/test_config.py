@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config import JobConfig, apply_overrides, load_config, parse_config
 from sparkanon.errors import EXIT_USER, ConfigError
+from sparkanon.models import HPKAnonymity, KAnonymity, ModelSet, PSensitiveKAnonymity
 from tests._inputs import attribute, demo_config, make_config, write_config
 
 
@@ -36,7 +38,9 @@ def _error(raw: dict[str, Any]) -> str:
 def test_demo_config_is_valid() -> None:
     cfg = parse_config(demo_config(), source="conf/adult_hpk.yaml")
     assert isinstance(cfg, JobConfig)
-    assert cfg.effective_hpk() == (2, 4, 8)
+    assert cfg.model == (HPKAnonymity(h=2, p=4, k=8),)
+    assert isinstance(cfg.models, ModelSet)
+    assert cfg.models.min_class_size() == 8
     assert [a.name for a in cfg.quasi_identifiers] == [
         "age",
         "education",
@@ -51,10 +55,11 @@ def test_demo_config_is_valid() -> None:
 
 def test_small_config_is_valid_and_frozen(raw: dict[str, Any]) -> None:
     cfg = parse_config(raw)
-    assert cfg.effective_hpk() == (2, 2, 4)
+    model = cfg.model[0]
+    assert (model.h, model.p, model.k) == (2, 2, 4)
     assert cfg.output.mode == "error"
     with pytest.raises(Exception):  # noqa: B017 - pydantic's frozen-instance error
-        cfg.model.k = 3  # type: ignore[misc]
+        model.k = 3  # type: ignore[misc]
 
 
 def test_defaults_fill_optional_sections(raw: dict[str, Any]) -> None:
@@ -70,15 +75,78 @@ def test_defaults_fill_optional_sections(raw: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
-        ({"name": "p_sensitive", "k": 4, "p": 3, "h": 9}, (1, 3, 4)),
-        ({"name": "k", "k": 5, "p": 9, "h": 9}, (1, 1, 5)),
+        ({"name": "p_sensitive", "k": 4, "p": 3}, PSensitiveKAnonymity(k=4, p=3)),
+        ({"name": "k", "k": 5}, KAnonymity(k=5)),
     ],
 )
-def test_parts_a_model_ignores_are_not_checked(
-    raw: dict[str, Any], model: dict[str, Any], expected: tuple[int, int, int]
+def test_each_model_is_its_own_class(
+    raw: dict[str, Any], model: dict[str, Any], expected: Any
 ) -> None:
     raw["model"] = model
-    assert parse_config(raw).effective_hpk() == expected
+    cfg = parse_config(raw)
+    assert cfg.model == (expected,)
+    assert cfg.models.min_class_size() == model["k"]
+
+
+@pytest.mark.parametrize(
+    ("model", "param", "owner"),
+    [
+        ({"name": "p_sensitive", "k": 4, "p": 3, "h": 9}, "h", "hpk"),
+        ({"name": "k", "k": 5, "p": 9}, "p", "p_sensitive"),
+        ({"name": "k", "k": 5, "h": 9}, "h", "hpk"),
+    ],
+)
+def test_a_model_validates_its_own_parameters(
+    raw: dict[str, Any], model: dict[str, Any], param: str, owner: str
+) -> None:
+    """A parameter of another model is an unknown key, naming the model that takes it."""
+    raw["model"] = model
+    msg = _error(raw)
+    assert f"model.{param}: unknown key" in msg
+    assert f"model {model['name']!r} takes no {param!r}" in msg
+    assert owner in msg
+    assert f"(got {model[param]})" in msg
+    assert "model.name" in msg  # the fix: remove it or change the model
+
+
+def test_model_list_keys_use_the_set_spelling(raw: dict[str, Any]) -> None:
+    raw["model"] = [
+        {"name": "k", "k": 4, "p": 2},
+        {"name": "p_sensitive", "k": 3, "p": 5},
+        {"name": "entropy_l", "l": 0.5},
+    ]
+    lines = _error(raw).splitlines()
+    assert any(line.strip().startswith("model.0.p: unknown key") for line in lines)
+    assert any(line.strip().startswith("model.1.p = 5 > k = 3") for line in lines)
+    assert any(line.strip().startswith("model.2.l:") and "0.5" in line for line in lines)
+
+
+def test_a_list_of_models_is_a_model_set(raw: dict[str, Any]) -> None:
+    raw["model"] = [{"name": "k", "k": 4}, {"name": "entropy_l", "l": 2.5}]
+    cfg = parse_config(raw)
+    assert [m.name for m in cfg.models] == ["k", "entropy_l"]
+    assert cfg.models.min_class_size() == 4
+
+
+def test_empty_model_list(raw: dict[str, Any]) -> None:
+    raw["model"] = []
+    msg = _error(raw)
+    assert "model: the model list is empty" in msg
+    assert "name: k" in msg  # an example of the fix
+
+
+def test_hpk_needs_sensitive_levels(raw: dict[str, Any]) -> None:
+    raw["sensitive"].pop("levels")
+    msg = _error(raw)
+    assert "model: hpk needs sensitivity levels; add sensitive.levels" in msg
+    raw["model"] = {"name": "p_sensitive", "k": 4, "p": 2}
+    assert parse_config(raw).sensitive.levels is None
+
+
+def test_hpk_in_a_list_needs_sensitive_levels(raw: dict[str, Any]) -> None:
+    raw["sensitive"].pop("levels")
+    raw["model"] = [{"name": "k", "k": 4}, {"name": "hpk", "k": 4, "p": 2, "h": 2}]
+    assert "model.1: hpk needs sensitivity levels; add sensitive.levels" in _error(raw)
 
 
 # ---------------------------------------------------------------- unknown keys
@@ -121,7 +189,6 @@ def test_unknown_key(raw: dict[str, Any], mutate, key: str, bad: str) -> None:
         (lambda c: c["input"].pop("path"), "input.path"),
         (lambda c: c.pop("sensitive"), "sensitive"),
         (lambda c: c["sensitive"].pop("name"), "sensitive.name"),
-        (lambda c: c["attributes"][2].pop("kind"), "attributes.2.kind"),
         (lambda c: c["sensitive"]["levels"][0].pop("weight"), "sensitive.levels.0.weight"),
     ],
 )
@@ -129,6 +196,13 @@ def test_missing_required_key(raw: dict[str, Any], remove, key: str) -> None:
     remove(raw)
     msg = _error(raw)
     assert f"{key}: required key is missing" in msg
+
+
+def test_attribute_without_kind(raw: dict[str, Any]) -> None:
+    raw["attributes"][2].pop("kind")
+    msg = _error(raw)
+    assert "attributes.2.kind: no kind given; use one of" in msg
+    assert "categorical" in msg and "keep" in msg
 
 
 # ---------------------------------------------------------------- bad types / values
@@ -228,91 +302,119 @@ def test_level_names_must_be_unique(raw: dict[str, Any]) -> None:
 def test_h_larger_than_number_of_levels(raw: dict[str, Any]) -> None:
     raw["model"] = {"name": "hpk", "h": 6, "p": 6, "k": 8}
     msg = _error(raw)
-    assert "model.h" in msg
-    assert "H=6" in msg
-    assert "5 levels" in msg
+    assert "model.h = 6:" in msg
+    assert "only 5 levels" in msg
+    assert "lower h to at most 5" in msg
 
 
 def test_h_larger_than_number_of_levels_with_one_level(raw: dict[str, Any]) -> None:
     raw["sensitive"]["levels"] = raw["sensitive"]["levels"][:1]
     msg = _error(raw)  # h=2, p=2: one level of three values
-    assert "model.h" in msg
-    assert "H=2" in msg
-    assert "1 levels" in msg
+    assert "model.h = 2:" in msg
+    assert "only 1 level;" in msg
+    assert "lower h to at most 1" in msg
 
 
 def test_p_larger_than_k(raw: dict[str, Any]) -> None:
     raw["model"] = {"name": "hpk", "h": 2, "p": 5, "k": 4}
     msg = _error(raw)
-    assert "model.p" in msg
-    assert "p=5" in msg
-    assert "k=4" in msg
+    assert "model.p = 5 > k = 4:" in msg
+    assert "lower p or raise k" in msg
 
 
 def test_p_larger_than_k_for_p_sensitive(raw: dict[str, Any]) -> None:
     raw["model"] = {"name": "p_sensitive", "p": 5, "k": 4}
     msg = _error(raw)
-    assert "model.p" in msg
-    assert "p=5" in msg
+    assert "model.p = 5 > k = 4:" in msg
+    assert "lower p or raise k" in msg
 
 
 def test_h_larger_than_p(raw: dict[str, Any]) -> None:
     raw["model"] = {"name": "hpk", "h": 3, "p": 2, "k": 4}
     msg = _error(raw)
-    assert "model.h" in msg
-    assert "H=3" in msg
-    assert "p=2" in msg
+    assert "model.h = 3 > p = 2:" in msg
+    assert "lower h or raise p" in msg
 
 
 def test_p_larger_than_the_listed_sensitive_values(raw: dict[str, Any]) -> None:
     raw["model"] = {"name": "hpk", "h": 2, "p": 15, "k": 20}
     msg = _error(raw)
-    assert "model.p" in msg
-    assert "p=15" in msg
-    assert "14" in msg
+    assert "model.p = 15:" in msg
+    assert "sensitive.levels declares only 14 values" in msg
+    assert "lower p to at most 14" in msg
+
+
+def test_p_larger_than_the_declared_sensitive_values(raw: dict[str, Any]) -> None:
+    raw["sensitive"] = {"name": "occupation", "values": ["Sales", "Tech-support", "Adm-clerical"]}
+    raw["model"] = [{"name": "k", "k": 5}, {"name": "p_sensitive", "p": 4, "k": 5}]
+    msg = _error(raw)
+    assert "model.1.p = 4:" in msg
+    assert "sensitive.values declares only 3 values" in msg
+    assert "lower p to at most 3" in msg
 
 
 def test_max_block_rows_smaller_than_k(raw: dict[str, Any]) -> None:
     raw["partitioning"]["max_block_rows"] = 3
     msg = _error(raw)
-    assert "partitioning.max_block_rows" in msg
-    assert "k=4" in msg
+    assert "partitioning.max_block_rows = 3:" in msg
+    assert "model.k = 4" in msg
+    assert "raise max_block_rows to at least 4" in msg
+
+
+def test_max_block_rows_smaller_than_the_largest_class_a_list_needs(raw: dict[str, Any]) -> None:
+    raw["model"] = [{"name": "k", "k": 2}, {"name": "entropy_l", "l": 3.5}]
+    raw["partitioning"]["max_block_rows"] = 3
+    msg = _error(raw)
+    assert "partitioning.max_block_rows = 3:" in msg
+    assert "model.1.l = 3.5" in msg
+    assert "at least 4" in msg
 
 
 def test_ordinal_without_order(raw: dict[str, Any]) -> None:
     attribute(raw, "education").pop("order")
     msg = _error(raw)
-    assert "education" in msg
-    assert "order" in msg
+    assert "attributes.1.order: required key is missing" in msg
+    assert "'education'" in msg
+    assert "lowest to highest" in msg
 
 
 def test_ordinal_order_with_repeats(raw: dict[str, Any]) -> None:
     edu = attribute(raw, "education")
     edu["order"] = list(edu["order"]) + ["Bachelors"]
     msg = _error(raw)
-    assert "(education).order" in msg
-    assert "repeated" in msg
+    assert "attributes.1.order: repeated values" in msg
+    assert "'education'" in msg
 
 
 def test_categorical_without_hierarchy(raw: dict[str, Any]) -> None:
     attribute(raw, "workclass").pop("hierarchy")
     msg = _error(raw)
-    assert "workclass" in msg
-    assert "hierarchy" in msg
+    assert "attributes.4.hierarchy: required key is missing" in msg
+    assert "'workclass'" in msg
+    assert "ARX hierarchy CSV" in msg
 
 
 @pytest.mark.parametrize(
-    ("name", "key", "value"),
+    ("name", "index", "key", "value", "owner"),
     [
-        ("age", "hierarchy", "/tmp/age.csv"),
-        ("age", "order", ["1", "2"]),
-        ("education", "values", ["Bachelors"]),
+        ("age", 0, "hierarchy", "/tmp/age.csv", "categorical"),
+        ("age", 0, "order", ["1", "2"], "ordinal"),
+        ("education", 1, "values", ["Bachelors"], "nominal"),
+        ("income", 7, "weight", 2.0, "continuous"),
     ],
 )
-def test_option_on_the_wrong_kind(raw: dict[str, Any], name: str, key: str, value: Any) -> None:
-    attribute(raw, name)[key] = value
+def test_option_on_the_wrong_kind(
+    raw: dict[str, Any], name: str, index: int, key: str, value: Any, owner: str
+) -> None:
+    """A key of another kind is an unknown key at that attribute, naming the kind taking it."""
+    attr = attribute(raw, name)
+    attr[key] = value
     msg = _error(raw)
-    assert f"({name}).{key}" in msg
+    assert f"attributes.{index}.{key}: unknown key" in msg
+    assert f"a {attr['kind']} attribute takes no {key!r}" in msg
+    assert f"a key of {owner}" in msg
+    assert repr(value) in msg
+    assert f"change attributes.{index}.kind" in msg
 
 
 def test_sensitive_column_also_listed_as_attribute(raw: dict[str, Any]) -> None:
@@ -397,6 +499,7 @@ def test_override_whole_list_value(raw: dict[str, Any]) -> None:
 
 
 def test_override_list_indices(raw: dict[str, Any]) -> None:
+    raw["algorithm"]["psi_weights"] = [0.5, 0.5]  # the demo config leaves the default
     out = apply_overrides(
         raw,
         [
@@ -433,7 +536,7 @@ def test_override_adds_an_optional_key(raw: dict[str, Any]) -> None:
 def test_override_through_load_config(tmp_path: Path, raw: dict[str, Any]) -> None:
     path = write_config(tmp_path, raw)
     cfg = load_config(path, ["model.k=6", "model.p=3", "attributes.1.weight=2"])
-    assert cfg.effective_hpk() == (2, 3, 6)
+    assert cfg.model == (HPKAnonymity(h=2, p=3, k=6),)
     assert cfg.attributes[1].weight == 2.0
 
 
@@ -441,8 +544,7 @@ def test_override_result_is_validated(tmp_path: Path, raw: dict[str, Any]) -> No
     path = write_config(tmp_path, raw)
     with pytest.raises(ConfigError) as info:
         load_config(path, ["model.p=9"])
-    assert "model.p" in str(info.value)
-    assert "p=9" in str(info.value)
+    assert "model.p = 9 > k = 4" in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -457,6 +559,7 @@ def test_override_result_is_validated(tmp_path: Path, raw: dict[str, Any]) -> No
     ],
 )
 def test_override_bad_path(raw: dict[str, Any], item: str, names: list[str]) -> None:
+    raw["algorithm"]["psi_weights"] = [0.5, 0.5]  # a list to index into
     with pytest.raises(ConfigError) as info:
         apply_overrides(raw, [item])
     assert info.value.exit_code == EXIT_USER
@@ -509,10 +612,16 @@ def test_override_malformed_yaml_value(raw: dict[str, Any], item: str) -> None:
     ("edit", "needles"),
     [
         (lambda a: a.update(kind="semantic", length=6, beta=-1.0), ("beta", "-1.0")),
-        (lambda a: a.update(kind="semantic"), ("semantic attributes need 'length'",)),
+        (
+            lambda a: a.update(kind="semantic"),
+            ("attributes.0.length: required key is missing", "characters of every code"),
+        ),
         (lambda a: a.update(kind="semantic", length=0), ("length", "0")),
-        (lambda a: a.update(encoding="vector"), ("(age).encoding",)),
-        (lambda a: a.update(beta=2.0), ("(age).beta",)),
+        (
+            lambda a: a.update(encoding="vector"),
+            ("attributes.0.encoding: unknown key", "'vector'", "nominal"),
+        ),
+        (lambda a: a.update(beta=2.0), ("attributes.0.beta: unknown key", "2.0", "semantic")),
         (lambda a: a.update(kind="nominal", encoding="onehot"), ("encoding", "onehot")),
     ],
     ids=["beta<0", "no-length", "length-0", "encoding-not-nominal", "beta-not-semantic", "enc"],
@@ -535,19 +644,26 @@ def test_l_larger_than_k_for_kl_cluster(raw: dict[str, Any]) -> None:
     raw["algorithm"] = {"name": "kl_cluster"}
     raw["model"] = {"name": "p_sensitive", "k": 3, "p": 4}
     msg = _error(raw)
-    assert "model.p" in msg and "p=4 > k=3" in msg
+    assert "model.p = 4 > k = 3" in msg
 
 
-@pytest.mark.parametrize(
-    ("algorithm", "model"), [("mdav", "hpk"), ("maa_sae", "hpk"), ("kl_cluster", "hpk")]
-)
-def test_algorithm_that_does_not_guarantee_the_model(
-    raw: dict[str, Any], algorithm: str, model: str
+@pytest.mark.parametrize("algorithm", ["mdav", "maa_sae", "kl_cluster"])
+def test_algorithm_that_does_not_guarantee_the_model_is_accepted(
+    raw: dict[str, Any], algorithm: str
 ) -> None:
+    """No algorithm/model pairing is refused: the repair step enforces what it does not build."""
+    assert "hpk" not in ALGORITHMS[algorithm].guarantees
     raw["algorithm"] = {"name": algorithm}
-    raw["model"]["name"] = model
+    cfg = parse_config(raw)
+    assert cfg.algorithm.name == algorithm
+    assert [m.name for m in cfg.models] == ["hpk"]
+
+
+def test_parameter_of_another_algorithm(raw: dict[str, Any]) -> None:
+    raw["algorithm"] = {"name": "gpkc", "psi_weights": [0.5, 0.5]}
     msg = _error(raw)
-    assert "model.name" in msg and algorithm in msg
+    assert "algorithm.psi_weights: algorithm 'gpkc' takes no 'psi_weights'" in msg
+    assert "maa_slie" in msg and "remove it" in msg
 
 
 def test_unknown_algorithm(raw: dict[str, Any]) -> None:

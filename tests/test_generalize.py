@@ -21,8 +21,9 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.schema import CLASS, LEVEL, SENS, Schema
-from sparkanon.metrics.ncp import class_ncp, global_certainty_penalty, total_certainty_penalty
-from sparkanon.stages.publish import published_columns
+from sparkanon.metrics.ncp import class_ncp, global_certainty_penalty
+from sparkanon.metrics.registry import default_metrics, term_column
+from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
 from sparkanon.stages.summarise import make_summary_fn, summary_columns
 from tests.test_algorithms import EDU_ARX, FIVE_LEVELS
 
@@ -200,8 +201,7 @@ def test_class_ncp_is_the_weighted_sum(edu: Taxonomy) -> None:
 def test_gcp_by_hand() -> None:
     # Two classes: 3 rows at NCP 0.6 and 5 rows at NCP 1.5, two attributes of weight 1:
     # (3 * 0.6 + 5 * 1.5) / (8 * 2) = 9.3 / 16 = 58.125 %
-    total = total_certainty_penalty(np.array([3, 5]), np.array([0.6, 1.5]))
-    assert total == pytest.approx(9.3)
+    total = 3 * 0.6 + 5 * 1.5
     assert global_certainty_penalty(total, 8, 2.0) == pytest.approx(58.125)
     assert global_certainty_penalty(0.0, 0, 2.0) == 0.0
 
@@ -225,13 +225,16 @@ def test_summary_holds_ncp_and_generalized_labels(edu: Taxonomy) -> None:
             CLASS: [7, 7, 7, 9, 9],
         }
     )
-    out = make_summary_fn(schema, 10.0, generalized=True)(frame)
-    assert list(out.columns) == [n for n, _ in summary_columns(schema, True)]
+    registry = default_metrics(3)
+    generalized = GeneralizedPublisher(schema, [])
+    out = make_summary_fn(schema, 10.0, generalized, registry)(frame)
+    assert list(out.columns) == [n for n, _ in summary_columns(generalized, registry)]
     first, second = out.iloc[0], out.iloc[1]
+    ncp = term_column(registry[5], "ncp")
     assert (first["_g0"], first["_g1"], first["_g2"]) == ("[25, 34]", "Graduate", "*")
-    assert first["ncp"] == pytest.approx(9 / 73 + 2 / 7 + 1.0)
+    assert first[ncp] == pytest.approx(9 / 73 + 2 / 7 + 1.0)
     assert (second["_g0"], second["_g1"], second["_g2"]) == ("50", "HS-grad", "X")
-    assert second["ncp"] == 0.0
-    plain = make_summary_fn(schema, 10.0)(frame)
-    assert "_g0" not in plain.columns and "ncp" in plain.columns
-    assert [t for _, t in published_columns(schema, [], generalized=True)] == ["string"] * 3
+    assert second[ncp] == 0.0
+    plain = make_summary_fn(schema, 10.0, CentroidPublisher(schema, []), registry)(frame)
+    assert "_g0" not in plain.columns and ncp in plain.columns
+    assert [t for _, t in generalized.columns()] == ["string"] * 3

@@ -33,9 +33,11 @@ from sparkanon.attributes.semantic import SemanticKind, prefix_distances
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InputError
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.metrics.registry import ClassView, class_info_loss
+from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
-from sparkanon.stages import encode, publish, summarise
+from sparkanon.publications import CentroidPublisher
+from sparkanon.stages import encode
 from tests._inputs import adult_rows, demo_config, write_rows
 
 FAST = settings(max_examples=60, deadline=None)
@@ -183,11 +185,15 @@ def test_vector_losses_equal_brute_force(classes: list[list[int]]) -> None:
 
 def test_class_summary_uses_the_vector_loss() -> None:
     sens = SensitiveLevels("s", ("x", "y"), np.array([0, 1]), ("lo", "hi"), np.array([0.1, 0.8]))
-    row = summarise.class_summary(
-        [np.array([0, 0, 0, 1])], [JOBS], np.array([0, 1, 0, 1]), np.array([0, 1, 0, 1]), sens, 10.0
+    view = ClassView(
+        kinds=[JOBS],
+        codes=[np.array([0, 0, 0, 1])],
+        sens=np.array([0, 1, 0, 1]),
+        levels=np.array([0, 1, 0, 1]),
+        sensitive=sens,
     )
-    assert row["loss"] == pytest.approx(0.75)
-    assert row["centroids"] == [0]
+    assert class_info_loss(view) == pytest.approx(0.75)
+    assert view.centroids == [0]
 
 
 # ---------------------------------------------------------------------------
@@ -285,8 +291,9 @@ def test_semantic_is_not_a_matrix_kind_and_codes_are_long() -> None:
     assert ZIP.code_type == "long"
     schema = Schema(kinds=(ZIP,), sensitive=_SENS)
     assert dict(encode.encoded_columns(schema))[code_column(0)] == "long"
-    assert dict(summarise.summary_columns(schema))[code_column(0)] == "long"
-    assert dict(publish.published_columns(schema, [])) == {"zip": "string"}
+    publisher = CentroidPublisher(schema, [])
+    assert dict(publisher.class_columns())[code_column(0)] == "long"
+    assert dict(publisher.columns()) == {"zip": "string"}
 
 
 # Independent references: digits compared as strings, exact fractions.

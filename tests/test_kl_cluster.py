@@ -35,7 +35,7 @@ from sparkanon.attributes.schema import Schema
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.ncp import class_ncp
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import ROOT, adult_config, adult_sample
 from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame
@@ -63,7 +63,7 @@ def schema(edu: Taxonomy) -> Schema:
 
 def test_registered_for_p_sensitive_and_k() -> None:
     assert ALGORITHMS["kl_cluster"] is KLCluster
-    assert KLCluster.models == frozenset({"p_sensitive", "k"})
+    assert KLCluster.guarantees == frozenset({"p_sensitive", "k", "distinct_l"})
 
 
 # ---------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_every_class_has_k_rows_and_l_values(
 ) -> None:
     ell = min(ell, k)
     frame, codes, sens = random_frame(seed, n, n_values)
-    model = HPKAnonymity(k=k, p=ell, h=1, name="p_sensitive")
+    model = HPKAnonymity(k=k, p=ell, h=1)
     ctx = BlockContext(schema=schema, model=model, max_iterations=5)
     labels = cluster_block(frame, ctx, "kl_cluster", seed, 0)
     if n < k or len(np.unique(sens)) < ell:
@@ -189,7 +189,7 @@ def test_every_class_has_k_rows_and_l_values(
 
 def test_classes_stay_small_and_beat_one_big_class(schema: Schema) -> None:
     frame, codes, sens = random_frame(7, 400, 10)
-    model = HPKAnonymity(k=5, p=3, h=1, name="p_sensitive")
+    model = HPKAnonymity(k=5, p=3, h=1)
     labels = cluster_block(frame, BlockContext(schema=schema, model=model), "kl_cluster", 0, 0)
     check_classes(labels, sens, 5, 3)
     sizes = np.bincount(labels)
@@ -214,7 +214,7 @@ def test_place_joins_the_class_of_least_ncp_growth(schema: Schema) -> None:
     extra_codes = [np.array([0.95, 0.05]), np.zeros(2, np.int64), np.zeros(2, np.int64)]
     extra_codes.append(np.zeros(2, np.int64))
     extra = make_frame(np.array([50, 51]), extra_codes, np.array([3, 4]), FIVE_LEVELS)
-    model = HPKAnonymity(k=3, p=2, h=1, name="p_sensitive")
+    model = HPKAnonymity(k=3, p=2, h=1)
     ctx = BlockContext(schema=schema, model=model)
     placed = place_rows(frame, labels, extra, ctx, "kl_cluster", 0, 0)
     assert placed.tolist() == [1, 0]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, block_rng, cluster_block, place_rows
 from sparkanon.algorithms._block import ApfRule, Block
-from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae, apf_keys, best_by_rule
+from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae, MaaSaeParams, apf_keys, best_by_rule
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
@@ -31,7 +31,7 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
-from sparkanon.config import AlgorithmConfig, parse_config
+from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
 from sparkanon.metrics.entropy import (
@@ -42,7 +42,7 @@ from sparkanon.metrics.entropy import (
     information_loss_increment,
     sensitive_entropy,
 )
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import adult_config, adult_sample
 
@@ -205,7 +205,7 @@ def table1() -> tuple[pd.DataFrame, BlockContext]:
     sens, _, invalid = T1_VALUES.encode(pd.Series(T1_DISEASE))
     assert not invalid.any()
     frame = make_frame(np.arange(1, 8), codes, sens, T1_VALUES)
-    model = HPKAnonymity(k=2, p=2, h=1, name="p_sensitive")
+    model = HPKAnonymity(k=2, p=2, h=1)
     return frame, BlockContext(schema=schema, model=model)
 
 
@@ -256,7 +256,7 @@ def test_merge_of_a_formed_class() -> None:
     frame = make_frame(
         np.arange(1, 5), [np.array([0.0, 0.0, 0.0, 1.0])], np.array([0, 2, 0, 1]), levels
     )
-    ctx = BlockContext(schema=schema, model=HPKAnonymity(k=2, p=2, h=1, name="p_sensitive"))
+    ctx = BlockContext(schema=schema, model=HPKAnonymity(k=2, p=2, h=1))
     labels = cluster_block(frame, ctx, "maa_sae", seed=0, block_id=4)
     assert partition(frame, labels) == {frozenset({1, 2, 3, 4})}
     assert labels.tolist() == [0, 0, 0, 0]
@@ -266,9 +266,9 @@ def test_merge_of_a_formed_class() -> None:
 @pytest.mark.parametrize(
     ("disease", "model"),
     [
-        (["AIDS", "Flu", "Cancer"], HPKAnonymity(k=4, p=2, h=1, name="p_sensitive")),
-        (["Flu", "Flu", "Flu", "Flu"], HPKAnonymity(k=2, p=2, h=1, name="p_sensitive")),
-        (["Flu", "AIDS", "Flu", "AIDS", "Flu"], HPKAnonymity(k=3, p=3, h=1, name="p_sensitive")),
+        (["AIDS", "Flu", "Cancer"], HPKAnonymity(k=4, p=2, h=1)),
+        (["Flu", "Flu", "Flu", "Flu"], HPKAnonymity(k=2, p=2, h=1)),
+        (["Flu", "AIDS", "Flu", "AIDS", "Flu"], HPKAnonymity(k=3, p=3, h=1)),
     ],
 )
 def test_infeasible_block_returns_all_minus_one(
@@ -382,8 +382,7 @@ def random_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, HPKAnonymity]:
     )
     k = draw(st.integers(1, min(n, 10)))
     p = draw(st.integers(1, min(k, frame[SENS].nunique())))
-    name = "k" if p == 1 and draw(st.booleans()) else "p_sensitive"
-    return frame, HPKAnonymity(k=k, p=p, h=1, name=name)
+    return frame, HPKAnonymity(k=k, p=p, h=1)
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
@@ -485,7 +484,7 @@ def test_minil_loses_less_than_sae_on_a_fixed_table(mixed_schema: Schema) -> Non
     rng = np.random.default_rng(0)
     n = 200
     frame = make_frame(np.arange(n), random_codes(rng, n), rng.integers(0, 8, n), TEN_VALUES)
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=5, p=3, h=1, name="p_sensitive"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=5, p=3, h=1))
     block = Block(frame, ctx)
     total = {}
     for algorithm in ALGOS:
@@ -589,7 +588,7 @@ def test_six_rows_hand_traced_under_both_rules() -> None:
         np.array([1, 0, 1, 0, 1, 1]),
         YES_NO,
     )
-    model = HPKAnonymity(k=3, p=2, h=1, name="p_sensitive")
+    model = HPKAnonymity(k=3, p=2, h=1)
     rng = block_rng(0, 31)
     assert (int(rng.integers(6)), int(rng.integers(3))) == (0, 0)
     expected = {
@@ -608,8 +607,8 @@ def test_six_rows_hand_traced_under_both_rules() -> None:
 def test_default_context_rule_is_gain_then_loss() -> None:
     frame, ctx = table1()
     assert ctx.apf_rule == "gain_then_loss"
-    assert AlgorithmConfig().apf_rule == "gain_then_loss"
-    assert get_args(AlgorithmConfig.model_fields["apf_rule"].annotation) == get_args(ApfRule)
+    assert MaaSaeParams().apf_rule == "gain_then_loss"
+    assert get_args(MaaSaeParams.model_fields["apf_rule"].annotation) == get_args(ApfRule)
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
@@ -726,19 +725,22 @@ def test_config_apf_rule(tmp_path: Path) -> None:
 
 
 def test_registered_with_models() -> None:
-    assert ALGORITHMS["maa_sae"].models == frozenset({"p_sensitive", "k"})
-    assert ALGORITHMS["maa_minil"].models == frozenset({"p_sensitive", "k"})
+    guaranteed = frozenset({"p_sensitive", "k", "distinct_l"})
+    assert ALGORITHMS["maa_sae"].guarantees == guaranteed
+    assert ALGORITHMS["maa_minil"].guarantees == guaranteed
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
-def test_config_rejects_hpk_model(algorithm: str, tmp_path: Path) -> None:
-    raw = adult_config(tmp_path, tmp_path / "in.csv", tmp_path / "out")
-    raw["model"] = {"name": "hpk", "h": 2, "p": 4, "k": 8}
+def test_hpk_model_is_enforced_by_the_repair_step(algorithm: str, tmp_path: Path) -> None:
+    """MAA-SAE does not build levels into its classes; classes lacking H levels are merged."""
+    sample = adult_sample(tmp_path, 600)
+    raw = adult_config(tmp_path, sample, tmp_path / "out")
+    raw["model"] = {"name": "hpk", "h": 4, "p": 4, "k": 6}
     raw["algorithm"] = {"name": algorithm}
-    with pytest.raises(ConfigError, match="does not guarantee"):
-        parse_config(raw)
-    raw["model"] = {"name": "p_sensitive", "p": 4, "k": 8}
-    assert parse_config(raw).algorithm.name == algorithm
+    metrics = run_job(LocalEngine(), parse_config(raw), commit=False).metrics
+    assert metrics["verified"] is True
+    assert metrics["repair_merges"] > 0
+    assert metrics["achieved"]["min_distinct_levels"] >= 4
 
 
 def test_local_job_on_adult_sample_verifies_and_conserves_rows(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ implementation with a plain reference written from the paper's description.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,8 +30,7 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
-from sparkanon.errors import ConfigError
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import adult_config, adult_sample
 from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame, partition
@@ -55,7 +55,7 @@ def mixed_schema(tmp_path_factory: pytest.TempPathFactory) -> Schema:
 
 def one_d_ctx(k: int) -> BlockContext:
     schema = Schema(kinds=(ContinuousKind(name="x", weight=1.0),), sensitive=FIVE_LEVELS)
-    return BlockContext(schema=schema, model=HPKAnonymity(k=k, name="k"))
+    return BlockContext(schema=schema, model=HPKAnonymity(k=k))
 
 
 def one_d_frame(values: list[int], rids: list[int] | None = None) -> pd.DataFrame:
@@ -152,9 +152,10 @@ def test_smallest_takes_ties_by_position() -> None:
     assert smallest(d, 0).tolist() == []
 
 
-def test_registered_for_k_anonymity_only() -> None:
+def test_registered_guaranteeing_k_anonymity_only() -> None:
+    """MDAV builds k-anonymous classes; any other model is left to the repair step."""
     assert ALGORITHMS["mdav"] is Mdav
-    assert Mdav.models == frozenset({"k"})
+    assert Mdav.guarantees == frozenset({"k"})
 
 
 # ---------------------------------------------------------------------------
@@ -172,7 +173,7 @@ def test_mixed_kinds_two_obvious_groups(mixed_schema: Schema) -> None:
         np.array([0, 0, 0, 1, 1, 1]),
     ]
     frame = make_frame(np.arange(6), codes, np.arange(6), FIVE_LEVELS)
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=3, name="k"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=3))
     labels = cluster_block(frame, ctx, "mdav", seed=0, block_id=0)
     assert partition(frame, labels) == groups([0, 1, 2], [3, 4, 5])
 
@@ -189,7 +190,7 @@ def test_mixed_kinds_class_sizes(n: int, k: int, mixed_schema: Schema) -> None:
     frame = make_frame(
         rng.choice(10**6, n, replace=False), codes, rng.integers(0, 10, n), FIVE_LEVELS
     )
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k, name="k"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k))
     labels = cluster_block(frame, ctx, "mdav", seed=0, block_id=0)
     sizes = np.bincount(labels)
     assert (labels >= 0).all()
@@ -280,7 +281,7 @@ def test_class_sizes_between_k_and_2k_minus_1(
     case: tuple[pd.DataFrame, int], seed: int, mixed_schema: Schema
 ) -> None:
     frame, k = case
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k, name="k"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k))
     labels = cluster_block(frame, ctx, "mdav", seed=seed, block_id=3)
     assert labels.shape == (len(frame),)
     if len(frame) < k:
@@ -298,7 +299,7 @@ def test_class_sizes_between_k_and_2k_minus_1(
 @given(case=k_tables())
 def test_matches_reference(case: tuple[pd.DataFrame, int], mixed_schema: Schema) -> None:
     frame, k = case
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k, name="k"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k))
     labels = cluster_block(frame, ctx, "mdav", seed=0, block_id=0)
     expected = reference_mdav(frame, mixed_schema, k)
     if not expected:
@@ -316,7 +317,7 @@ def test_deterministic_independent_of_seed_and_row_order(
     case: tuple[pd.DataFrame, int], seeds: tuple[int, int], mixed_schema: Schema
 ) -> None:
     frame, k = case
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k, name="k"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k))
     first = cluster_block(frame, ctx, "mdav", seed=seeds[0], block_id=1)
     perm = np.random.default_rng(seeds[1]).permutation(len(frame))
     shuffled = frame.iloc[perm].reset_index(drop=True)
@@ -358,7 +359,7 @@ def test_place_puts_each_row_in_the_nearest_class(
     case: tuple[pd.DataFrame, int], n_extra: int, seed: int, mixed_schema: Schema
 ) -> None:
     frame, k = case
-    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k, name="k"))
+    ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=k))
     labels = cluster_block(frame, ctx, "mdav", seed=seed, block_id=4)
     rng = np.random.default_rng(seed)
     extra = make_frame(
@@ -398,7 +399,7 @@ def test_distances_to_point_agrees_with_distances_to_row(mixed_schema: Schema) -
     n = 25
     codes = [rng.random(n), rng.integers(0, 15, n), rng.integers(0, 7, n), rng.integers(0, 3, n)]
     frame = make_frame(np.arange(n), codes, rng.integers(0, 10, n), FIVE_LEVELS)
-    block = Block(frame, BlockContext(schema=mixed_schema, model=HPKAnonymity(k=2, name="k")))
+    block = Block(frame, BlockContext(schema=mixed_schema, model=HPKAnonymity(k=2)))
     rows = np.arange(n)
     for ref in (0, 7, 24):
         point = [c[ref] for c in block.codes]
@@ -414,16 +415,46 @@ def test_distances_to_point_agrees_with_distances_to_row(mixed_schema: Schema) -
 # ---------------------------------------------------------------------------
 
 
-def test_config_rejects_mdav_with_hpk(tmp_path: Path) -> None:
-    cfg = adult_config(tmp_path, tmp_path / "in.csv", tmp_path / "out")
+@pytest.mark.parametrize(
+    "model",
+    [
+        {"name": "hpk", "k": 4, "p": 3, "h": 2},
+        {"name": "p_sensitive", "k": 4, "p": 3},
+        [{"name": "k", "k": 4}, {"name": "entropy_l", "l": 2.5}],
+    ],
+    ids=["hpk", "p_sensitive", "k+entropy_l"],
+)
+def test_mdav_with_a_model_it_does_not_guarantee_is_repaired(tmp_path: Path, model: Any) -> None:
+    """The config accepts MDAV with any model; the repair step merges the classes that fail it."""
+    sample = adult_sample(tmp_path, 300)
+    cfg = adult_config(tmp_path, sample, tmp_path / "out")
     cfg["algorithm"] = {"name": "mdav"}
-    with pytest.raises(ConfigError, match="model.name"):
-        parse_config(cfg)
-    cfg["model"] = {"name": "p_sensitive", "k": 5, "p": 2}
-    with pytest.raises(ConfigError, match="model.name"):
-        parse_config(cfg)
-    cfg["model"] = {"name": "k", "k": 5}
-    assert parse_config(cfg).algorithm.name == "mdav"
+    cfg["model"] = model
+    cfg["partitioning"] = {"max_block_rows": 200, "infeasible_blocks": "merge"}
+    config = parse_config(cfg)
+    assert config.algorithm.name == "mdav"
+    assert not {m.name for m in config.models} <= Mdav.guarantees
+    result = run_job(LocalEngine(), config, commit=False)
+    m = result.metrics
+    assert m["verified"] is True and m["violations"] == 0
+    assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == 300
+    assert m["repair_merges"] >= 0
+    achieved = m["achieved"]
+    assert achieved["min_class_size"] >= 4
+    models = model if isinstance(model, list) else [model]
+    for spec in models:
+        if "p" in spec:
+            assert achieved["min_distinct_values"] >= spec["p"]
+        if "h" in spec:
+            assert achieved["min_distinct_levels"] >= spec["h"]
+        if spec["name"] == "entropy_l":
+            assert achieved["effective_l"] >= spec["l"] - 1e-9
+    # The bounds hold on the published table itself, not only in the metrics.
+    qi = [a.name for a in config.quasi_identifiers]
+    groups = result.published.groupby(qi, dropna=False)["occupation"]
+    assert groups.size().min() >= 4
+    p = max((spec.get("p", 1) for spec in models), default=1)
+    assert groups.nunique().min() >= p
 
 
 def test_local_job_with_mdav_verifies_and_conserves_rows(tmp_path: Path) -> None:

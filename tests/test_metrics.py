@@ -15,21 +15,26 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from sparkanon.attributes.kinds import ContinuousKind
+from sparkanon.attributes.schema import CLASS, LEVEL, SENS, Schema, SensitiveLevels
+from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.entropy import (
     ZERO_LOSS,
-    average_information_loss,
-    average_sensitive_entropy,
     best_by_psi,
     class_level_entropy,
-    entropy_privacy_protection,
     information_loss_rate,
     normalized_average_class_size,
     privacy_safety_index,
     sensitive_entropy,
     sensitive_level_entropy,
 )
+from sparkanon.metrics.registry import RunFacts, default_metrics
+from sparkanon.publications import CentroidPublisher
+from sparkanon.stages.measure import measure
+from sparkanon.stages.summarise import make_summary_fn
 
 H_HALF = 0.15051499783  # -0.5 lg 0.5
 H_THIRD = 0.15904041824  # -(1/3) lg(1/3)
@@ -37,6 +42,43 @@ H_TWO_THIRDS = 0.11739417271  # -(2/3) lg(2/3)
 
 # Levels low, middle, high of the seed's Disease example (section 1.4) with weights.
 W_LMH = np.array([0.1, 0.4, 0.8])
+# The Disease example's values by level: low {Flu, Fever}, middle {Hepatitis, Diabetes},
+# high {HIV, Cancer}.
+DISEASE = SensitiveLevels(
+    "disease",
+    ("Flu", "Fever", "Hepatitis", "Diabetes", "HIV", "Cancer"),
+    np.array([0, 0, 1, 1, 2, 2]),
+    ("low", "middle", "high"),
+    W_LMH,
+)
+
+
+def job_metrics(classes: list[list[str]], x: list[list[float]] | None = None, k: int = 2) -> dict:
+    """The job's metrics (summarise + measure stages, local engine) of hand-made classes.
+
+    Args:
+        classes: each class's sensitive values.
+        x: each class's values of one continuous attribute on [0, 1] (zeros if omitted).
+        k: the model's smallest class.
+    """
+    kind = ContinuousKind("x", 1.0, 0.0, 1.0)
+    schema = Schema(kinds=(kind,), sensitive=DISEASE)
+    index = {v: i for i, v in enumerate(DISEASE.values)}
+    x = x or [[0.0] * len(c) for c in classes]
+    frame = pd.DataFrame(
+        {
+            "_q0": [v for c in x for v in c],
+            SENS: [index[v] for c in classes for v in c],
+            CLASS: [i for i, c in enumerate(classes) for _ in c],
+        }
+    )
+    frame[LEVEL] = DISEASE.level_of[frame[SENS]]
+    frame["_block"] = 1
+    publisher = CentroidPublisher(schema, [])
+    registry = default_metrics(1)
+    summaries = make_summary_fn(schema, 10.0, publisher, registry)(frame)
+    facts = RunFacts(rows_out=len(frame), k=k, names=("x",), weights=(1.0,))
+    return measure(LocalEngine(), summaries, registry, facts)
 
 
 # ---------------------------------------------------------------------------
@@ -83,8 +125,10 @@ def test_hec_table3_classes_base10() -> None:
     assert got.shape == (4,)
     assert got == pytest.approx([0.9 * H_HALF, 1.2 * H_HALF, 0.9 * H_HALF, 0.5 * H_HALF], abs=1e-10)
     assert got == pytest.approx([0.135463498, 0.180617997, 0.135463498, 0.075257499], abs=1e-8)
-    # EPP (eq. 22) of Table 3: (0.9 + 1.2 + 0.9 + 0.5) / 4 * 0.150515 = 0.875 * 0.150515.
-    assert entropy_privacy_protection(got) == pytest.approx(0.131700623, abs=1e-8)
+    # EPP (eq. 22) of Table 3: (0.9 + 1.2 + 0.9 + 0.5) / 4 * 0.150515 = 0.875 * 0.150515,
+    # as the job computes it (per-class HEC in the summarise stage, the mean in measure).
+    table3 = [["HIV", "Flu"], ["HIV", "Hepatitis"], ["Cancer", "Fever"], ["Diabetes", "Flu"]]
+    assert job_metrics(table3)["EPP"] == pytest.approx(0.131700623, abs=1e-8)
 
 
 def test_hec_single_class_scalar() -> None:
@@ -201,9 +245,18 @@ def test_best_by_psi_plain_tie_lowest_index() -> None:
 # ---------------------------------------------------------------------------
 
 
-def test_epp_mean_hec() -> None:
-    assert entropy_privacy_protection(np.array([0.1, 0.2, 0.3])) == pytest.approx(0.2)
-    assert entropy_privacy_protection(np.array([])) == 0.0
+def test_epp_is_none_without_declared_levels() -> None:
+    # With levels: {HIV, Flu} is one high and one low row, HEC = (0.8 + 0.1) * 0.150515.
+    assert job_metrics([["HIV", "Flu"]])["EPP"] == pytest.approx(0.9 * H_HALF, abs=1e-10)
+    # Without declared levels every value sits in one implicit level: EPP is not reported.
+    kind = ContinuousKind("x", 1.0, 0.0, 1.0)
+    flat = SensitiveLevels("d", ("a", "b"), np.array([0, 0]), ("all",), np.array([0.5]), False)
+    schema = Schema(kinds=(kind,), sensitive=flat)
+    frame = pd.DataFrame({"_q0": [0.0, 1.0], SENS: [0, 1], LEVEL: [0, 0], CLASS: [0, 0]})
+    registry = default_metrics(1)
+    summaries = make_summary_fn(schema, 10.0, CentroidPublisher(schema, []), registry)(frame)
+    facts = RunFacts(rows_out=2, k=2, names=("x",), weights=(1.0,), has_levels=False)
+    assert measure(LocalEngine(), summaries, registry, facts)["EPP"] is None
 
 
 def test_information_loss_rate() -> None:
@@ -229,20 +282,26 @@ def test_sensitive_entropy_uneven() -> None:
     assert float(sensitive_entropy(np.array([1, 3]))) == pytest.approx(0.811278124, abs=1e-8)
 
 
-def test_average_information_loss() -> None:
-    # IL / (|G| * |QI|): 1.0 / (2 * 2) = 0.25 ; 3.0 / (3 * 2) = 0.5 ; mean = 0.375
-    assert average_information_loss(np.array([1.0, 3.0]), np.array([2, 3]), 2) == pytest.approx(
-        0.375
-    )
-    # 0 / (4 * 3) = 0 ; 6 / (4 * 3) = 0.5 ; 1.2 / (2 * 3) = 0.2 ; mean = 0.7 / 3
-    got = average_information_loss(np.array([0.0, 6.0, 1.2]), np.array([4, 4, 2]), 3)
-    assert got == pytest.approx(0.7 / 3)
-    assert average_information_loss(np.array([]), np.array([]), 3) == 0.0
+def test_average_information_loss_and_r_il() -> None:
+    # One continuous attribute (|QI| = 1). Class A: x = 0, 0.5 (mean 0.25): IL = 0.5;
+    # class B: x = 0, 0, 0.9 (mean 0.3): IL = 0.3 + 0.3 + 0.6 = 1.2.
+    # AVG-IL = mean(0.5 / 2, 1.2 / 3) = (0.25 + 0.4) / 2 = 0.325; R_IL = 1.7 / 5 = 0.34.
+    got = job_metrics([["Flu", "HIV"], ["Flu", "Fever", "HIV"]], x=[[0, 0.5], [0, 0, 0.9]])
+    assert got["AVG_IL"] == pytest.approx(0.325)
+    assert got["R_IL"] == pytest.approx(0.34)
+    # NCP of A 0.5, of B 0.9: mean 0.7; GCP = (2 * 0.5 + 3 * 0.9) / (5 * 1) = 74 %.
+    assert got["NCP"] == pytest.approx(0.7)
+    assert got["GCP"] == pytest.approx(74.0)
+    assert got["NCP_by_attribute"] == {"x": pytest.approx(74.0)}
+    assert got["classes"] == 2 and got["class_size"] == {"min": 2, "median": 2.5, "max": 3}
 
 
 def test_average_sensitive_entropy() -> None:
-    assert average_sensitive_entropy(np.array([1.0, 2.0, 1.5])) == pytest.approx(1.5)
-    assert average_sensitive_entropy(np.array([])) == 0.0
+    # {Flu, HIV}: 1 bit; {Flu, Flu, Fever, HIV}: 0.5 + 0.5 + 0.5 = 1.5 bits; mean 1.25.
+    got = job_metrics([["Flu", "HIV"], ["Flu", "Flu", "Fever", "HIV"]])
+    assert got["AVG_Ent"] == pytest.approx(1.25)
+    # CAVG = (6 rows / 2 classes) / k = 3 / 2.
+    assert got["CAVG"] == pytest.approx(1.5)
 
 
 def test_normalized_average_class_size() -> None:

@@ -88,7 +88,7 @@ def test_spark_matches_local_engine(spark, tmp_path: Path) -> None:
         # (K,L) clustering published as generalized values (seed 001).
         ("adult_kl_seed001.yaml", {}),
         # MDAV under k-anonymity, on the seed 001 attributes.
-        ("adult_kl_seed001.yaml", {"algorithm": {"name": "mdav"}, "model": {"name": "k"}}),
+        ("adult_kl_seed001.yaml", {"algorithm": {"name": "mdav"}, "model": {"name": "k", "k": 10}}),
         # MAA-MINIL on all rows: the 5- and 7-digit fnlwgt rows are dropped as invalid.
         ("adult_psk_seed003.yaml", {"algorithm": {"name": "maa_minil"}}),
     ],

@@ -8,16 +8,20 @@ pandas ``groupby`` in the local engine).
 
 from __future__ import annotations
 
+from typing import Annotated, Union
+
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
-from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._base import BlockAlgorithm, native_target
 from sparkanon.algorithms._block import Block, BlockContext
 from sparkanon.algorithms.gpkc import Gpkc
 from sparkanon.algorithms.kl_cluster import KLCluster
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
 from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.algorithms.mdav import Mdav
+from sparkanon.algorithms.repair import reject_breaking_rows, repair_classes
 from sparkanon.attributes.schema import RID
 
 ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc, "mdav": Mdav}
@@ -25,13 +29,21 @@ ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc
 ALGORITHMS |= {"maa_sae": MaaSae, "maa_minil": MaaMinil}
 ALGORITHMS |= {"kl_cluster": KLCluster}
 
+AlgorithmConfig = Annotated[
+    Union[tuple(cls.Params for cls in ALGORITHMS.values())],  # noqa: UP007
+    Field(discriminator="name"),
+]
+"""The ``algorithm`` section of a config: one algorithm's parameters, chosen by ``name``."""
+
 __all__ = [
     "ALGORITHMS",
     "Block",
     "BlockAlgorithm",
     "BlockContext",
     "cluster_block",
+    "cluster_block_counted",
     "get_algorithm",
+    "native_target",
     "place_rows",
 ]
 
@@ -46,10 +58,10 @@ def block_rng(seed: int, block_id: int, salt: int = 0) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence([seed, block_id, salt]))
 
 
-def cluster_block(
+def cluster_block_counted(
     frame: pd.DataFrame, ctx: BlockContext, algorithm: str, seed: int, block_id: int
-) -> np.ndarray:
-    """Cluster one block.
+) -> tuple[np.ndarray, int]:
+    """Cluster one block, then repair the classes that fail a model of the job.
 
     Args:
         frame: the block's encoded rows, in any order.
@@ -60,14 +72,25 @@ def cluster_block(
 
     Returns:
         A local class label per row of ``frame`` (in ``frame``'s order), ``-1``
-        for rows the block could not place.
+        for rows the block could not place, and the number of repair merges
+        (:mod:`sparkanon.algorithms.repair`).
     """
     order = np.argsort(frame[RID].to_numpy(), kind="stable")
     block = Block(frame.iloc[order], ctx)
     labels = get_algorithm(algorithm).cluster(block, block_rng(seed, block_id))
+    merges = 0
+    if ctx.models is not None:
+        labels, merges = repair_classes(block, labels, ctx.models)
     out = np.empty_like(labels)
     out[order] = labels
-    return out
+    return out, merges
+
+
+def cluster_block(
+    frame: pd.DataFrame, ctx: BlockContext, algorithm: str, seed: int, block_id: int
+) -> np.ndarray:
+    """The labels of :func:`cluster_block_counted`."""
+    return cluster_block_counted(frame, ctx, algorithm, seed, block_id)[0]
 
 
 def place_rows(
@@ -97,9 +120,10 @@ def place_rows(
     extra_order = np.argsort(extra[RID].to_numpy(), kind="stable")
     block = Block(clustered.iloc[order], ctx)
     incoming = Block(extra.iloc[extra_order], ctx)
-    placed = get_algorithm(algorithm).place(
-        block, np.asarray(labels)[order], incoming, block_rng(seed, block_id, salt=1)
-    )
+    own = np.asarray(labels)[order]
+    placed = get_algorithm(algorithm).place(block, own, incoming, block_rng(seed, block_id, salt=1))
+    if ctx.models is not None:
+        placed = reject_breaking_rows(block, own, incoming, placed, ctx.models)
     out = np.empty_like(placed)
     out[extra_order] = placed
     return out

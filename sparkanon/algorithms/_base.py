@@ -10,12 +10,15 @@ deterministic given its inputs.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from typing import ClassVar
 
 import numpy as np
 
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._params import AlgorithmParams
+from sparkanon.models import HPKAnonymity, ModelSet
 
 
 class BlockAlgorithm(ABC):
@@ -23,16 +26,21 @@ class BlockAlgorithm(ABC):
 
     Attributes:
         name: the name the config selects it by (``algorithm.name``).
-        models: the privacy models (``model.name``) whose every class the
-            algorithm guarantees; the config rejects any other pairing.
+        guarantees: the privacy models (``model.name``) whose every class the
+            algorithm forms by construction, from the (H, p, k) target
+            :func:`native_target` derives from the job's models. Any other
+            monotonic model is enforced by the repair step
+            (:mod:`sparkanon.algorithms.repair`).
         cut_rule: how the Mondrian-style partitioning cuts blocks for it
             (:class:`sparkanon.algorithms.partition.CutPolicy`): ``spread`` for the
             micro-aggregation algorithms.
+        Params: the algorithm's parameter model (``algorithm`` section of the config).
     """
 
     name: ClassVar[str] = ""
-    models: ClassVar[frozenset[str]] = frozenset()
+    guarantees: ClassVar[frozenset[str]] = frozenset()
     cut_rule: ClassVar[str] = "spread"
+    Params: ClassVar[type[AlgorithmParams]] = AlgorithmParams
 
     @abstractmethod
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
@@ -85,3 +93,26 @@ class BlockAlgorithm(ABC):
         Returns:
             A class label in ``0..n_classes-1`` per row of ``extra``.
         """
+
+
+def native_target(models: ModelSet) -> HPKAnonymity:
+    """The (H, p, k) target the clustering algorithms build classes for.
+
+    ``k`` is the largest minimum class size of the models; ``p`` the most distinct
+    sensitive values any model asks for (``p`` of p-sensitive and (H,p,k)
+    anonymity, ``l`` of distinct l-diversity, ``ceil(l)`` of entropy and recursive
+    l-diversity, which need at least that many values); ``h`` the levels of
+    (H,p,k)-anonymity. Classes that satisfy the target satisfy k-anonymity,
+    p-sensitive k-anonymity, (H,p,k)-anonymity and distinct l-diversity; entropy and
+    recursive l-diversity and t-closeness are then enforced by the repair step.
+    """
+    k = models.min_class_size()
+    p, h = 1, 1
+    for model in models:
+        if model.name in ("p_sensitive", "hpk"):
+            p = max(p, int(model.p))
+        elif model.name in ("distinct_l", "entropy_l", "recursive_cl"):
+            p = max(p, math.ceil(model.l))
+        if model.name == "hpk":
+            h = max(h, int(model.h))
+    return HPKAnonymity(k=k, p=min(p, k), h=min(h, p, k))

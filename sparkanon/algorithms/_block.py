@@ -15,10 +15,11 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.attributes.schema import LEVEL, SENS, Schema
 from sparkanon.metrics.entropy import class_level_entropy
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.models import HPKAnonymity, ModelSet
 
 ApfRule = Literal["gain_then_loss", "seed"]
 """How MAA-SAE ranks its candidates (``algorithm.apf_rule``; see ``maa_sae``)."""
@@ -30,7 +31,11 @@ class BlockContext:
 
     Attributes:
         schema: attribute kinds and sensitive levels.
-        model: the privacy model every class must satisfy.
+        model: the (H, p, k) target the algorithm builds every class for
+            (:func:`sparkanon.algorithms.native_target` of the job's models).
+        models: the job's privacy models, all of which every class must satisfy
+            (the repair step enforces those the algorithm does not guarantee);
+            ``None`` means ``model`` alone.
         psi_weights: ``(w1, w2)`` of eq. 21.
         entropy_base: base of the logarithm of eq. 1.
         max_iterations: most refinement rounds of the iterative algorithms
@@ -47,6 +52,27 @@ class BlockContext:
     entropy_base: float = 10.0
     max_iterations: int = 10
     apf_rule: ApfRule = "gain_then_loss"
+    models: ModelSet | None = None
+
+    @classmethod
+    def of(
+        cls, schema: Schema, target: HPKAnonymity, models: ModelSet, params: AlgorithmParams
+    ) -> BlockContext:
+        """The context of a job: its schema, target, models and the algorithm's parameters."""
+        return cls(
+            schema=schema,
+            model=target,
+            models=models,
+            psi_weights=getattr(params, "psi_weights", (0.5, 0.5)),
+            entropy_base=params.entropy_base,
+            max_iterations=getattr(params, "max_iterations", 10),
+            apf_rule=getattr(params, "apf_rule", "gain_then_loss"),
+        )
+
+    @property
+    def all_models(self) -> ModelSet:
+        """Every model the classes must satisfy."""
+        return self.models if self.models is not None else ModelSet([self.model])
 
 
 class Block:

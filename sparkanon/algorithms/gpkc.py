@@ -21,17 +21,27 @@ With ``H = 1`` this is the (p, k) variant the seed compares against.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from sparkanon.algorithms._block import Block, ClassTable
 from sparkanon.algorithms._greedy import GreedyAlgorithm
+from sparkanon.algorithms._params import AlgorithmParams
+
+
+class GpkcParams(AlgorithmParams):
+    """GPKC's parameters (only the common ones)."""
+
+    name: Literal["gpkc"] = "gpkc"
 
 
 class Gpkc(GreedyAlgorithm):
     """Greedy clustering that minimises information loss under diversity constraints."""
 
     name = "gpkc"
-    models = frozenset({"hpk", "p_sensitive", "k"})
+    guarantees = frozenset({"hpk", "p_sensitive", "k", "distinct_l"})
+    Params = GpkcParams
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Add the admissible row of least InfoLoss growth until the class has ``k`` rows."""

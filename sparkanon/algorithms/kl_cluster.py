@@ -78,11 +78,14 @@ information loss grows least.
 from __future__ import annotations
 
 import math
+from typing import Annotated, Literal
 
 import numpy as np
+from pydantic import Field
 
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.attributes.kinds import (
     CategoricalKind,
     ContinuousKind,
@@ -91,6 +94,7 @@ from sparkanon.attributes.kinds import (
     OrdinalKind,
 )
 from sparkanon.attributes.semantic import SemanticKind
+from sparkanon.models.base import Int
 
 REFERENCE_BINS = 16
 """Distribution bins of a non-histogram quasi-identifier in the reference matrix."""
@@ -423,11 +427,24 @@ class _Growing:
         )
 
 
+class KLClusterParams(AlgorithmParams):
+    """(K,L) clustering's parameters.
+
+    Attributes:
+        max_iterations: most rounds of centroid updates (seed 001 steps 3-13 repeat
+            "until the centroids no longer change") and of local reassignment.
+    """
+
+    name: Literal["kl_cluster"] = "kl_cluster"
+    max_iterations: Annotated[Int, Field(ge=1)] = 10
+
+
 class KLCluster(BlockAlgorithm):
     """(K,L)-anonymity clustering: cluster the sensitive values, then the records."""
 
     name = "kl_cluster"
-    models = frozenset({"p_sensitive", "k"})
+    guarantees = frozenset({"p_sensitive", "k", "distinct_l"})
+    Params = KLClusterParams
 
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
         """Cluster one block (steps 1-13 of seed 001; see the module docstring).

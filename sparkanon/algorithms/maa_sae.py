@@ -89,10 +89,13 @@ choice is unchanged).
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import ApfRule, Block
+from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.metrics.entropy import (
     ZERO_ENTROPY,
@@ -254,11 +257,35 @@ def best_by_rule(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> int:
     return int(np.lexsort(tuple(-key for key in reversed(keys)))[0])
 
 
+class MaaSaeParams(AlgorithmParams):
+    """MAA-SAE's parameters.
+
+    Attributes:
+        apf_rule: how candidates are ranked by the anonymous protection factor
+            ``APF = EA / ILA`` (seed 003 eq. 16). ``gain_then_loss`` (default):
+            candidates that raise the sensitive entropy (``EA > 0``) by largest APF,
+            ranked above the others, which go by least ``ILA``. ``seed``: every
+            candidate by the literal ratio; once a class's entropy cannot rise (few
+            sensitive values) a negative ratio favours the candidate of *largest*
+            loss and classes merge into one per block (``docs/method.md``).
+    """
+
+    name: Literal["maa_sae"] = "maa_sae"
+    apf_rule: ApfRule = "gain_then_loss"
+
+
+class MaaMinilParams(AlgorithmParams):
+    """MAA-MINIL's parameters (only the common ones)."""
+
+    name: Literal["maa_minil"] = "maa_minil"
+
+
 class MaaSae(BlockAlgorithm):
     """Micro-aggregation by largest anonymous protection factor (seed 003, Algorithm 1)."""
 
     name = "maa_sae"
-    models = frozenset({"p_sensitive", "k"})
+    guarantees = frozenset({"p_sensitive", "k", "distinct_l"})
+    Params = MaaSaeParams
 
     # -- the choice rule (MAA-MINIL overrides these three) -------------------------------
 
@@ -494,6 +521,7 @@ class MaaMinil(MaaSae):
     """
 
     name = "maa_minil"
+    Params = MaaMinilParams
 
     def pick(self, ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> int:
         """Index of the candidate of smallest ILA, ties to larger EA, then lowest index.

@@ -32,18 +32,46 @@ PSI with zero InfoLoss is +inf (see :func:`sparkanon.metrics.entropy.privacy_saf
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
+from pydantic import field_validator
 
 from sparkanon.algorithms._block import Block, ClassTable
 from sparkanon.algorithms._greedy import GreedyAlgorithm
+from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.metrics.entropy import best_by_psi
+from sparkanon.models.base import Float
+
+
+class MaaSlieParams(AlgorithmParams):
+    """MAA-SLIE's parameters.
+
+    Attributes:
+        psi_weights: ``(w1, w2)`` of the privacy safety index, eq. 21: two
+            non-negative weights with ``w1 + w2 = 1``.
+    """
+
+    name: Literal["maa_slie"] = "maa_slie"
+    psi_weights: tuple[Float, Float] = (0.5, 0.5)
+
+    @field_validator("psi_weights")
+    @classmethod
+    def _convex(cls, weights: tuple[float, float]) -> tuple[float, float]:
+        w1, w2 = weights
+        if w1 < 0 or w2 < 0 or abs(w1 + w2 - 1.0) > 1e-9:
+            raise ValueError(
+                f"{list(weights)} must be two non-negative weights with w1 + w2 = 1 (eq. 21)"
+            )
+        return weights
 
 
 class MaaSlie(GreedyAlgorithm):
     """Greedy clustering that maximises the privacy safety index (seed 000)."""
 
     name = "maa_slie"
-    models = frozenset({"hpk", "p_sensitive", "k"})
+    guarantees = frozenset({"hpk", "p_sensitive", "k", "distinct_l"})
+    Params = MaaSlieParams
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Steps 8-20: the diversity loop, then filling to ``k`` by largest PSI."""

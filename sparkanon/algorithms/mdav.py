@@ -27,10 +27,13 @@ are deterministic and the seeded generator is not used.
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._params import AlgorithmParams
 
 
 def smallest(distances: np.ndarray, m: int) -> np.ndarray:
@@ -55,11 +58,18 @@ def smallest(distances: np.ndarray, m: int) -> np.ndarray:
     return np.concatenate([below, tied])
 
 
+class MdavParams(AlgorithmParams):
+    """MDAV's parameters (only the common ones; ``k`` comes from the model)."""
+
+    name: Literal["mdav"] = "mdav"
+
+
 class Mdav(BlockAlgorithm):
     """Fixed-size micro-aggregation: classes of ``k`` rows around extreme rows."""
 
     name = "mdav"
-    models = frozenset({"k"})
+    guarantees = frozenset({"k"})
+    Params = MdavParams
 
     @staticmethod
     def _class_around(block: Block, rows: np.ndarray, seed: int, k: int) -> np.ndarray:

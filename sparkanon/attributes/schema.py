@@ -34,12 +34,19 @@ def code_column(i: int) -> str:
 class SensitiveLevels:
     """The sensitive attribute, its values and their levels (seed 000, section 1.4).
 
+    A job without ``sensitive.levels`` gets one implicit level holding every value
+    (``has_levels`` false): the level-based parts (HEC, PSI, EPP) then see a single
+    level, and models that need levels are refused at load.
+
     Attributes:
         name: the column name.
         values: sensitive values; a value's code is its index.
         level_of: level index of each value code.
         level_names: label of each level, low to high.
         weights: ``w_i`` of each level (eq. 2).
+        has_levels: whether the config declared the levels.
+        order: a declared low-to-high order of the values (``sensitive.values``), for
+            ordered ground distances; ``None`` otherwise.
     """
 
     name: str
@@ -47,6 +54,13 @@ class SensitiveLevels:
     level_of: np.ndarray
     level_names: tuple[str, ...]
     weights: np.ndarray
+    has_levels: bool = True
+    order: tuple[str, ...] | None = None
+
+    @property
+    def declared_level_of(self) -> np.ndarray | None:
+        """``level_of`` when the config declared levels, else ``None`` (for class summaries)."""
+        return self.level_of if self.has_levels else None
 
     @property
     def n_levels(self) -> int:

@@ -35,8 +35,9 @@ Table = Any
 Columns = Sequence[tuple[str, str]]
 """An output schema: ``(name, ddl_type)`` pairs in order."""
 
-AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median")
-"""Aggregations :meth:`Engine.aggregate` supports."""
+AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median", "collect")
+"""Aggregations :meth:`Engine.aggregate` supports (``collect``: the list of a group's values,
+in no particular order)."""
 
 
 class Engine(ABC):

@@ -182,15 +182,16 @@ class LocalEngine(Engine):
     def aggregate(  # noqa: D102
         self, table: pd.DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
     ) -> pd.DataFrame:
-        spec = {
-            out: (col, "size" if func == "count" else func) for out, (func, col) in aggs.items()
-        }
+        named = {"count": "size", "collect": list}
+        spec = {out: (col, named.get(func, func)) for out, (func, col) in aggs.items()}
         if not keys:
             row = {}
             for out, (func, col) in aggs.items():
                 s = table[col]
                 if func == "count":
                     row[out] = len(s)
+                elif func == "collect":
+                    row[out] = list(s)
                 elif len(s) == 0:
                     row[out] = 0 if func in ("sum", "nunique") else np.nan
                 else:

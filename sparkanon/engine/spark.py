@@ -255,6 +255,7 @@ class SparkEngine(Engine):
                 "mean": F.avg,
                 "nunique": F.countDistinct,
                 "median": F.median,
+                "collect": F.collect_list,
             }[func](col)
             exprs.append(expr.alias(out))
         if keys:

@@ -1,1 +1,9 @@
-"""Metrics: sensitive entropies, PSI, EPP, R_IL (seed 000) and AVG-IL, AVG-Ent, CAVG (seed 003)."""
+"""Metrics and the formulas behind them.
+
+* :mod:`~sparkanon.metrics.entropy` - level entropy and HEC, PSI (seed 000 eq. 1-2, 21),
+  R_IL (eq. 23), the sensitive entropy Ent and EA/ILA/APF (seed 003 eq. 13-16), CAVG.
+* :mod:`~sparkanon.metrics.ncp` - NCP (Xu et al. 2006) and GCP (Ghinita et al. 2007).
+* :mod:`~sparkanon.metrics.utility` - the discernibility metric.
+* :mod:`~sparkanon.metrics.registry` - the metrics a job reports, each a class with
+  per-class terms and a finishing step, run by the summarise and measure stages.
+"""

@@ -96,12 +96,6 @@ def best_by_psi(hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float) ->
     return int(np.argmax(privacy_safety_index(hec, il, w1, w2)))
 
 
-def entropy_privacy_protection(hec_per_class: np.ndarray) -> float:
-    """EPP: the mean HEC over the classes (seed 000 eq. 22)."""
-    hec = np.asarray(hec_per_class, dtype=float)
-    return float(hec.mean()) if hec.size else 0.0
-
-
 def information_loss_rate(total_info_loss: float, n_rows: int) -> float:
     """R_IL: summed InfoLoss of all classes over the number of rows (seed 000 eq. 23)."""
     return float(total_info_loss) / n_rows if n_rows else 0.0
@@ -120,21 +114,6 @@ def sensitive_entropy(value_counts: np.ndarray) -> np.ndarray:
     total = counts.sum(axis=-1, keepdims=True)
     p = counts / np.where(total > 0, total, 1.0)
     return sensitive_level_entropy(p, base=2.0).sum(axis=-1)
-
-
-def average_information_loss(class_loss: np.ndarray, class_size: np.ndarray, n_qi: int) -> float:
-    """AVG-IL: mean over classes of ``IL(G) / (|G| |QI|)`` (seed 003 eq. 17-18)."""
-    il = np.asarray(class_loss, dtype=float)
-    size = np.asarray(class_size, dtype=float)
-    if il.size == 0:
-        return 0.0
-    return float(np.mean(il / (size * n_qi)))
-
-
-def average_sensitive_entropy(entropy_per_class: np.ndarray) -> float:
-    """AVG-Ent: mean of the per-class base-2 sensitive entropy (seed 003 eq. 19)."""
-    ent = np.asarray(entropy_per_class, dtype=float)
-    return float(ent.mean()) if ent.size else 0.0
 
 
 def normalized_average_class_size(n_rows: int, n_classes: int, k: int) -> float:

@@ -37,24 +37,11 @@ def class_ncp(kinds: Sequence[Kind], codes: Sequence[np.ndarray]) -> float:
     )
 
 
-def total_certainty_penalty(sizes: np.ndarray, ncps: np.ndarray) -> float:
-    """``sum_G |G| NCP(G)``: the table's total penalty (Xu et al. 2006), GCP's numerator.
-
-    Args:
-        sizes: rows per class.
-        ncps: NCP of each class.
-
-    Returns:
-        The sum of size times NCP over the classes.
-    """
-    return float(np.dot(np.asarray(sizes, dtype=float), np.asarray(ncps, dtype=float)))
-
-
 def global_certainty_penalty(total_penalty: float, rows: int, weight_sum: float) -> float:
     """GCP of a table in percent: ``100 sum_G |G| NCP(G) / (N sum_i w_i)`` (Ghinita et al. 2007).
 
     Args:
-        total_penalty: ``sum_G |G| NCP(G)`` (:func:`total_certainty_penalty`).
+        total_penalty: ``sum_G |G| NCP(G)``, the table's total penalty (Xu et al. 2006).
         rows: ``N``, the rows of the classes (the published rows).
         weight_sum: the sum of the quasi-identifier weights.
 

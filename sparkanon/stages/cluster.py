@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from sparkanon.algorithms import BlockContext, cluster_block
+from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.partition import BlockTree, plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
@@ -24,6 +24,8 @@ from sparkanon.stages.partition import Partitioning
 
 INFEASIBLE = "_inf"
 """Column of the clustered rows: 1 when the row's leaf cannot host a class."""
+REPAIRS = "_rep"
+"""Column of the clustered rows: repair merges in the row's leaf (the same on all its rows)."""
 
 CLASS_SHIFT = 20
 """A global class id is ``block << CLASS_SHIFT | local class``."""
@@ -54,7 +56,7 @@ def make_cluster_fn(
     part: Partitioning,
     infeasible: frozenset[int],
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Cut one top block to leaves and cluster each; add ``_block``, ``_class``, ``_inf``.
+    """Cut one top block to leaves and cluster each; add ``_block``, ``_class``, ``_inf``, ``_rep``.
 
     Args:
         ctx: the algorithm context.
@@ -80,17 +82,20 @@ def make_cluster_fn(
                 root=root,
             )
         classes = np.full(len(top), -1, dtype=np.int64)
+        repairs = np.zeros(len(top), dtype=np.int64)
         for block in np.unique(leaf):
             if int(block) in bad:
                 continue
             rows = np.flatnonzero(leaf == block)
-            local = cluster_block(top.iloc[rows], ctx, algorithm, seed, int(block))
+            local, merges = cluster_block_counted(top.iloc[rows], ctx, algorithm, seed, int(block))
             classes[rows] = global_class(np.full(rows.size, block), local)
+            repairs[rows] = merges
         return top.assign(
             **{
                 BLOCK: leaf,
                 CLASS: classes,
                 INFEASIBLE: np.isin(leaf, list(bad)).astype(np.int64),
+                REPAIRS: repairs,
             }
         )
 
@@ -112,12 +117,17 @@ def cluster_rows(
     """Cluster every top block; cache the rows with their leaf and class.
 
     Returns:
-        The clustered rows (encoded columns, ``_block``, ``_class``, ``_inf``) and the
-        block statistics: ``blocks``, ``min``/``max`` rows, ``infeasible`` leaves and
-        ``unplaced`` rows.
+        The clustered rows (encoded columns, ``_block``, ``_class``, ``_inf``, ``_rep``)
+        and the block statistics: ``blocks``, ``min``/``max`` rows, ``infeasible``
+        leaves, ``repairs`` (merges of the repair step) and ``unplaced`` rows.
     """
     names = [n for n, _ in enc_cols]
-    clustered_cols = enc_cols + [(BLOCK, "long"), (CLASS, "long"), (INFEASIBLE, "long")]
+    clustered_cols = enc_cols + [
+        (BLOCK, "long"),
+        (CLASS, "long"),
+        (INFEASIBLE, "long"),
+        (REPAIRS, "long"),
+    ]
     with timer.stage("cluster"):
         routed = engine.map_batches(
             encoded,
@@ -136,7 +146,7 @@ def cluster_rows(
         per_block = engine.aggregate(
             clustered,
             [BLOCK],
-            {"n": ("count", BLOCK), "inf": ("max", INFEASIBLE)},
+            {"n": ("count", BLOCK), "inf": ("max", INFEASIBLE), "rep": ("max", REPAIRS)},
         )
         stats = one_row(
             engine,
@@ -146,6 +156,7 @@ def cluster_rows(
                 "min": ("min", "n"),
                 "max": ("max", "n"),
                 "infeasible": ("sum", "inf"),
+                "repairs": ("sum", "rep"),
             },
         )
         stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))

@@ -16,21 +16,19 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     DiscreteKind,
     Kind,
-    categorical_kind,
     nominal_kind,
-    ordinal_kind,
 )
 from sparkanon.attributes.schema import Schema, SensitiveLevels
-from sparkanon.attributes.semantic import SemanticKind, is_code
+from sparkanon.attributes.semantic import is_code
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine
 from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import MALFORMED
+from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 from sparkanon.stages.read import RawInput
 
@@ -61,7 +59,7 @@ class ProfileSpec:
         known: for discrete columns whose domain is known before profiling,
             the allowed values.
         sensitive: the sensitive column.
-        sensitive_values: values that belong to a level.
+        sensitive_values: the declared sensitive values (``None``: any value).
         missing_tokens: tokens meaning "missing".
         code_lengths: for semantic columns, the digits every code must have.
         drop_invalid: ``input.on_invalid: drop``: rows holding a quasi-identifier
@@ -72,7 +70,7 @@ class ProfileSpec:
     qi: tuple[tuple[str, str], ...]
     known: dict[str, frozenset[str]]
     sensitive: str
-    sensitive_values: frozenset[str]
+    sensitive_values: frozenset[str] | None
     missing_tokens: frozenset[str]
     code_lengths: dict[str, int] = field(default_factory=dict)
     drop_invalid: bool = False
@@ -175,24 +173,48 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
         text = valid[spec.sensitive].astype("string").str.strip()
         counts = text.value_counts()
         for v, n in counts.items():
-            stat = "domain" if v in spec.sensitive_values else "unknown"
+            known = spec.sensitive_values is None or v in spec.sensitive_values
+            stat = "domain" if known else "unknown"
             rows.append(_stat(stat, spec.sensitive, str(v), n))
         return pd.DataFrame(rows, columns=[n for n, _ in PROFILE_COLUMNS])
 
     return profile
 
 
-def _sensitive_levels(config: JobConfig) -> SensitiveLevels:
-    values, level_of = [], []
-    for i, level in enumerate(config.sensitive.levels):
-        values += list(level.values)
-        level_of += [i] * len(level.values)
+IMPLICIT_LEVEL_WEIGHT = 0.5
+"""Weight of the one implicit level of a job without ``sensitive.levels``."""
+
+
+def sensitive_levels(config: JobConfig, prof: pd.DataFrame) -> SensitiveLevels:
+    """The sensitive domain: declared values (and levels), else the values the data holds.
+
+    Without ``sensitive.levels`` every value sits in one implicit level
+    (:attr:`~sparkanon.attributes.schema.SensitiveLevels.has_levels` false).
+    """
+    sens = config.sensitive
+    if sens.levels is not None:
+        values = [v for lv in sens.levels for v in lv.values]
+        level_of = [i for i, lv in enumerate(sens.levels) for _ in lv.values]
+        if sens.values is not None:  # the declared order, levels looked up per value
+            lookup = dict(zip(values, level_of, strict=True))
+            values, level_of = list(sens.values), [lookup[v] for v in sens.values]
+        names = tuple(lv.name for lv in sens.levels)
+        weights = [lv.weight for lv in sens.levels]
+    else:
+        if sens.values is not None:
+            values = list(sens.values)
+        else:
+            domain = prof[(prof["stat"] == "domain") & (prof["column"] == sens.name)]
+            values = sorted(str(v) for v in domain["value"].unique())
+        level_of, names, weights = [0] * len(values), ("all",), [IMPLICIT_LEVEL_WEIGHT]
     return SensitiveLevels(
-        name=config.sensitive.name,
+        name=sens.name,
         values=tuple(values),
         level_of=np.asarray(level_of, dtype=np.int64),
-        level_names=tuple(lv.name for lv in config.sensitive.levels),
-        weights=np.asarray([lv.weight for lv in config.sensitive.levels], dtype=float),
+        level_names=names,
+        weights=np.asarray(weights, dtype=float),
+        has_levels=sens.levels is not None,
+        order=sens.values,
     )
 
 
@@ -204,33 +226,9 @@ def known_kinds(config: JobConfig) -> dict[str, Kind]:
     """
     kinds: dict[str, Kind] = {}
     for attr in config.quasi_identifiers:
-        if attr.kind == "ordinal":
-            assert attr.order is not None
-            kinds[attr.name] = ordinal_kind(
-                attr.name,
-                attr.weight,
-                attr.order,
-                rank_weights=attr.rank_weights,
-                centroid=attr.centroid or "mean_frequency",
-            )
-        elif attr.kind == "categorical":
-            assert attr.hierarchy is not None
-            kinds[attr.name] = categorical_kind(
-                attr.name, attr.weight, load_arx_hierarchy(attr.hierarchy, attr.name)
-            )
-        elif attr.kind == "nominal" and attr.values is not None:
-            kinds[attr.name] = nominal_kind(
-                attr.name, attr.weight, attr.values, attr.encoding or "indicator"
-            )
-        elif attr.kind == "semantic":
-            assert attr.length is not None
-            kinds[attr.name] = SemanticKind(
-                attr.name,
-                attr.weight,
-                length=attr.length,
-                beta=attr.beta,
-                root_weight=attr.root_weight,
-            )
+        kind = attr.known_kind()
+        if kind is not None:
+            kinds[attr.name] = kind
     return kinds
 
 
@@ -277,16 +275,17 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
     if len(unknown):
         r = unknown.sort_values(["column", "value"]).iloc[0]
         if r.column == config.sensitive.name:
+            where = "sensitive.values" if config.sensitive.values else "one of sensitive.levels"
             raise InputError(
-                f"value {r.value!r} of the sensitive column {r.column!r} belongs to no level; "
-                "add it to one of sensitive.levels"
+                f"value {r.value!r} of the sensitive column {r.column!r} is not a declared "
+                f"sensitive value; add it to {where}"
             )
         attr = next(a for a in config.attributes if a.name == r.column)
         where = {
-            "categorical": f"its hierarchy {attr.hierarchy!r}",
-            "ordinal": "its declared order (attributes[].order)",
-            "nominal": "its declared values (attributes[].values)",
-        }[attr.kind]
+            "categorical": lambda: f"its hierarchy {attr.hierarchy!r}",
+            "ordinal": lambda: "its declared order (attributes[].order)",
+            "nominal": lambda: "its declared values (attributes[].values)",
+        }[attr.kind]()
         raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}" + hint)
 
 
@@ -310,8 +309,8 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
                     f"(more than {MAX_NOMINAL_VALUES}); declare it continuous, categorical with "
                     "a hierarchy, or identifier"
                 )
-            kinds.append(nominal_kind(attr.name, attr.weight, values, attr.encoding or "indicator"))
-    return Schema(kinds=tuple(kinds), sensitive=_sensitive_levels(config))
+            kinds.append(nominal_kind(attr.name, attr.weight, values, attr.encoding))
+    return Schema(kinds=tuple(kinds), sensitive=sensitive_levels(config, prof))
 
 
 def malformed_error(engine: Engine, config: JobConfig, count: int) -> InputError:
@@ -329,9 +328,26 @@ def malformed_error(engine: Engine, config: JobConfig, count: int) -> InputError
     )
 
 
-def check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows: int) -> None:
-    """Fail (exit 2) when the usable rows cannot satisfy the model at all."""
-    h, p, k = config.effective_hpk()
+def sensitive_domain(schema: Schema, profile: Profile) -> SensitiveDomain:
+    """The sensitive attribute over the usable rows, for the models (feasibility, binding)."""
+    sens = schema.sensitive
+    counts = np.array([profile.sensitive_counts.get(v, 0) for v in sens.values], dtype=np.int64)
+    return SensitiveDomain(
+        values=sens.values,
+        counts=counts,
+        level_of=sens.declared_level_of,
+        order=sens.order,
+        name=sens.name,
+    )
+
+
+def check_feasible(config: JobConfig, models: ModelSet, domain: SensitiveDomain, rows: int) -> None:
+    """Fail (exit 2) when the usable rows cannot satisfy the models at all.
+
+    Each model checks itself (:meth:`sparkanon.models.PrivacyModel.check_feasible`):
+    enough rows for its smallest class, and the whole table, taken as one class,
+    satisfying it (every model here is monotonic).
+    """
     if rows == 0:
         raise InputError(
             f"input {config.input.path!r}: every row holds a missing value "
@@ -339,22 +355,10 @@ def check_feasible(config: JobConfig, schema: Schema, prof: pd.DataFrame, rows: 
             "invalid value in a quasi-identifier or the sensitive column: no rows left after "
             "dropping them; check input.missing_values and the data"
         )
-    if k > rows:
-        raise ConfigError(f"model.k: k={k} but the input has only {rows} usable rows; lower k")
-    dom = prof[(prof["stat"] == "domain") & (prof["column"] == config.sensitive.name)]
-    present = {str(v) for v in dom["value"]}
-    if p > len(present):
-        raise ConfigError(
-            f"model.p: p={p} but column {config.sensitive.name!r} holds only {len(present)} "
-            "distinct values; lower p"
-        )
-    lookup = dict(zip(schema.sensitive.values, schema.sensitive.level_of, strict=True))
-    levels = {int(lookup[v]) for v in present}
-    if h > len(levels):
-        raise ConfigError(
-            f"model.h: H={h} but the data holds values of only {len(levels)} sensitivity levels; "
-            "lower H"
-        )
+    if len(models) == 1:
+        models[0].check_feasible(domain, rows, "model")
+    else:
+        models.check_feasible(domain, rows, "model")
 
 
 @dataclass(frozen=True)
@@ -395,9 +399,13 @@ def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
     return ProfileSpec(
         qi=tuple((a.name, a.kind) for a in config.quasi_identifiers),
         known={n: frozenset(k.labels) for n, k in known.items() if isinstance(k, DiscreteKind)},
-        code_lengths={a.name: a.length for a in config.quasi_identifiers if a.length is not None},
+        code_lengths={a.name: a.length for a in config.quasi_identifiers if a.kind == "semantic"},
         sensitive=config.sensitive.name,
-        sensitive_values=frozenset(v for lv in config.sensitive.levels for v in lv.values),
+        sensitive_values=(
+            None
+            if config.sensitive.declared_values is None
+            else frozenset(config.sensitive.declared_values)
+        ),
         missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
         drop_invalid=config.input.on_invalid == "drop",
     )
@@ -446,7 +454,7 @@ def profile_input(
             stats=prof,
         )
         schema = build_schema(config, prof, known)
-        check_feasible(config, schema, prof, profile.usable)
+        check_feasible(config, config.models, sensitive_domain(schema, profile), profile.usable)
         log.info(
             "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
             "invalid values",

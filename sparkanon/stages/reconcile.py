@@ -19,7 +19,7 @@ from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
-from sparkanon.stages.cluster import CLASS_SHIFT, INFEASIBLE, global_class
+from sparkanon.stages.cluster import CLASS_SHIFT, INFEASIBLE, REPAIRS, global_class
 
 
 def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -139,7 +139,7 @@ def reconcile_rows(
         The placed rows (encoded columns, ``_block``, ``_class``), the rows
         reconciled into other blocks and the rows still without a class (suppressed).
     """
-    columns = [c for c, _ in engine.schema_of(clustered) if c != INFEASIBLE]
+    columns = [c for c, _ in engine.schema_of(clustered) if c not in (INFEASIBLE, REPAIRS)]
     rows = engine.select(clustered, columns)
     placed = engine.where(rows, CLASS, ">=", 0)
     with timer.stage("reconcile"):

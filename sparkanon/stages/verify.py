@@ -1,8 +1,14 @@
-"""Stage ``verify``: every published equivalence class checked against the model.
+"""Stage ``verify``: every published equivalence class checked against the models.
 
 The published table is grouped by its published quasi-identifier values, not by the
 algorithm's classes: two classes that publish the same values form one group, and
-that group is what a reader of the table sees.
+that group is what a reader of the table sees. Per group, Spark aggregations count the
+rows of each sensitive value (``(value code << 32) | count`` packed into one long and
+collected, so one aggregation carries the whole distribution); a batch function turns
+each batch of groups into :class:`~sparkanon.models.ClassSummaries` and asks the models
+(vectorised) which groups fail and how close each comes to its bound. The driver
+receives one row: violations, groups, rows, the discernibility metric and the worst
+value of every model's bound.
 """
 
 from __future__ import annotations
@@ -13,67 +19,131 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.schema import LEVEL, Schema, SensitiveLevels
-from sparkanon.engine.base import Engine, Table
-from sparkanon.models.base import HPKAnonymity
+from sparkanon.attributes.schema import SENS, Schema, SensitiveLevels
+from sparkanon.engine.base import Engine
+from sparkanon.errors import InternalError
+from sparkanon.models import ClassSummaries, ModelSet
+from sparkanon.publications import Publication
 from sparkanon.stages._common import one_row
 
+PAIR = "_pair"
+"""Column packing a sensitive value code and its row count: ``code << 32 | count``."""
+_LOW = (1 << 32) - 1
 
-def make_level_fn(
+
+def worst_direction(key: str) -> str:
+    """Whether a model's worst value over groups is their minimum or their maximum."""
+    return "max" if key.startswith("max_") or ".max_" in key else "min"
+
+
+def make_code_fn(
     sensitive: SensitiveLevels, group_columns: Sequence[str]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Add the sensitivity level of each published row (for verification)."""
+    """Keep the published quasi-identifiers and add the sensitive value's code."""
 
-    def level(batch: pd.DataFrame) -> pd.DataFrame:
-        _, lvl, invalid = sensitive.encode(batch[sensitive.name])
-        out = batch[list(group_columns) + [sensitive.name]].copy()
-        out[LEVEL] = np.where(invalid, -1, lvl)
+    def code(batch: pd.DataFrame) -> pd.DataFrame:
+        codes, _, invalid = sensitive.encode(batch[sensitive.name])
+        if invalid.any():
+            raise InternalError("a published sensitive value is outside the sensitive domain")
+        out = batch[list(group_columns)].copy()
+        out[SENS] = codes
         return out
 
-    return level
+    return code
 
 
-def make_check_fn(model: HPKAnonymity) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Flag published groups that violate the model."""
+def make_pack_fn(group_columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Pack ``(value code, count)`` of each group and value into one long."""
+
+    def pack(batch: pd.DataFrame) -> pd.DataFrame:
+        out = batch[list(group_columns)].copy()
+        n = batch["n"].to_numpy(dtype=np.int64)
+        out[PAIR] = (batch[SENS].to_numpy(dtype=np.int64) << 32) | n
+        out["n"] = n
+        return out
+
+    return pack
+
+
+def group_summaries(
+    sizes: np.ndarray, pairs: Sequence[Sequence[int]], sensitive: SensitiveLevels
+) -> ClassSummaries:
+    """Class summaries of groups from their packed ``(code, count)`` lists."""
+    n_values = len(sensitive.values)
+    counts = np.zeros((len(sizes), n_values), dtype=np.int64)
+    lengths = np.array([len(p) for p in pairs], dtype=np.int64)
+    flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in pairs]) if len(pairs) else []
+    flat = np.asarray(flat, dtype=np.int64)
+    rows = np.repeat(np.arange(len(sizes)), lengths)
+    np.add.at(counts, (rows, flat >> 32), flat & _LOW)
+    return ClassSummaries(np.asarray(sizes, dtype=np.int64), counts, sensitive.declared_level_of)
+
+
+def make_check_fn(
+    models: ModelSet, sensitive: SensitiveLevels, worst_keys: Sequence[str]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per batch of groups: violations, groups, rows, ``sum size^2`` and the worst values."""
 
     def check(groups: pd.DataFrame) -> pd.DataFrame:
-        ok = model.satisfied(
-            groups["size"].to_numpy(), groups["n_values"].to_numpy(), groups["n_levels"].to_numpy()
-        )
-        return pd.DataFrame(
-            {"size": groups["size"].to_numpy(dtype=np.int64), "violation": (~ok).astype(np.int64)}
-        )
+        sizes = groups["size"].to_numpy(dtype=np.int64)
+        s = group_summaries(sizes, list(groups["pairs"]), sensitive)
+        ok = models.satisfied(s)
+        row: dict[str, Any] = {
+            "violations": int((~ok).sum()),
+            "groups": len(sizes),
+            "rows": int(sizes.sum()),
+            "dm": float((sizes.astype(float) ** 2).sum()),
+        }
+        worst = models.worst(s) if len(sizes) else {}
+        for key in worst_keys:
+            row[key] = float(worst.get(key, np.nan))
+        return pd.DataFrame([row])
 
     return check
 
 
-def verify(engine: Engine, published: Table, schema: Schema, model: HPKAnonymity) -> dict[str, Any]:
-    """Group the published table by its published quasi-identifiers and check every group.
+def verify(
+    engine: Engine,
+    publication: Publication,
+    schema: Schema,
+    models: ModelSet,
+    worst_keys: Sequence[str],
+) -> dict[str, Any]:
+    """Group the published rows by their equivalence-class key and check every group.
+
+    Args:
+        engine: the engine.
+        publication: the publication (its class table and class key).
+        schema: the encoded schema (the sensitive domain).
+        models: the bound models.
+        worst_keys: the names of the models' worst values to report.
 
     Returns:
-        ``violations`` (groups failing the model), ``groups`` and ``rows``.
+        ``violations`` (groups failing a model), ``groups``, ``rows``, ``dm`` (the
+        sum of squared group sizes) and the worst value of each key.
     """
-    qi = schema.qi_names
-    with_level = engine.map_batches(
-        published,
-        make_level_fn(schema.sensitive, qi),
-        [(c, t) for c, t in engine.schema_of(published) if c in qi]
-        + [(schema.sensitive.name, "string"), (LEVEL, "long")],
+    published = publication.rows
+    qi = list(publication.class_key)
+    types = dict(engine.schema_of(published))
+    group_cols = [(c, types[c]) for c in qi]
+    coded = engine.map_batches(
+        published, make_code_fn(schema.sensitive, qi), group_cols + [(SENS, "long")]
     )
-    groups = engine.aggregate(
-        with_level,
-        qi,
-        {
-            "size": ("count", LEVEL),
-            "n_values": ("nunique", schema.sensitive.name),
-            "n_levels": ("nunique", LEVEL),
-        },
+    per_value = engine.aggregate(coded, qi + [SENS], {"n": ("count", SENS)})
+    packed = engine.map_batches(
+        per_value, make_pack_fn(qi), group_cols + [(PAIR, "long"), ("n", "long")]
     )
-    flagged = engine.map_batches(
-        groups, make_check_fn(model), [("size", "long"), ("violation", "long")]
+    groups = engine.aggregate(packed, qi, {"size": ("sum", "n"), "pairs": ("collect", PAIR)})
+    columns = [("violations", "long"), ("groups", "long"), ("rows", "long"), ("dm", "double")]
+    columns += [(k, "double") for k in worst_keys]
+    checked = engine.map_batches(
+        groups, make_check_fn(models, schema.sensitive, worst_keys), columns
     )
-    return one_row(
-        engine,
-        flagged,
-        {"violations": ("sum", "violation"), "groups": ("count", "size"), "rows": ("sum", "size")},
-    )
+    aggs: dict[str, tuple[str, str]] = {
+        "violations": ("sum", "violations"),
+        "groups": ("sum", "groups"),
+        "rows": ("sum", "rows"),
+        "dm": ("sum", "dm"),
+    }
+    aggs |= {k: (worst_direction(k), k) for k in worst_keys}
+    return one_row(engine, checked, aggs)

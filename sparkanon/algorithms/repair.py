@@ -1,0 +1,136 @@
+"""The repair step: classes that fail a model the algorithm does not guarantee are merged.
+
+An algorithm forms classes for its (H, p, k) target (:func:`native_target`); a job may
+ask for more (entropy or recursive l-diversity, t-closeness, or a model the algorithm
+does not know, as k-anonymity's MDAV under p-sensitivity). Every such model here is
+monotonic: the union of two satisfying classes satisfies it, and a block satisfies it
+as a whole (the partitioning only keeps feasible blocks). So merging each failing class
+into its nearest class, until none fails, ends with every class satisfying the models;
+at worst the block becomes one class.
+
+Rules, deterministic:
+
+* the failing class of the lowest label goes first;
+* it merges into the class whose centroid is nearest to its centroid (seed 000 eq. 18,
+  the tuple distance every algorithm here uses; ties to the lowest label);
+* the merged class keeps the receiving class's label and is checked again.
+
+If a single class is left and it still fails (possible only when the algorithm left
+rows out of every class), its rows are left unplaced (``-1``) for reconciliation.
+
+Rows added to a class by reconciliation keep a *count* model (k-anonymity, p-sensitive,
+(H,p,k), distinct l-diversity) satisfied, but may break entropy or recursive
+l-diversity or t-closeness; :func:`reject_breaking_rows` then leaves the rows that
+would break their class unplaced (suppressed and counted).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sparkanon.algorithms._block import Block
+from sparkanon.models import ClassSummaries, ModelSet
+
+
+def class_summaries(block: Block, labels: np.ndarray) -> tuple[np.ndarray, ClassSummaries]:
+    """The labels present (ascending) and the summaries of their classes."""
+    placed = labels >= 0
+    ids = np.unique(labels[placed])
+    index = np.searchsorted(ids, labels[placed])
+    sensitive = block.ctx.schema.sensitive
+    summaries = ClassSummaries.from_codes(
+        index, block.sens[placed], len(ids), len(sensitive.values), sensitive.declared_level_of
+    )
+    return ids, summaries
+
+
+def repair_classes(block: Block, labels: np.ndarray, models: ModelSet) -> tuple[np.ndarray, int]:
+    """Merge failing classes into their nearest classes until every class satisfies ``models``.
+
+    Args:
+        block: the block's rows.
+        labels: class of each row (``-1``: unplaced).
+        models: the models every class must satisfy (monotonic).
+
+    Returns:
+        The repaired labels and the number of merges.
+    """
+    labels = np.asarray(labels, dtype=np.int64).copy()
+    if not (labels >= 0).any():
+        return labels, 0
+    ids, summaries = class_summaries(block, labels)
+    ok = models.satisfied(summaries)
+    if ok.all():
+        return labels, 0
+    counts = summaries.counts.astype(np.int64).copy()
+    members = [np.flatnonzero(labels == c) for c in ids]
+    centroids = [block.centroid_of(m) for m in members]
+    alive = np.ones(len(ids), dtype=bool)
+    level_of = block.ctx.schema.sensitive.declared_level_of
+    merges = 0
+    while True:
+        failing = np.flatnonzero(alive & ~ok)
+        if failing.size == 0:
+            break
+        c = int(failing[0])
+        others = np.flatnonzero(alive)
+        others = others[others != c]
+        if others.size == 0:
+            labels[members[c]] = -1
+            break
+        t = int(others[np.argmin(_centroid_distances(block, centroids, c, others))])
+        members[t] = np.concatenate([members[t], members[c]])
+        counts[t] += counts[c]
+        alive[c] = False
+        labels[members[c]] = ids[t]
+        centroids[t] = block.centroid_of(members[t])
+        one = ClassSummaries(np.array([counts[t].sum()]), counts[t][None, :], level_of)
+        ok[t] = bool(models.satisfied(one)[0])
+        merges += 1
+    return labels, merges
+
+
+def _centroid_distances(
+    block: Block, centroids: list[list[float]], c: int, others: np.ndarray
+) -> np.ndarray:
+    """Weighted tuple distance (eq. 18) from class ``c``'s centroid to each other centroid."""
+    total = np.zeros(len(others))
+    for a, kind in enumerate(block.kinds):
+        codes = np.array([centroids[o][a] for o in others])
+        total += kind.weight * kind.distance_to(codes, centroids[c][a])
+    return total
+
+
+def reject_breaking_rows(
+    block: Block, labels: np.ndarray, extra: Block, placed: np.ndarray, models: ModelSet
+) -> np.ndarray:
+    """Unplace the rows reconciliation put into a class they make fail.
+
+    Args:
+        block: the receiving block's rows.
+        labels: their classes.
+        extra: the rows placed from other blocks.
+        placed: the class each extra row joined.
+        models: the models every class must satisfy.
+
+    Returns:
+        ``placed`` with ``-1`` for the rows of every class that now fails.
+    """
+    placed = np.asarray(placed, dtype=np.int64).copy()
+    if models.additive or not (placed >= 0).any():
+        return placed
+    sensitive = block.ctx.schema.sensitive
+    ids = np.unique(np.concatenate([labels[labels >= 0], placed[placed >= 0]]))
+    both = np.concatenate([labels, placed])
+    sens = np.concatenate([block.sens, extra.sens])
+    keep = both >= 0
+    summaries = ClassSummaries.from_codes(
+        np.searchsorted(ids, both[keep]),
+        sens[keep],
+        len(ids),
+        len(sensitive.values),
+        sensitive.declared_level_of,
+    )
+    bad = ids[~models.satisfied(summaries)]
+    placed[np.isin(placed, bad)] = -1
+    return placed

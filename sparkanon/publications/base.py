@@ -1,0 +1,95 @@
+"""The publication interface (see :mod:`sparkanon.publications`)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from sparkanon.attributes.schema import CLASS, Schema
+from sparkanon.engine.base import Engine, Table
+from sparkanon.metrics.registry import ClassView
+
+MAIN = "data"
+"""The name of a one-table publication's table (``<output>/data``)."""
+
+
+@dataclass(frozen=True)
+class Publication:
+    """Named published tables and the columns that define their equivalence classes.
+
+    Attributes:
+        tables: every table to commit, by name (the directory under the output).
+        class_table: the table whose rows carry the published quasi-identifiers and
+            the sensitive value.
+        class_key: the columns of ``class_table`` that define an equivalence class
+            (what a reader of the publication can link a person by).
+        sensitive: the sensitive column of ``class_table``.
+    """
+
+    tables: dict[str, Table]
+    class_table: str
+    class_key: list[str]
+    sensitive: str
+
+    @property
+    def rows(self) -> Table:
+        """The table verification groups."""
+        return self.tables[self.class_table]
+
+
+class Publisher(ABC):
+    """How classes are published (one class per ``output.publish`` value).
+
+    Attributes:
+        name: the ``output.publish`` value.
+    """
+
+    name: ClassVar[str]
+
+    def __init__(self, schema: Schema, passthrough_types: Sequence[tuple[str, str]]) -> None:
+        self.schema = schema
+        self.passthrough_types = list(passthrough_types)
+
+    @abstractmethod
+    def class_columns(self) -> list[tuple[str, str]]:
+        """Columns of the summary table holding what each class publishes."""
+
+    @abstractmethod
+    def class_values(self, c: ClassView) -> dict[str, Any]:
+        """What one class publishes, keyed by :meth:`class_columns`."""
+
+    @abstractmethod
+    def columns(self) -> list[tuple[str, str]]:
+        """Schema of the published table: quasi-identifiers, sensitive value, kept columns."""
+
+    @abstractmethod
+    def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:
+        """Batch function: rows joined with their class's values -> published rows."""
+
+    def publish(self, engine: Engine, placed: Table, summaries: Table) -> Publication:
+        """Every placed row, published with its class's values.
+
+        Args:
+            engine: the engine.
+            placed: the rows with their class (``_class``) and pass-through columns.
+            summaries: one row per class with :meth:`class_columns`.
+
+        Returns:
+            A one-table publication grouped by the published quasi-identifiers.
+        """
+        passthrough = [c for c, _ in self.passthrough_types]
+        rows_only = engine.select(placed, [CLASS] + passthrough)
+        per_class = engine.select(summaries, [CLASS] + [c for c, _ in self.class_columns()])
+        published = engine.map_batches(
+            engine.join(rows_only, per_class, [CLASS]), self.make_row_fn(), self.columns()
+        )
+        return Publication(
+            tables={MAIN: published},
+            class_table=MAIN,
+            class_key=self.schema.qi_names,
+            sensitive=self.schema.sensitive.name,
+        )
