@@ -741,16 +741,3 @@ def test_hpk_model_is_enforced_by_the_repair_step(algorithm: str, tmp_path: Path
     assert metrics["verified"] is True
     assert metrics["repair_merges"] > 0
     assert metrics["achieved"]["min_distinct_levels"] >= 4
-
-
-def test_local_job_on_adult_sample_verifies_and_conserves_rows(tmp_path: Path) -> None:
-    sample = adult_sample(tmp_path, 1000)
-    raw = adult_config(tmp_path, sample, tmp_path / "out")
-    raw["model"] = {"name": "p_sensitive", "k": 8, "p": 5}
-    raw["algorithm"] = {"name": "maa_sae"}
-    raw["partitioning"]["max_block_rows"] = 500
-    metrics = run_job(LocalEngine(), parse_config(raw), commit=False).metrics
-    assert metrics["verified"] is True
-    assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"] == 1000
-    assert metrics["class_size"]["min"] >= 8
-    assert metrics["algorithm"]["name"] == "maa_sae"

@@ -455,21 +455,3 @@ def test_mdav_with_a_model_it_does_not_guarantee_is_repaired(tmp_path: Path, mod
     assert groups.size().min() >= 4
     p = max((spec.get("p", 1) for spec in models), default=1)
     assert groups.nunique().min() >= p
-
-
-def test_local_job_with_mdav_verifies_and_conserves_rows(tmp_path: Path) -> None:
-    sample = adult_sample(tmp_path, 600)
-    cfg = adult_config(tmp_path, sample, tmp_path / "out")
-    cfg["algorithm"] = {"name": "mdav"}
-    cfg["model"] = {"name": "k", "k": 5}
-    cfg["partitioning"] = {"max_block_rows": 200, "infeasible_blocks": "merge"}
-    result = run_job(LocalEngine(), parse_config(cfg), commit=False)
-    m = result.metrics
-    assert m["verified"] is True
-    assert m["rows_in"] == 600
-    assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"]
-    assert len(result.published) == m["rows_out"]
-    assert m["class_size"]["min"] >= 5
-    qi = [a.name for a in parse_config(cfg).quasi_identifiers]
-    assert result.published.groupby(qi).size().min() >= 5
-    assert m["algorithm"]["name"] == "mdav"

@@ -80,53 +80,6 @@ def test_spark_matches_local_engine(spark, tmp_path: Path) -> None:
     pd.testing.assert_frame_equal(_sorted(spark_rows), _sorted(local_rows), check_dtype=False)
 
 
-@pytest.mark.parametrize(
-    ("conf", "overrides"),
-    [
-        # MAA-SAE with the seed 003 kinds: vector nominals and a semantic fnlwgt.
-        ("adult_psk_seed003.yaml", {}),
-        # (K,L) clustering published as generalized values (seed 001).
-        ("adult_kl_seed001.yaml", {}),
-        # MDAV under k-anonymity, on the seed 001 attributes.
-        ("adult_kl_seed001.yaml", {"algorithm": {"name": "mdav"}, "model": {"name": "k", "k": 10}}),
-        # MAA-MINIL on all rows: the 5- and 7-digit fnlwgt rows are dropped as invalid.
-        ("adult_psk_seed003.yaml", {"algorithm": {"name": "maa_minil"}}),
-    ],
-    ids=["maa_sae", "kl_cluster", "mdav", "maa_minil"],
-)
-def test_more_algorithms_match_local_engine(
-    spark, tmp_path: Path, conf: str, overrides: dict
-) -> None:
-    from sparkanon.engine.spark import SparkEngine
-
-    every_row = overrides.get("algorithm", {}).get("name") == "maa_minil"
-    sample = adult_sample(tmp_path, 1200, fnlwgt_digits=None if every_row else 6)
-    raw = adult_config(
-        tmp_path,
-        sample,
-        tmp_path / "spark",
-        conf=ROOT / "conf" / conf,
-        partitioning={"max_block_rows": 400},
-        **overrides,
-    )
-    path = write_config(tmp_path, raw)
-    cfg = parse_config(raw)
-    local = run_job(LocalEngine(batch_rows=500), cfg, commit=False)
-    remote = run_job(SparkEngine(spark), cfg)
-    for key in ("rows_in", "rows_out", "classes", "published_classes", "blocks", "violations"):
-        assert local.metrics[key] == remote.metrics[key], key
-    for key in ("AVG_IL", "AVG_Ent", "CAVG", "NCP", "GCP"):
-        assert local.metrics[key] == pytest.approx(remote.metrics[key], rel=1e-9), key
-    assert remote.metrics["verified"] is True
-    invalid = remote.metrics["suppressed_invalid_values"]
-    assert (invalid > 0) == every_row
-    assert remote.metrics["rows_out"] + remote.metrics["rows_suppressed"] == 1200
-    assert remote.metrics["rows_out"] == 1200 - invalid
-    published = pd.read_parquet(tmp_path / "spark" / "data")
-    pd.testing.assert_frame_equal(_sorted(published), _sorted(local.published), check_dtype=False)
-    _independent_check(path, tmp_path / "spark")
-
-
 def test_reconciliation_across_blocks(spark, tmp_path: Path) -> None:
     sample = adult_sample(tmp_path, 3000)
     out = tmp_path / "out"

@@ -21,6 +21,7 @@ from sparkanon.algorithms.kl_cluster import KLCluster
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
 from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.algorithms.mdav import Mdav
+from sparkanon.algorithms.mondrian import Mondrian
 from sparkanon.algorithms.repair import reject_breaking_rows, repair_classes
 from sparkanon.attributes.schema import RID
 
@@ -28,6 +29,7 @@ ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc
 """Every selectable algorithm by its config name (``algorithm.name``)."""
 ALGORITHMS |= {"maa_sae": MaaSae, "maa_minil": MaaMinil}
 ALGORITHMS |= {"kl_cluster": KLCluster}
+ALGORITHMS |= {"mondrian": Mondrian}
 
 AlgorithmConfig = Annotated[
     Union[tuple(cls.Params for cls in ALGORITHMS.values())],  # noqa: UP007

@@ -44,6 +44,7 @@ class BlockContext:
             the candidates that raise the sensitive entropy by APF and the others,
             below them, by least information loss; ``seed`` ranks all by the
             literal ratio ``EA / ILA``.
+        mondrian_mode: Mondrian only (``algorithm.mode``): ``strict`` or ``relaxed``.
     """
 
     schema: Schema
@@ -53,6 +54,7 @@ class BlockContext:
     max_iterations: int = 10
     apf_rule: ApfRule = "gain_then_loss"
     models: ModelSet | None = None
+    mondrian_mode: str = "strict"
 
     @classmethod
     def of(
@@ -67,6 +69,7 @@ class BlockContext:
             entropy_base=params.entropy_base,
             max_iterations=getattr(params, "max_iterations", 10),
             apf_rule=getattr(params, "apf_rule", "gain_then_loss"),
+            mondrian_mode=getattr(params, "mode", "strict"),
         )
 
     @property

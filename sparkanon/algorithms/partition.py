@@ -243,7 +243,10 @@ def median_cut(
     """
     lo, hi = int(bins[0]), int(bins[-1])
     candidates = kind.cut_candidates(lo, hi)
-    cands = np.arange(lo, hi) if candidates is None else np.asarray(candidates, dtype=np.int64)
+    # Any bin is allowed: a cut anywhere in [b_i, b_i+1) between two present bins
+    # leaves the same rows on each side, so the present bins (but the last) stand for
+    # them all, and the lowest cut of equal score is the present bin itself.
+    cands = bins[:-1] if candidates is None else np.asarray(candidates, dtype=np.int64)
     if cands.size == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     cum = np.cumsum(per_bin)

@@ -24,7 +24,7 @@ RESOLVED_CONFIG = "config.yaml"
 
 def resolved_config_yaml(config: JobConfig) -> str:
     """The job's config, overrides applied, as YAML (what ``scripts/verify_output.py`` reads)."""
-    return yaml.safe_dump(config.model_dump(mode="json"), sort_keys=False)
+    return yaml.safe_dump(config.model_dump(mode="json", by_alias=True), sort_keys=False)
 
 
 def move_into_place(engine: Engine, tmp_path: str, out_path: str, mode: str) -> None:
