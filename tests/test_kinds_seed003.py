@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import BlockContext, cluster_block
-from sparkanon.algorithms._block import Block, ClassTable
+from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._classes import ClassStats
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     NominalKind,
@@ -397,22 +398,22 @@ def _block_frame(n: int, seed: int) -> tuple[pd.DataFrame, Schema]:
     return frame, Schema(kinds=kinds, sensitive=_SENS)
 
 
-def test_class_table_scores_semantic_classes_like_block_loss() -> None:
+def test_class_stats_score_semantic_classes_like_block_loss() -> None:
     frame, schema = _block_frame(40, 3)
     ctx = BlockContext(schema=schema, model=HPKAnonymity(k=4, p=2, h=1))
     block = Block(frame, ctx)
     assert block.codes[0].dtype == np.int64
     labels = np.where(np.arange(40) < 32, np.arange(40) % 8, -1)
-    table = ClassTable(block, labels, 8)
+    stats = ClassStats.from_labels(block, labels, 8)
     for c in range(8):
-        assert table.losses[c] == pytest.approx(block.loss(np.flatnonzero(labels == c)))
-    row = table.row_codes(block.codes, 35)
-    grown = table.losses_with_row(row)
+        assert stats.loss[c] == pytest.approx(block.loss(np.flatnonzero(labels == c)))
+    row = [codes[35:36] for codes in block.codes]
+    grown = stats.losses(np.arange(8), row)
     for c in range(8):
         members = np.append(np.flatnonzero(labels == c), 35)
         assert grown[c] == pytest.approx(block.loss(members))
-    table.add(2, row, int(block.level[35]), float(grown[2]))
-    assert table.members[0] is not None and table.members[0][2].dtype == np.int64
+    stats.add_rows(2, row, block.sens[35:36], block.level[35:36])
+    assert stats.members[0][2].dtype == np.int64
 
 
 @pytest.mark.parametrize("algorithm", ["maa_slie", "gpkc"])

@@ -2,9 +2,8 @@
 
 A :class:`Block` holds one block's encoded rows. Growing one class uses
 :meth:`Block.losses_with_each` and :meth:`Block.hec_with_each` to score every
-candidate row at once; placing leftover rows into many finished classes uses a
-:class:`ClassTable`, which keeps per-class histograms so that the score of a
-row against every class is also computed at once.
+candidate row at once; placing rows into many finished classes uses the per-class
+accumulator :class:`sparkanon.algorithms._classes.ClassStats`.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms._params import AlgorithmParams
-from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.attributes.schema import LEVEL, SENS, Schema
 from sparkanon.metrics.entropy import class_level_entropy
 from sparkanon.models import HPKAnonymity, ModelSet
@@ -167,82 +165,3 @@ class Block:
             return False
         values, levels = self.diversity_of(rows)
         return values >= model.p and levels >= model.h
-
-
-class ClassTable:
-    """Finished classes of a block, kept as histograms to score a row against all of them.
-
-    Discrete attributes keep one row of counts per class; every other kind
-    (continuous, semantic) keeps each class's codes and scores them with
-    ``kind.losses_of`` (``kind.loss`` per class unless the kind has a batch rule).
-
-    Args:
-        block: the block (its rows supply the codes).
-        labels: class label per block row, ``-1`` for unplaced rows.
-        n_classes: number of classes (labels ``0..n_classes-1``).
-    """
-
-    def __init__(self, block: Block, labels: np.ndarray, n_classes: int) -> None:
-        self.block = block
-        self.m = n_classes
-        placed = labels >= 0
-        lab = labels[placed]
-        self.hists: list[np.ndarray | None] = []
-        self.members: list[list[np.ndarray] | None] = []
-        for kind, codes in zip(block.kinds, block.codes, strict=True):
-            if isinstance(kind, DiscreteKind):
-                h = np.zeros((n_classes, kind.size))
-                np.add.at(h, (lab, codes[placed]), 1.0)
-                self.hists.append(h)
-                self.members.append(None)
-            else:
-                groups = [codes[placed][lab == c] for c in range(n_classes)]
-                self.hists.append(None)
-                self.members.append(groups)
-        self.level_counts = np.zeros((n_classes, block.n_levels))
-        np.add.at(self.level_counts, (lab, block.level[placed]), 1.0)
-        self.losses = self._losses_with(None)
-
-    def _losses_with(self, row: tuple[list[float], int] | None) -> np.ndarray:
-        total = np.zeros(self.m)
-        for a, kind in enumerate(self.block.kinds):
-            if isinstance(kind, DiscreteKind):
-                h = self.hists[a]
-                assert h is not None
-                if row is not None:
-                    h = h.copy()
-                    h[:, int(row[0][a])] += 1.0
-                total += kind.weight * kind.losses(h)
-            else:
-                groups = self.members[a]
-                assert groups is not None
-                total += kind.weight * kind.losses_of(groups, None if row is None else row[0][a])
-        return total
-
-    def row_codes(self, codes: list[np.ndarray], i: int) -> list[float]:
-        """The codes of row ``i`` of arrays ``codes`` (one per attribute)."""
-        return [c[i] for c in codes]
-
-    def losses_with_row(self, codes: list[float]) -> np.ndarray:
-        """InfoLoss of every class after adding a row with these codes."""
-        return self._losses_with((codes, 0))
-
-    def hec_with_level(self, level: int) -> np.ndarray:
-        """HEC of every class after adding a row of this level."""
-        counts = self.level_counts.copy()
-        counts[:, level] += 1.0
-        return class_level_entropy(counts, self.block.weights, self.block.ctx.entropy_base)
-
-    def add(self, c: int, codes: list[float], level: int, new_loss: float) -> None:
-        """Add a row to class ``c`` and record the class's new loss."""
-        for a, kind in enumerate(self.block.kinds):
-            if isinstance(kind, DiscreteKind):
-                h = self.hists[a]
-                assert h is not None
-                h[c, int(codes[a])] += 1.0
-            else:
-                groups = self.members[a]
-                assert groups is not None
-                groups[c] = np.append(groups[c], codes[a])
-        self.level_counts[c, level] += 1.0
-        self.losses[c] = new_loss

@@ -13,7 +13,8 @@ from abc import abstractmethod
 import numpy as np
 
 from sparkanon.algorithms._base import BlockAlgorithm
-from sparkanon.algorithms._block import Block, ClassTable
+from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._classes import ClassStats
 
 
 class GreedyAlgorithm(BlockAlgorithm):
@@ -61,8 +62,15 @@ class GreedyAlgorithm(BlockAlgorithm):
         return labels, n_classes
 
     @abstractmethod
-    def choose_class(self, table: ClassTable, codes: list[float], level: int) -> tuple[int, float]:
+    def choose_class(
+        self, classes: ClassStats, codes: list[np.ndarray], level: int
+    ) -> tuple[int, float]:
         """Pick the class a leftover row joins.
+
+        Args:
+            classes: the block's classes (:attr:`ClassStats.loss` holds their InfoLoss).
+            codes: the row's code of each attribute, as one-element arrays.
+            level: the row's sensitivity level.
 
         Returns:
             ``(class index, the class's InfoLoss after adding the row)``.
@@ -82,9 +90,9 @@ class GreedyAlgorithm(BlockAlgorithm):
         leftovers = np.flatnonzero(labels < 0)
         if n_classes == 0 or leftovers.size == 0:
             return labels
-        table = ClassTable(block, labels, n_classes)
+        classes = ClassStats.from_labels(block, labels, n_classes)
         order = rng.permutation(leftovers)
-        labels[order] = self._place(table, block.codes, block.level, order)
+        labels[order] = self._place(classes, block, order)
         return labels
 
     def place_into(
@@ -97,18 +105,19 @@ class GreedyAlgorithm(BlockAlgorithm):
     ) -> np.ndarray:
         """Rows of another block, in seeded random order, join the class ``choose_class`` picks."""
         out = np.empty(extra.n, dtype=np.int64)
-        table = ClassTable(block, labels, n_classes)
+        classes = ClassStats.from_labels(block, labels, n_classes)
         order = rng.permutation(extra.n)
-        out[order] = self._place(table, extra.codes, extra.level, order)
+        out[order] = self._place(classes, extra, order)
         return out
 
-    def _place(
-        self, table: ClassTable, codes: list[np.ndarray], levels: np.ndarray, order: np.ndarray
-    ) -> np.ndarray:
+    def _place(self, classes: ClassStats, rows: Block, order: np.ndarray) -> np.ndarray:
+        """Each row of ``order`` (indices into ``rows``) joins the class ``choose_class`` picks."""
         chosen = np.empty(len(order), dtype=np.int64)
         for j, i in enumerate(order):
-            row = table.row_codes(codes, int(i))
-            c, new_loss = self.choose_class(table, row, int(levels[i]))
-            table.add(c, row, int(levels[i]), new_loss)
+            one = slice(int(i), int(i) + 1)
+            codes = [c[one] for c in rows.codes]
+            c, new_loss = self.choose_class(classes, codes, int(rows.level[i]))
+            classes.add_rows(c, codes, rows.sens[one], rows.level[one])
+            classes.loss[c] = new_loss
             chosen[j] = c
         return chosen

@@ -25,7 +25,8 @@ from typing import Literal
 
 import numpy as np
 
-from sparkanon.algorithms._block import Block, ClassTable
+from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._greedy import GreedyAlgorithm
 from sparkanon.algorithms._params import AlgorithmParams
 
@@ -60,8 +61,10 @@ class Gpkc(GreedyAlgorithm):
             free[best] = False
         return True
 
-    def choose_class(self, table: ClassTable, codes: list[float], level: int) -> tuple[int, float]:
+    def choose_class(
+        self, classes: ClassStats, codes: list[np.ndarray], level: int
+    ) -> tuple[int, float]:
         """The class whose InfoLoss grows least when the row joins."""
-        losses = table.losses_with_row(codes)
-        c = int(np.argmin(losses - table.losses))
+        losses = classes.losses(np.arange(classes.m), codes)
+        c = int(np.argmin(losses - classes.loss[: classes.m]))
         return c, float(losses[c])

@@ -85,29 +85,17 @@ from pydantic import Field
 
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._classes import ClassStats, RangeNcp
 from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.attributes.kinds import (
-    CategoricalKind,
-    ContinuousKind,
     Kind,
-    NominalKind,
-    OrdinalKind,
 )
-from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.models.base import Int
 
 REFERENCE_BINS = 16
 """Distribution bins of a non-histogram quasi-identifier in the reference matrix."""
 EPS = 1e-12
 """Loss changes smaller than this are ties (floating-point noise)."""
-_RANGE_NCP = (
-    ContinuousKind.ncp,
-    OrdinalKind.ncp,
-    CategoricalKind.ncp,
-    NominalKind.ncp,
-    SemanticKind.ncp,
-)
-"""``ncp`` implementations that depend only on a class's lowest and highest code."""
 
 
 # ---------------------------------------------------------------------------
@@ -231,110 +219,53 @@ def cluster_sensitive_values(
 
 
 # ---------------------------------------------------------------------------
-# NCP of classes, kept per attribute as each class's lowest and highest code
+# The classes under construction and reassignment: the shared accumulator + labels
 # ---------------------------------------------------------------------------
 
 
-class _AttributeNcp:
-    """NCP of one attribute for sets of codes, vectorised over classes or candidates.
+class _KLClasses:
+    """A block's classes as :class:`~sparkanon.algorithms._classes.ClassStats`, with row labels.
 
-    For the kinds of :data:`_RANGE_NCP` the NCP of a set depends only on its
-    lowest and highest code, so a class is two numbers; a discrete kind's NCP
-    of every ``(lo, hi)`` pair is tabulated once, a continuous kind's is
-    ``hi - lo``, and other kinds call :meth:`Kind.ncp` on ``[lo, hi]``. Any
-    other kind falls back to calling :meth:`Kind.ncp` on the class's codes.
-    """
-
-    def __init__(self, kind: Kind) -> None:
-        self.kind = kind
-        self.by_range = type(kind).ncp in _RANGE_NCP
-        self.table: np.ndarray | None = None
-        if self.by_range and kind.discrete:
-            size = kind.n_bins
-            table = np.zeros((size, size))
-            for a in range(size):
-                for b in range(a + 1, size):
-                    table[a, b] = table[b, a] = kind.ncp(np.array([a, b]))
-            self.table = table
-
-    def of_range(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """NCP of sets whose lowest and highest codes are ``lo`` and ``hi``."""
-        if self.table is not None:
-            return self.table[np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)]
-        if isinstance(self.kind, ContinuousKind):
-            return np.clip(np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float), 0.0, 1.0)
-        lo, hi = np.broadcast_arrays(np.asarray(lo), np.asarray(hi))
-        return np.array([self.kind.ncp(np.array([a, b])) for a, b in zip(lo, hi, strict=True)])
-
-
-class _Classes:
-    """Classes of a block as per-attribute ranges, sizes and sensitive value counts.
+    The accumulator holds each class's size, sensitive counts and members (its NCP
+    comes from each attribute's range); this keeps which block row is in which class
+    and each class's current NCP, for the growth of ``|G| NCP(G)`` (the information
+    loss of a class in seed 001's reading, see the module docstring).
 
     Args:
         block: the block whose rows are labelled.
-        attrs: one :class:`_AttributeNcp` per quasi-identifier.
         labels: class of each block row, ``-1`` for rows in no class.
         n_classes: number of classes.
     """
 
-    def __init__(
-        self, block: Block, attrs: list[_AttributeNcp], labels: np.ndarray, n_classes: int
-    ) -> None:
+    def __init__(self, block: Block, labels: np.ndarray, n_classes: int) -> None:
         self.block = block
-        self.attrs = attrs
-        self.weights = np.array([a.kind.weight for a in attrs])
         self.labels = labels
         self.m = n_classes
-        n_values = len(block.ctx.schema.sensitive.values)
-        self.size = np.bincount(labels[labels >= 0], minlength=n_classes).astype(np.int64)
-        self.counts = np.zeros((n_classes, n_values), dtype=np.int64)
-        np.add.at(self.counts, (labels[labels >= 0], block.sens[labels >= 0]), 1)
-        self.lo: list[np.ndarray] = []
-        self.hi: list[np.ndarray] = []
-        self.extra: list[list[list[float]]] = [[] for _ in range(n_classes)]
-        for codes in block.codes:
-            if np.issubdtype(codes.dtype, np.integer):  # exact: semantic codes exceed 2**53
-                lo = np.full(n_classes, np.iinfo(np.int64).max, dtype=np.int64)
-                hi = np.full(n_classes, np.iinfo(np.int64).min, dtype=np.int64)
-            else:
-                lo = np.full(n_classes, np.inf)
-                hi = np.full(n_classes, -np.inf)
-            np.minimum.at(lo, labels[labels >= 0], codes[labels >= 0])
-            np.maximum.at(hi, labels[labels >= 0], codes[labels >= 0])
-            self.lo.append(lo)
-            self.hi.append(hi)
-        self.ncp = np.array([self.ncp_of_members(c) for c in range(n_classes)])
+        self.stats = ClassStats.from_labels(block, labels, n_classes)
+        self.ids = np.arange(n_classes)
+        self.ncp = self.stats.ncp(self.ids)
 
-    def _codes_of(self, c: int, a: int, without: int = -1) -> np.ndarray:
-        rows = np.flatnonzero(self.labels == c)
-        rows = rows[rows != without]
-        own = self.block.codes[a][rows]
-        outside = [row[a] for row in self.extra[c]]
-        return np.concatenate([own, np.asarray(outside, dtype=own.dtype)]) if outside else own
+    @property
+    def size(self) -> np.ndarray:
+        """Rows per class."""
+        return self.stats.size[: self.m]
 
-    def ncp_of_members(self, c: int, without: int = -1) -> float:
-        """NCP of class ``c`` (optionally without block row ``without``)."""
-        total = 0.0
-        for a, attr in enumerate(self.attrs):
-            total += attr.kind.weight * attr.kind.ncp(self._codes_of(c, a, without))
-        return total
+    @property
+    def counts(self) -> np.ndarray:
+        """Rows per class and sensitive value."""
+        return self.stats.sens_counts[: self.m]
 
-    def ncp_with_row(self, row: list[float]) -> np.ndarray:
-        """NCP of every class after adding a row with these codes."""
-        total = np.zeros(self.m)
-        for a, attr in enumerate(self.attrs):
-            if attr.by_range:
-                part = attr.of_range(np.minimum(self.lo[a], row[a]), np.maximum(self.hi[a], row[a]))
-            else:
-                part = np.array(
-                    [attr.kind.ncp(np.append(self._codes_of(c, a), row[a])) for c in range(self.m)]
-                )
-            total += attr.kind.weight * part
-        return total
+    def row(self, rows: Block, i: int) -> list[np.ndarray]:
+        """The codes of row ``i`` of ``rows``, one one-element array per attribute."""
+        return [codes[i : i + 1] for codes in rows.codes]
+
+    def ncp_without(self, c: int, i: int) -> float:
+        """NCP of class ``c`` without block row ``i``."""
+        return self.stats.ncp_without(c, [codes[i] for codes in self.block.codes])
 
     def loss_growth(self, row: list[float]) -> np.ndarray:
         """Growth of ``|G| NCP(G)`` of every class when a row with these codes joins it."""
-        return (self.size + 1) * self.ncp_with_row(row) - self.size * self.ncp
+        return (self.size + 1) * self.stats.ncp(self.ids, row) - self.size * self.ncp
 
     def best_class(self, row: list[float], allowed: np.ndarray | None = None) -> tuple[int, float]:
         """The class of least loss growth (ties: smaller class, then lower label)."""
@@ -345,35 +276,21 @@ class _Classes:
         c = int(order[0])
         return c, float(growth[c])
 
-    def _refresh(self, c: int) -> None:
-        for a in range(len(self.attrs)):
-            codes = self._codes_of(c, a)
-            self.lo[a][c] = codes.min()
-            self.hi[a][c] = codes.max()
-        self.ncp[c] = self.ncp_of_members(c)
-
-    def add_row(self, c: int, i: int) -> None:
-        """Move block row ``i`` (in no class) into class ``c``."""
-        self.labels[i] = c
-        self.size[c] += 1
-        self.counts[c, self.block.sens[i]] += 1
-        self._refresh(c)
-
-    def add_outside(self, c: int, row: list[float], value: int) -> None:
-        """Add a row from another block (its codes and sensitive value) to class ``c``."""
-        self.extra[c].append(row)
-        self.size[c] += 1
-        self.counts[c, value] += 1
-        self._refresh(c)
+    def add(self, c: int, rows: Block, i: int) -> None:
+        """Add row ``i`` of ``rows`` to class ``c`` (``rows`` is the block, or another block)."""
+        if rows is self.block:
+            self.labels[i] = c
+        self.stats.add_rows(c, self.row(rows, i), rows.sens[i : i + 1], rows.level[i : i + 1])
+        self.ncp[c] = self.stats.ncp(np.array([c]))[0]
 
     def move(self, i: int, target: int) -> None:
         """Move block row ``i`` from its class to ``target``."""
         source = int(self.labels[i])
-        self.labels[i] = target
-        for c in (source, target):
-            self.size[c] += 1 if c == target else -1
-            self.counts[c, self.block.sens[i]] += 1 if c == target else -1
-            self._refresh(c)
+        block = self.block
+        codes = [codes[i] for codes in block.codes]
+        self.stats.remove_row(source, codes, int(block.sens[i]), int(block.level[i]))
+        self.add(target, block, i)
+        self.ncp[source] = self.stats.ncp(np.array([source]))[0]
 
 
 # ---------------------------------------------------------------------------
@@ -384,7 +301,7 @@ class _Classes:
 class _Growing:
     """One class being formed: its members and per-attribute ranges."""
 
-    def __init__(self, block: Block, attrs: list[_AttributeNcp], seed: int) -> None:
+    def __init__(self, block: Block, attrs: list[RangeNcp], seed: int) -> None:
         self.block = block
         self.attrs = attrs
         self.seed = seed
@@ -397,13 +314,9 @@ class _Growing:
         total = np.zeros(len(candidates))
         for attr, codes in zip(self.attrs, self.block.codes, strict=True):
             own = codes[m]
-            if attr.by_range:
-                part = attr.of_range(
-                    np.minimum(own.min(), codes[candidates]),
-                    np.maximum(own.max(), codes[candidates]),
-                )
-            else:
-                part = np.array([attr.kind.ncp(np.append(own, codes[c])) for c in candidates])
+            part = attr.of_range(
+                np.minimum(own.min(), codes[candidates]), np.maximum(own.max(), codes[candidates])
+            )
             total += attr.kind.weight * part
         return total
 
@@ -461,7 +374,7 @@ class KLCluster(BlockAlgorithm):
             return labels
         model = block.ctx.model
         k, ell = model.k, model.p
-        attrs = [_AttributeNcp(kind) for kind in block.kinds]
+        attrs = [RangeNcp(kind) for kind in block.kinds]
         weights = np.array([kind.weight for kind in block.kinds])
         values, value_index = np.unique(block.sens, return_inverse=True)
         profiles = reference_profiles(block.kinds, block.codes, value_index, len(values))
@@ -486,7 +399,7 @@ class KLCluster(BlockAlgorithm):
                     break
                 labels[members] = n_classes
                 n_classes += 1
-        classes = _Classes(block, attrs, labels, n_classes)
+        classes = _KLClasses(block, labels, n_classes)
         for i in np.flatnonzero(free):
             # Step 11, kept to the seed's class sizes where the data allows: the
             # classes still below 2K - 1 rows compete; once every class is full,
@@ -496,14 +409,14 @@ class KLCluster(BlockAlgorithm):
             if not room.any():
                 room = classes.size == classes.size.min()
             c, _ = classes.best_class([codes[i] for codes in block.codes], room)
-            classes.add_row(c, int(i))
+            classes.add(c, block, int(i))
         self._refine(classes, k, ell, block.ctx.max_iterations)
         return classes.labels
 
     def _form(
         self,
         block: Block,
-        attrs: list[_AttributeNcp],
+        attrs: list[RangeNcp],
         rows: np.ndarray,
         pool: np.ndarray,
         free: np.ndarray,
@@ -549,7 +462,7 @@ class KLCluster(BlockAlgorithm):
                 free[out] = True
         return grow.members
 
-    def _refine(self, classes: _Classes, k: int, ell: int, rounds: int) -> None:
+    def _refine(self, classes: _KLClasses, k: int, ell: int, rounds: int) -> None:
         """Steps 12-13: move rows between classes while the total loss drops (see module)."""
         block = classes.block
         if classes.m < 2:
@@ -567,9 +480,7 @@ class KLCluster(BlockAlgorithm):
                 if values_left < ell:
                     continue
                 size = classes.size[source]
-                shrink = (size - 1) * classes.ncp_of_members(source, without=i) - size * (
-                    classes.ncp[source]
-                )
+                shrink = (size - 1) * classes.ncp_without(source, i) - size * classes.ncp[source]
                 allowed = classes.size + 1 <= 2 * k - 1
                 allowed[source] = False
                 if not allowed.any():
@@ -591,11 +502,9 @@ class KLCluster(BlockAlgorithm):
     ) -> np.ndarray:
         """Rows of another block join, in row order, the class whose loss grows least."""
         out = np.empty(extra.n, dtype=np.int64)
-        attrs = [_AttributeNcp(kind) for kind in block.kinds]
-        classes = _Classes(block, attrs, np.asarray(labels, dtype=np.int64).copy(), n_classes)
+        classes = _KLClasses(block, np.asarray(labels, dtype=np.int64).copy(), n_classes)
         for i in range(extra.n):
-            row = [codes[i] for codes in extra.codes]
-            c, _ = classes.best_class(row)
-            classes.add_outside(c, row, int(extra.sens[i]))
+            c, _ = classes.best_class([codes[i] for codes in extra.codes])
+            classes.add(c, extra, i)
             out[i] = c
         return out

@@ -81,7 +81,8 @@ Cross-block reconciliation (:meth:`MaaSae.place`) places the extra rows, in
 seeded random order, by the leftover rule of steps 24-29.
 
 Scoring: candidate rows are scored at once (:meth:`Block.losses_with_each`);
-the classes of ``Q`` at once on histogram kinds (:class:`_FormedClasses`), and
+the classes of ``Q`` at once on histogram kinds (the per-class accumulator
+:class:`~sparkanon.algorithms._classes.ClassStats`), and
 on the other kinds (one ``kind.loss`` per class) only when a lower bound on
 their loss increment lets them beat ``t'`` (:meth:`MaaSae._merge_scores`; the
 choice is unchanged).
@@ -95,8 +96,8 @@ import numpy as np
 
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import ApfRule, Block
+from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
-from sparkanon.attributes.kinds import DiscreteKind
 from sparkanon.metrics.entropy import (
     ZERO_ENTROPY,
     ZERO_LOSS,
@@ -105,115 +106,6 @@ from sparkanon.metrics.entropy import (
     information_loss_increment,
     sensitive_entropy,
 )
-
-
-class _FormedClasses:
-    """The set ``Q`` of formed classes, scored against an added set of rows all at once.
-
-    Per class it keeps, for every histogram kind (:class:`DiscreteKind`), a row of
-    counts per code (so ``kind.losses`` scores every class in one call), for every
-    other kind the members' codes (scored with ``kind.loss``), and the counts of
-    sensitive values. Class ids are never reused; removed classes are only marked.
-
-    Args:
-        block: the block whose kinds and sensitive domain the classes use.
-        capacity: initial number of class slots (grown as needed).
-    """
-
-    def __init__(self, block: Block, capacity: int = 16) -> None:
-        self.kinds = block.kinds
-        self.n_values = len(block.ctx.schema.sensitive.values)
-        cap = max(capacity, 1)
-        self.hists: list[np.ndarray | None] = [
-            np.zeros((cap, kind.size)) if isinstance(kind, DiscreteKind) else None
-            for kind in self.kinds
-        ]
-        self.codes: list[list[np.ndarray]] = [[] for _ in self.kinds]
-        self.sens_counts = np.zeros((cap, self.n_values))
-        self.alive = np.zeros(cap, dtype=bool)
-        self.size = 0
-
-    def _grow(self) -> None:
-        cap = 2 * len(self.alive)
-        for a, h in enumerate(self.hists):
-            if h is not None:
-                self.hists[a] = np.vstack([h, np.zeros_like(h)])
-        self.sens_counts = np.vstack([self.sens_counts, np.zeros_like(self.sens_counts)])
-        self.alive = np.concatenate([self.alive, np.zeros(cap - len(self.alive), dtype=bool)])
-
-    def ids(self) -> np.ndarray:
-        """Ids of the classes in ``Q``, in the order they were formed."""
-        return np.flatnonzero(self.alive[: self.size])
-
-    def add_class(self, codes: list[np.ndarray], sens: np.ndarray) -> int:
-        """Add a class with these rows (codes per attribute, sensitive codes); return its id."""
-        if self.size == len(self.alive):
-            self._grow()
-        cid = self.size
-        self.size += 1
-        self.alive[cid] = True
-        for a in range(len(self.kinds)):
-            self.codes[a].append(np.empty(0))
-        self.add_rows(cid, codes, sens)
-        return cid
-
-    def add_rows(self, cid: int, codes: list[np.ndarray], sens: np.ndarray) -> None:
-        """Add rows to class ``cid``."""
-        for a, kind in enumerate(self.kinds):
-            h = self.hists[a]
-            if h is not None:
-                assert isinstance(kind, DiscreteKind)
-                h[cid] += kind.histogram(codes[a])
-            else:
-                self.codes[a][cid] = np.concatenate([self.codes[a][cid], codes[a]])
-        self.sens_counts[cid] += np.bincount(sens, minlength=self.n_values)
-
-    def remove(self, cid: int) -> None:
-        """Take class ``cid`` out of ``Q``."""
-        self.alive[cid] = False
-        for a in range(len(self.kinds)):
-            if self.hists[a] is None:
-                self.codes[a][cid] = np.empty(0)
-
-    def histogram_losses(self, ids: np.ndarray, codes: list[np.ndarray]) -> np.ndarray:
-        """Weighted loss of ``Gk ∪ X`` on the histogram kinds only, for every class of ``ids``."""
-        losses = np.zeros(len(ids))
-        for a, kind in enumerate(self.kinds):
-            h = self.hists[a]
-            if h is not None:
-                assert isinstance(kind, DiscreteKind)
-                losses += kind.weight * kind.losses(h[ids] + kind.histogram(codes[a])[None, :])
-        return losses
-
-    def other_losses(self, ids: np.ndarray, codes: list[np.ndarray]) -> np.ndarray:
-        """Weighted loss of ``Gk ∪ X`` on the other kinds (``kind.loss``), for every class."""
-        losses = np.zeros(len(ids))
-        for a, kind in enumerate(self.kinds):
-            if self.hists[a] is None:
-                stored = self.codes[a]
-                losses += kind.weight * kind.losses_of([stored[c] for c in ids], codes[a])
-        return losses
-
-    def entropies(self, ids: np.ndarray, sens: np.ndarray) -> np.ndarray:
-        """``Ent(Gk ∪ X)`` (eq. 14) for every class ``Gk`` of ``ids``."""
-        counts = self.sens_counts[ids] + np.bincount(sens, minlength=self.n_values)[None, :]
-        return sensitive_entropy(counts)
-
-    def with_rows(
-        self, ids: np.ndarray, codes: list[np.ndarray], sens: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """``IL(Gk ∪ X)`` (eq. 12) and ``Ent(Gk ∪ X)`` (eq. 14) for every class ``Gk`` of ``ids``.
-
-        Args:
-            ids: class ids to score.
-            codes: the codes of the rows of ``X``, one array per attribute.
-            sens: the sensitive codes of the rows of ``X``.
-
-        Returns:
-            ``(losses, entropies)``, one entry per id.
-        """
-        losses = self.histogram_losses(ids, codes) + self.other_losses(ids, codes)
-        return losses, self.entropies(ids, sens)
 
 
 def _row_codes(block: Block, rows: np.ndarray) -> list[np.ndarray]:
@@ -320,7 +212,7 @@ class MaaSae(BlockAlgorithm):
             return labels
         model = block.ctx.model
         free = np.ones(block.n, dtype=bool)
-        q = _FormedClasses(block, capacity=block.n // max(model.k, 1) + 1)
+        q = ClassStats(block, capacity=block.n // max(model.k, 1) + 1)
         members_of: dict[int, np.ndarray] = {}
         while block.can_host_class(np.flatnonzero(free)):
             rows = np.flatnonzero(free)
@@ -329,7 +221,7 @@ class MaaSae(BlockAlgorithm):
             group = self._grow(block, np.array([start]), free, q, members_of)
             if group is None:
                 break
-            cid = q.add_class(_row_codes(block, group), block.sens[group])
+            cid = q.add_class(_row_codes(block, group), block.sens[group], block.level[group])
             members_of[cid] = group
         leftovers = np.flatnonzero(free)
         if leftovers.size and members_of:
@@ -346,7 +238,7 @@ class MaaSae(BlockAlgorithm):
         block: Block,
         group: np.ndarray,
         free: np.ndarray,
-        q: _FormedClasses,
+        q: ClassStats,
         members_of: dict[int, np.ndarray],
     ) -> np.ndarray | None:
         """Steps 6-21: grow ``G`` to ``k`` rows, ``p`` values by rows of ``T`` or classes of ``Q``.
@@ -395,13 +287,13 @@ class MaaSae(BlockAlgorithm):
                 group = np.append(group, t)
             else:  # steps 12 / 19
                 cid = int(ids[j])
-                q.remove(cid)
+                q.retire(cid)
                 group = np.concatenate([group, members_of.pop(cid)])
         return group
 
     def _merge_scores(
         self,
-        q: _FormedClasses,
+        q: ClassStats,
         ids: np.ndarray,
         codes: list[np.ndarray],
         sens: np.ndarray,
@@ -433,11 +325,11 @@ class MaaSae(BlockAlgorithm):
             ``(ids, EA, ILA)`` of the classes kept (possibly none).
         """
         ea_q = entropy_increment(ent_g, q.entropies(ids, sens))
-        hist = q.histogram_losses(ids, codes)
+        hist = q.hist_losses(ids, codes)
         if best_row is not None:
             keep = self.may_beat(best_row[0], best_row[1], ea_q, hist - loss_g, rule)
             ids, ea_q, hist = ids[keep], ea_q[keep], hist[keep]
-        ila_q = information_loss_increment(loss_g, hist + q.other_losses(ids, codes))
+        ila_q = information_loss_increment(loss_g, hist + q.member_losses(ids, codes))
         return ids, ea_q, ila_q
 
     def may_beat(
@@ -464,9 +356,7 @@ class MaaSae(BlockAlgorithm):
             return gain_q & by_apf
         return gain_q | (low <= max(float(ila_t), ZERO_LOSS))
 
-    def _place(
-        self, q: _FormedClasses, rows: Block, order: np.ndarray, rule: ApfRule
-    ) -> np.ndarray:
+    def _place(self, q: ClassStats, rows: Block, order: np.ndarray, rule: ApfRule) -> np.ndarray:
         """Steps 24-29: each row of ``order`` joins the class of best ``APF({t}, {t} ∪ Gk)``.
 
         Args:
@@ -483,11 +373,12 @@ class MaaSae(BlockAlgorithm):
         for n, i in enumerate(order):
             one = np.array([int(i)])
             codes, sens = _row_codes(rows, one), rows.sens[one]
-            losses, ents = q.with_rows(ids, codes, sens)
+            losses = q.hist_losses(ids, codes) + q.member_losses(ids, codes)
+            ents = q.entropies(ids, sens)
             ila = information_loss_increment(rows.loss(one), losses)
             ea = entropy_increment(sensitive_entropy(np.bincount(sens)), ents)
             cid = int(ids[self.pick(ea, ila, rule)])
-            q.add_rows(cid, codes, sens)
+            q.add_rows(cid, codes, sens, rows.level[one])
             chosen[n] = cid
         return chosen
 
@@ -502,10 +393,10 @@ class MaaSae(BlockAlgorithm):
         """Rows of another block, in seeded random order, join classes by the leftover rule."""
         out = np.empty(extra.n, dtype=np.int64)
         present = np.unique(labels[labels >= 0])
-        q = _FormedClasses(block, capacity=present.size)
+        q = ClassStats(block, capacity=present.size)
         for label in present:
             members = np.flatnonzero(labels == label)
-            q.add_class(_row_codes(block, members), block.sens[members])
+            q.add_class(_row_codes(block, members), block.sens[members], block.level[members])
         order = rng.permutation(extra.n)
         out[order] = present[self._place(q, extra, order, block.ctx.apf_rule)]
         return out

@@ -37,7 +37,8 @@ from typing import Literal
 import numpy as np
 from pydantic import field_validator
 
-from sparkanon.algorithms._block import Block, ClassTable
+from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._greedy import GreedyAlgorithm
 from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.metrics.entropy import best_by_psi
@@ -108,9 +109,12 @@ class MaaSlie(GreedyAlgorithm):
         hec = block.hec_with_each(members, candidates)
         return int(candidates[best_by_psi(hec, losses, w1, w2)])
 
-    def choose_class(self, table: ClassTable, codes: list[float], level: int) -> tuple[int, float]:
+    def choose_class(
+        self, classes: ClassStats, codes: list[np.ndarray], level: int
+    ) -> tuple[int, float]:
         """Steps 23-28: the class whose PSI after adding the row is largest."""
-        w1, w2 = table.block.ctx.psi_weights
-        losses = table.losses_with_row(codes)
-        c = best_by_psi(table.hec_with_level(level), losses, w1, w2)
+        w1, w2 = classes.block.ctx.psi_weights
+        ids = np.arange(classes.m)
+        losses = classes.losses(ids, codes)
+        c = best_by_psi(classes.hec_with_level(ids, level), losses, w1, w2)
         return c, float(losses[c])

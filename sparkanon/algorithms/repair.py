@@ -29,19 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._classes import ClassStats
 from sparkanon.models import ClassSummaries, ModelSet
-
-
-def class_summaries(block: Block, labels: np.ndarray) -> tuple[np.ndarray, ClassSummaries]:
-    """The labels present (ascending) and the summaries of their classes."""
-    placed = labels >= 0
-    ids = np.unique(labels[placed])
-    index = np.searchsorted(ids, labels[placed])
-    sensitive = block.ctx.schema.sensitive
-    summaries = ClassSummaries.from_codes(
-        index, block.sens[placed], len(ids), len(sensitive.values), sensitive.declared_level_of
-    )
-    return ids, summaries
 
 
 def repair_classes(block: Block, labels: np.ndarray, models: ModelSet) -> tuple[np.ndarray, int]:
@@ -56,38 +45,41 @@ def repair_classes(block: Block, labels: np.ndarray, models: ModelSet) -> tuple[
         The repaired labels and the number of merges.
     """
     labels = np.asarray(labels, dtype=np.int64).copy()
-    if not (labels >= 0).any():
+    placed = labels >= 0
+    if not placed.any():
         return labels, 0
-    ids, summaries = class_summaries(block, labels)
-    ok = models.satisfied(summaries)
+    ids = np.unique(labels[placed])
+    compact = np.full(block.n, -1, dtype=np.int64)
+    compact[placed] = np.searchsorted(ids, labels[placed])
+    stats = ClassStats.from_labels(block, compact, len(ids))
+    ok = models.satisfied(stats.summaries(np.arange(len(ids))))
     if ok.all():
         return labels, 0
-    counts = summaries.counts.astype(np.int64).copy()
-    members = [np.flatnonzero(labels == c) for c in ids]
-    centroids = [block.centroid_of(m) for m in members]
-    alive = np.ones(len(ids), dtype=bool)
-    level_of = block.ctx.schema.sensitive.declared_level_of
+    centroids = [_centroid(stats, c) for c in range(len(ids))]
     merges = 0
     while True:
-        failing = np.flatnonzero(alive & ~ok)
+        failing = np.flatnonzero(stats.alive[: stats.m] & ~ok)
         if failing.size == 0:
             break
         c = int(failing[0])
-        others = np.flatnonzero(alive)
+        others = stats.ids()
         others = others[others != c]
         if others.size == 0:
-            labels[members[c]] = -1
+            labels[compact == c] = -1
             break
         t = int(others[np.argmin(_centroid_distances(block, centroids, c, others))])
-        members[t] = np.concatenate([members[t], members[c]])
-        counts[t] += counts[c]
-        alive[c] = False
-        labels[members[c]] = ids[t]
-        centroids[t] = block.centroid_of(members[t])
-        one = ClassSummaries(np.array([counts[t].sum()]), counts[t][None, :], level_of)
-        ok[t] = bool(models.satisfied(one)[0])
+        stats.merge(t, c)
+        compact[compact == c] = t
+        labels[compact == t] = ids[t]
+        centroids[t] = _centroid(stats, t)
+        ok[t] = bool(models.satisfied(stats.summaries(np.array([t])))[0])
         merges += 1
     return labels, merges
+
+
+def _centroid(stats: ClassStats, c: int) -> list[float]:
+    """Each attribute's centroid code of class ``c`` (``kind.centroid`` of its members)."""
+    return [kind.centroid(stats.members[a][c]) for a, kind in enumerate(stats.kinds)]
 
 
 def _centroid_distances(
