@@ -52,7 +52,7 @@ STAGES = [
     "read",
     "profile",
     "encode",
-    "block",
+    "partition",
     "cluster",
     "reconcile",
     "summarise",

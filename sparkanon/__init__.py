@@ -2,30 +2,39 @@
 
 Map of the package:
 
-* :mod:`sparkanon.config` - the typed, frozen job config (YAML), validated at load.
+* :mod:`sparkanon.config` - the typed, frozen job config (YAML), validated at load;
+  attributes, models and algorithms are unions told apart by one key.
 * :mod:`sparkanon.errors` - user errors (exit 2), privacy violations (exit 3), bugs.
-* :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances,
-  centroids, generalized values and NCP (:mod:`~sparkanon.attributes.kinds`;
-  seed 003's code hierarchy trees in :mod:`~sparkanon.attributes.semantic`),
-  taxonomy trees from ARX hierarchy files
-  (:mod:`~sparkanon.attributes.hierarchy`), and the encoded schema with the
-  sensitive levels (:mod:`~sparkanon.attributes.schema`).
-* :mod:`sparkanon.models` - privacy models that check class summaries
-  ((H,p,k)-anonymity, p-sensitive k-anonymity, k-anonymity).
-* :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas, each
-  a :class:`~sparkanon.algorithms.BlockAlgorithm`: MAA-SLIE and GPKC (seed 000),
-  MAA-SAE and MAA-MINIL (seed 003), MDAV, (K,L) clustering (seed 001).
-* :mod:`sparkanon.metrics` - entropies, PSI, EPP, R_IL, AVG-IL, AVG-Ent, CAVG,
-  EA/ILA/APF (:mod:`~sparkanon.metrics.entropy`), NCP and GCP
-  (:mod:`~sparkanon.metrics.ncp`).
-* :mod:`sparkanon.engine` - the engine interface, the local (pandas) engine and
-  the Spark engine (the only pyspark code).
-* :mod:`sparkanon.pipeline` - the job's stages, written once against the
-  engine interface: profile, encode, block, cluster, reconcile, summarise,
-  publish, verify, commit.
+* :mod:`sparkanon.io` - which input files are data, where the output may go, local
+  CSV/Parquet reading.
+* :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances, centroids,
+  generalized values and NCP (:mod:`~sparkanon.attributes.kinds`; seed 003's code
+  hierarchy trees in :mod:`~sparkanon.attributes.semantic`), taxonomy trees from ARX
+  hierarchy files (:mod:`~sparkanon.attributes.hierarchy`), and the encoded schema with
+  the sensitive domain (:mod:`~sparkanon.attributes.schema`).
+* :mod:`sparkanon.models` - privacy models as criteria over per-class summaries:
+  k-anonymity, p-sensitive, (H,p,k), distinct / entropy / recursive l-diversity,
+  t-closeness; a :class:`~sparkanon.models.ModelSet` when several must hold.
+* :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas, each a
+  :class:`~sparkanon.algorithms.BlockAlgorithm` with its own parameters: MAA-SLIE and
+  GPKC (seed 000), MAA-SAE and MAA-MINIL (seed 003), MDAV, (K,L) clustering (seed 001),
+  Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.partition`), the
+  per-class accumulator (``_classes``) and the repair step
+  (:mod:`~sparkanon.algorithms.repair`).
+* :mod:`sparkanon.publications` - what a class publishes (centroids, generalized values)
+  and the published tables with the key of their equivalence classes.
+* :mod:`sparkanon.metrics` - the formulas (entropies, PSI, EA/ILA/APF, NCP, GCP, DM) and
+  the registry of reported metrics (:mod:`~sparkanon.metrics.registry`).
+* :mod:`sparkanon.engine` - the engine interface, the local (pandas) engine and the
+  Spark engine (the only pyspark code).
+* :mod:`sparkanon.stages` - one module per stage of the job (read, profile, encode,
+  partition, cluster, reconcile, summarise, publish, verify, measure, commit), each with
+  its driver part and the pandas functions it hands the engine.
+* :mod:`sparkanon.pipeline` - :func:`~sparkanon.pipeline.run_job`, the stages in order.
 * :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``.
 
-Internals (``_blocking``, ``_steps``, ``algorithms._block``...) are ``_``-prefixed.
+Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...) are
+``_``-prefixed.
 """
 
 from __future__ import annotations
