@@ -1,4 +1,4 @@
-"""The seed experiment scripts (scripts/exp_seed003.py, exp_seed001.py) run end to end on tiny settings."""
+"""The experiment scripts (scripts/exp_seed003.py, exp_seed001.py, exp_mondrian.py) run end to end on tiny settings."""
 
 from __future__ import annotations
 
@@ -97,4 +97,33 @@ def test_exp_seed001_tiny(tmp_path: Path) -> None:
         assert int(r["size_min"]) >= 5 and 0 < float(r["GCP"]) < 100
     for name in ("seed001_gcp.png", "seed001_time.png"):
         assert (tmp_path / name).stat().st_size > 0
+    assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+
+
+def test_exp_mondrian_tiny(tmp_path: Path) -> None:
+    exp = _load("exp_mondrian")
+    argv = ["--rows", "300", "--k", "5", "--repeats", "1", "--block-rows", "100"]
+    assert exp.main([*argv, "--out-dir", str(tmp_path), "--in-place"]) == 0
+
+    runs = _rows(tmp_path / "mondrian_gong_runs.csv")
+    # (ARX trees, Gong's order) x (strict, relaxed) x (one block, blocks of at most 100 rows).
+    assert len(runs) == 8 and set(exp.RUN_FIELDS) == set(runs[0])
+    summary = _rows(tmp_path / "mondrian_gong.csv")
+    assert len(summary) == 8 and set(exp.SUMMARY_FIELDS) == set(summary[0])
+    by = {(r["hierarchies"], r["mode"], r["blocking"]): r for r in summary}
+    for r in summary:
+        assert r["verified"] == "True" and r["rows_in"] == "300" and r["rows_out"] == "300"
+        assert int(r["size_min"]) >= 5 and 0 < float(r["GCP"]) < 100
+        # GCP is the mean of the per-attribute shares (unit weights).
+        shares = [float(r[f]) for f in exp.ATTR_FIELDS]
+        assert abs(sum(shares) / len(shares) - float(r["GCP"])) < 1e-6
+        assert r["gong_NCP"] == "" and r["ratio_to_gong"] == ""  # not the 30,162 rows
+    for h in exp.HIERARCHIES:
+        one, blocked = by[(h, "strict", "one")], by[(h, "strict", "100")]
+        assert one["blocks"] == "1" and int(blocked["blocks"]) > 1
+        # Strict Mondrian publishes the same rows whether or not the table is cut into blocks.
+        assert one["published_sha"] == blocked["published_sha"]
+        assert abs(float(one["GCP"]) - float(blocked["GCP"])) < 1e-9
+    meta = (tmp_path / "mondrian_gong.meta.json").read_text(encoding="utf-8")
+    assert '"rows": 300' in meta and '"code_sha"' in meta
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
