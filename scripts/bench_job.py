@@ -25,7 +25,7 @@ Usage::
 
     python scripts/bench_job.py CONFIG --label adult [--set key=value ...]
     python scripts/bench_job.py CONFIG --label adult-floor --floor [--set input.path=...]
-    python scripts/bench_job.py --report          # Markdown tables of the latest runs
+    python scripts/bench_job.py --report [--only PREFIX]  # Markdown tables of the latest runs
 """
 
 from __future__ import annotations
@@ -336,6 +336,9 @@ def run(args: argparse.Namespace) -> int:
                 "R_IL",
                 "AVG_IL",
                 "CAVG",
+                "NCP",
+                "GCP",
+                "spark_jobs",
                 "verified",
                 "model",
                 "max_block_rows",
@@ -384,90 +387,123 @@ def _write_timeline(path: Path, timeline: list) -> None:
 # --------------------------------------------------------------------------- report
 
 
-def report(runs_file: Path) -> int:
-    """Markdown tables of the latest successful run of each label (and the failures)."""
+def _latest(runs_file: Path, prefixes: list[str]) -> dict[str, dict]:
+    """The latest run of each label, restricted to labels starting with one of ``prefixes``."""
     latest: dict[str, dict] = {}
     for line in runs_file.read_text().splitlines():
         if line.strip():
             r = json.loads(line)
-            latest[r["label"]] = r
+            if not prefixes or any(r["label"].startswith(p) for p in prefixes):
+                latest[r["label"]] = r
+    return latest
+
+
+def _rss(r: dict) -> str:
+    parts = r["peak_rss_by_part_gib"]
+    return (
+        f"{r['peak_rss_gib']:.2f} ({parts.get('driver', 0):.2f} / "
+        f"{parts.get('jvm', 0):.2f} / {parts.get('worker', 0):.2f})"
+    )
+
+
+def report(runs_file: Path, prefixes: list[str] | None = None) -> int:
+    """Markdown tables of the latest run of each label (failures included).
+
+    Args:
+        runs_file: the JSON lines of the runs.
+        prefixes: only labels starting with one of these (all when empty).
+    """
+    latest = _latest(runs_file, prefixes or [])
     jobs = [r for r in latest.values() if r["mode"] == "job"]
     floors = {r["label"]: r for r in latest.values() if r["mode"] == "floor"}
     print(
-        "| run | rows in | wall s | rows/s | peak RSS GiB (driver / JVM / workers) "
-        "| floor wall s | floor peak GiB | job/floor wall | other CPU s | code |"
+        "| run | rows in | wall s | CPU s | rows/s | peak RSS GiB (driver / JVM / workers) "
+        "| floor wall s | floor CPU s | job/floor wall | job/floor CPU | Spark jobs "
+        "| other CPU s | code |"
     )
-    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---|")
     for r in jobs:
         f = floors.get(f"{r['label']}-floor")
         if r["returncode"] != 0:
             print(
                 f"| {r['label']} | | FAILED exit {r['returncode']} after {r['wall_seconds']} s "
-                "| | | | | | | |"
+                + "| " * 10
+                + "|"
             )
             continue
-        parts = r["peak_rss_by_part_gib"]
+        cpu = r.get("tree_cpu_seconds")
         cells = [
             r["label"],
             f"{r['rows_in']:,}",
             f"{r['wall_seconds']:.1f}",
+            f"{cpu:.1f}" if cpu is not None else "",
             f"{r['rows_per_second']:,.0f}",
-            f"{r['peak_rss_gib']:.2f} ({parts.get('driver', 0):.2f} / "
-            f"{parts.get('jvm', 0):.2f} / {parts.get('worker', 0):.2f})",
+            _rss(r),
         ]
         if f and f["returncode"] == 0:
+            fcpu = f.get("tree_cpu_seconds")
             cells += [
                 f"{f['wall_seconds']:.1f}",
-                f"{f['peak_rss_gib']:.2f}",
+                f"{fcpu:.1f}" if fcpu is not None else "",
                 f"{r['wall_seconds'] / f['wall_seconds']:.1f}x",
+                f"{cpu / fcpu:.1f}x" if cpu and fcpu else "",
             ]
         else:
-            cells += ["", "", ""]
+            cells += ["", "", "", ""]
+        jobs_total = (r.get("metrics") or {}).get("spark_jobs", {}).get("total")
+        cells += ["" if jobs_total is None else str(jobs_total)]
         cells += [str(r["other_cpu_seconds"]), r["code_sha"]]
         print("| " + " | ".join(cells) + " |")
+    stages = [k for k in STAGES if any(k in (r.get("seconds") or {}) for r in jobs)]
+    stages += sorted({k for r in jobs for k in r.get("seconds") or {}} - set(stages))
     print()
     print("Seconds per stage (metrics.json):")
     print()
-    print("| run | " + " | ".join(STAGES) + " | sum |")
-    print("|---|" + "---:|" * (len(STAGES) + 1))
+    print("| run | " + " | ".join(stages) + " | sum |")
+    print("|---|" + "---:|" * (len(stages) + 1))
     for r in jobs:
         if r["returncode"] != 0:
             continue
         s = r["seconds"]
         print(
             f"| {r['label']} | "
-            + " | ".join(f"{s.get(k, 0):.1f}" for k in STAGES)
+            + " | ".join(f"{s.get(k, 0):.1f}" for k in stages)
             + f" | {sum(s.values()):.1f} |"
         )
     print()
     print("Floors:")
     print()
-    print("| run | rows | wall s | rows/s | write s | peak RSS GiB (driver / JVM / workers) |")
-    print("|---|---:|---:|---:|---:|---|")
+    print(
+        "| run | rows | wall s | CPU s | rows/s | write s | peak RSS GiB (driver / JVM / workers) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|")
     for r in floors.values():
         if r["returncode"] != 0:
-            print(f"| {r['label']} | | FAILED exit {r['returncode']} | | | |")
+            print(f"| {r['label']} | | FAILED exit {r['returncode']} | | | | |")
             continue
-        parts = r["peak_rss_by_part_gib"]
         print(
             f"| {r['label']} | {r['rows_in']:,} | {r['wall_seconds']:.1f} "
-            f"| {r['rows_per_second']:,.0f} | {r['seconds']['write_seconds']:.1f} "
-            f"| {r['peak_rss_gib']:.2f} ({parts.get('driver', 0):.2f} / "
-            f"{parts.get('jvm', 0):.2f} / {parts.get('worker', 0):.2f}) |"
+            f"| {r.get('tree_cpu_seconds', 0):.1f} "
+            f"| {r['rows_per_second']:,.0f} | {r['seconds']['write_seconds']:.1f} | {_rss(r)} |"
         )
     print()
     print("Quality of the job runs:")
     print()
-    print("| run | blocks | classes | EPP | R_IL | AVG_IL | suppressed | verified |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    print("| run | blocks | classes | EPP | R_IL | AVG_IL | GCP % | suppressed | verified |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in jobs:
         if r["returncode"] != 0:
             continue
         q = r["metrics"]
+
+        def num(key: str, digits: int, q: dict = q) -> str:
+            value = q.get(key)
+            return "" if value is None else f"{value:.{digits}f}"
+
         print(
-            f"| {r['label']} | {q['blocks']:,} | {q['classes']:,} | {q['EPP']:.4f} "
-            f"| {q['R_IL']:.4f} | {q['AVG_IL']:.4f} | {q['rows_suppressed']:,} "
-            f"| {q['verified']} |"
+            f"| {r['label']} | {q['blocks']:,} | {q['classes']:,} | {num('EPP', 4)} "
+            f"| {num('R_IL', 4)} | {num('AVG_IL', 4)} | {num('GCP', 2)} "
+            f"| {q['rows_suppressed']:,} | {q['verified']} |"
         )
     return 0
 
@@ -482,6 +518,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep-output", action="store_true", help="keep the job's output")
     parser.add_argument("--runs-file", type=Path, default=RUNS_FILE)
     parser.add_argument("--report", action="store_true", help="print tables of the runs")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PREFIX",
+        help="with --report: only labels starting with PREFIX (repeatable)",
+    )
     parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
     # internal: the floor job itself, in its own process
     parser.add_argument("--floor-worker", action="store_true", help=argparse.SUPPRESS)
@@ -493,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.floor_worker:
         return floor_worker(args.format, args.path, json.loads(args.options), args.out)
     if args.report:
-        return report(args.runs_file)
+        return report(args.runs_file, args.only)
     if not args.config or not args.label:
         parser.error("CONFIG and --label are required for a run")
     return run(args)
