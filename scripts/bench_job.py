@@ -252,6 +252,22 @@ def _parquet_rows(path: Path) -> int:
 # --------------------------------------------------------------------------- runs
 
 
+def _run_dir(snapshot: Path) -> Path:
+    """The snapshot directory, with ``data`` and ``conf`` linked from the repository.
+
+    Spark starts its Python workers with ``python -m pyspark.daemon`` in the job's working
+    directory, and ``-m`` puts that directory first on their import path, ahead of
+    ``PYTHONPATH``: run from the repository, the workers would import the work tree's
+    ``sparkanon`` while the driver imports the snapshot. Run from the snapshot, both
+    import the snapshot; the links keep the configs' relative paths valid.
+    """
+    for name in ("data", "conf"):
+        link = snapshot / name
+        if not link.exists():
+            link.symlink_to(_bench.REPO_ROOT / name, target_is_directory=True)
+    return snapshot
+
+
 def run(args: argparse.Namespace) -> int:
     """One measured run (job or floor); appends its record to the JSONL file."""
     snapshot, sha = _bench.snapshot_package(args.code)
@@ -281,7 +297,7 @@ def run(args: argparse.Namespace) -> int:
         ]
     else:
         exe = shutil.which("sparkanon") or "sparkanon"
-        cmd = [exe, "run", str(args.config), "--quiet"]
+        cmd = [exe, "run", str(Path(args.config).resolve()), "--quiet"]
         for item in overrides:
             cmd += ["--set", item]
         if args.engine != "spark":
@@ -289,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
     shutil.rmtree(out_dir, ignore_errors=True)
     prov = _bench.provenance(sha)
     print(f"[{args.label}] running: {' '.join(cmd)}", flush=True)
-    m = measure(cmd, env, _bench.REPO_ROOT)
+    m = measure(cmd, env, _run_dir(snapshot))
     record: dict[str, Any] = {
         "label": args.label,
         "mode": "floor" if args.floor else "job",

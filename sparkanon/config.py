@@ -340,11 +340,14 @@ class PartitioningConfig(_Frozen):
         max_block_rows: blocks are cut until they hold at most this many rows
             (a block is not cut when a cut would leave a side unable to host a
             class).
-        task_rows: nodes of the tree larger than this are cut on the cluster,
-            level by level; smaller ones are cut by one task on its own rows with
-            the same rule (the tree does not depend on it; it trades passes over the
-            data for memory per task). The job lowers it further so that every core
-            gets at least two top blocks.
+        task_rows: nodes of the tree larger than this form its top, planned in
+            one task; smaller ones are cut by one task each on their own rows with the
+            same rule. The job lowers it further so that every core gets at least two
+            top blocks.
+        sample_rows: the top of the tree is planned on all usable rows when there
+            are at most this many; otherwise on a seeded sample of about this many
+            rows, whose proposed cuts are then checked (and undone where the model
+            fails) on the exact counts of one pass over the data.
         infeasible_blocks: ``merge`` undoes a cut whose side could not host a
             class; ``reconcile`` keeps such a side as a block whose rows are
             sent to the nearest feasible block's classes.
@@ -352,6 +355,7 @@ class PartitioningConfig(_Frozen):
 
     max_block_rows: Annotated[Int, Field(ge=2)] = 2000
     task_rows: Annotated[Int, Field(ge=2)] = 200_000
+    sample_rows: Annotated[Int, Field(ge=1000)] = 1_000_000
     infeasible_blocks: Literal["merge", "reconcile"] = "merge"
 
 

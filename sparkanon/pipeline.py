@@ -125,15 +125,30 @@ def run_job(
     if commit:
         check_output(engine, config, reads_path=table is None)
     raw = read_input(engine, config, timer, table)
-    profile, schema = profile_input(engine, config, raw, timer)
-    domain = sensitive_domain(schema, profile)
-    models = config.models.bind(domain)
-    encoded, enc_cols = encode_input(engine, config, raw, schema, timer)
+    # One scan of the input: the profile's pass fills the cache the encoding reads.
+    raw = replace(raw, table=engine.persist(raw.table))
+    try:
+        profile, schema = profile_input(engine, config, raw, timer)
+        domain = sensitive_domain(schema, profile)
+        models = config.models.bind(domain)
+        encoded, enc_cols = encode_input(engine, config, raw, schema, timer)
+    finally:
+        engine.unpersist(raw.table)
     part = partitioning(config, schema, models)
     task_rows = task_rows_for(
         config.partitioning.task_rows, part.policy.stop_rows, profile.usable, engine.parallelism
     )
-    tree, infeasible = plan_top(engine, encoded, schema, part, profile.usable, task_rows, timer)
+    tree, infeasible = plan_top(
+        engine,
+        encoded,
+        schema,
+        part,
+        profile.usable,
+        task_rows,
+        timer,
+        sample_rows=config.partitioning.sample_rows,
+        seed=config.seed,
+    )
     ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
     name, seed = config.algorithm.name, config.seed
     clustered, blocks = cluster_rows(
@@ -261,6 +276,9 @@ def report(
         "warnings": class_size_warnings(metrics["class_size"]["max"], k),
         "seconds": timer.seconds,
     }
+    jobs = engine.jobs_launched()
+    if jobs is not None:
+        metrics["spark_jobs"] = {"total": sum(jobs.values()), "by_stage": jobs}
     for warning in metrics["warnings"]:
         log.warning("%s", warning)
     if rows_out + metrics["rows_suppressed"] != profile.rows_in:

@@ -15,13 +15,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms.partition import (
+    FINE_BINS,
+    BlockTree,
     CutPolicy,
     NodeHistogram,
     attribute_spread,
+    bin_rule,
     decide,
+    grid_bins,
     node_histograms,
     normalized_range,
     plan_local,
+    settle_leaves,
 )
 from sparkanon.attributes.kinds import ContinuousKind, nominal_kind, ordinal_kind
 
@@ -152,3 +157,82 @@ def test_the_tree_does_not_depend_on_where_a_node_is_cut(table, rule, mode) -> N
         part, bad = plan_local(KINDS, bins[:, rows], sens[rows], 4, policy, feasible, root=child)
         assert np.array_equal(part, whole[rows])
         assert bad <= whole_bad
+
+
+def test_identical_rows_are_dealt_into_blocks_by_sensitive_value_then_position() -> None:
+    # 10 identical rows (no cut exists), stop_rows 4: m = 3 blocks of 4, 3 and 3 rows.
+    kinds = [ContinuousKind("age", 1.0, 0.0, 1.0)]
+    bins = np.zeros((1, 10), dtype=np.int64)
+    sens = np.array([0, 1, 0, 1, 0, 1, 0, 1, 0, 1])
+    policy = CutPolicy(rule="spread", min_side=2, stop_rows=4)
+    leaf, bad = plan_local(kinds, bins, sens, 2, policy, always)
+    assert not bad
+    # sorted by (value, position): 0,2,4,6,8,1,3,5,7,9; dealt round-robin (every third)
+    # into node 1's descendants two levels down (4 + j).
+    blocks = {int(b): sorted(np.flatnonzero(leaf == b).tolist()) for b in np.unique(leaf)}
+    assert blocks == {4: [0, 3, 6, 9], 5: [2, 5, 8], 6: [1, 4, 7]}
+
+
+def test_identical_rows_are_not_dealt_into_blocks_that_fail_the_model() -> None:
+    # Two distinct sensitive values per block are needed; with 3 blocks the value
+    # held by 2 rows cannot reach all of them, so m halves to 1: no split.
+    kinds = [ContinuousKind("age", 1.0, 0.0, 1.0)]
+    bins = np.zeros((1, 9), dtype=np.int64)
+    sens = np.array([0, 0, 0, 0, 1, 0, 0, 1, 0])
+
+    def two_values(counts: np.ndarray) -> np.ndarray:
+        return (counts > 0).sum(axis=1) >= 2
+
+    leaf, _ = plan_local(kinds, bins, sens, 2, CutPolicy(min_side=2, stop_rows=4), two_values)
+    assert set(leaf.tolist()) == {1}
+    # Mondrian's range rule never deals rows: its leaves are classes.
+    leaf, _ = plan_local(kinds, bins, sens, 2, CutPolicy(rule="range", stop_rows=4), always)
+    assert set(leaf.tolist()) == {1}
+
+
+def _two_values(counts: np.ndarray) -> np.ndarray:
+    return (counts > 0).sum(axis=1) >= 2
+
+
+def test_settle_keeps_cuts_whose_leaves_pass_and_undoes_the_others() -> None:
+    # Root cut; its right child cut again. Leaf 7 holds one sensitive value only.
+    tree = BlockTree({1: (0, 5), 3: (1, 0)})
+    counts = {2: np.array([4, 4]), 6: np.array([3, 2]), 7: np.array([5, 0])}
+    policy = CutPolicy("spread", min_side=2)
+    settled, bad = settle_leaves(tree, counts, policy, _two_values)
+    # 7 fails: its parent's cut (node 3) is undone; node 3 = {8, 2} passes, so the root stays.
+    assert settled.splits == {1: (0, 5)} and not bad
+    assert tree.splits == {1: (0, 5), 3: (1, 0)}  # the proposal is not modified
+    # With reconcile, the failing leaf stays as an infeasible leaf beside a passing sibling.
+    reconcile = CutPolicy("spread", min_side=2, infeasible="reconcile")
+    settled, bad = settle_leaves(tree, counts, reconcile, _two_values)
+    assert settled.splits == tree.splits and bad == {7}
+    # A leaf too small for min_side fails too; both children failing undoes the cut
+    # even with reconcile, and the check goes on at the parent: node 3 = [1, 1] passes,
+    # leaf 2 = [1, 0] does not and stays beside it as an infeasible leaf.
+    small = {2: np.array([1, 0]), 6: np.array([1, 0]), 7: np.array([0, 1])}
+    settled, bad = settle_leaves(tree, small, reconcile, _two_values)
+    assert settled.splits == {1: (0, 5)} and bad == {2}
+    settled, bad = settle_leaves(tree, small, policy, _two_values)
+    assert settled.splits == {} and not bad
+    # Mondrian's range rule never reconciles; a leaf with no rows at all fails.
+    settled, _ = settle_leaves(BlockTree({1: (0, 5)}), {2: np.array([3, 3])}, policy, _two_values)
+    assert settled.splits == {}
+
+
+@pytest.mark.parametrize("resolution", [1024, FINE_BINS])
+def test_bin_rules_equal_the_bins_the_partitioning_uses(resolution: int) -> None:
+    from sparkanon.attributes.semantic import SemanticKind
+
+    rng = np.random.default_rng(3)
+    cont = ContinuousKind("age", 1.0, 0.0, 1.0)
+    codes = np.concatenate([rng.random(500), [0.0, 1.0, 1 - 1e-12, 0.5]])
+    for kind, values in (
+        (cont, codes),
+        (ordinal_kind("e", 1.0, tuple("abcdef")), rng.integers(0, 6, 100)),
+        (nominal_kind("s", 1.0, ("F", "M")), rng.integers(0, 2, 100)),
+        (SemanticKind("w", 1.0, length=6), rng.integers(100000, 999999, 100)),
+    ):
+        rule = bin_rule(kind, resolution)
+        assert rule is not None
+        assert np.array_equal(rule.apply(values), grid_bins(kind, values, resolution)), kind

@@ -75,6 +75,12 @@ def test_spark_matches_local_engine(spark, tmp_path: Path) -> None:
     for key in ("EPP", "R_IL", "AVG_IL", "AVG_Ent", "CAVG"):
         assert local.metrics[key] == pytest.approx(remote.metrics[key], rel=1e-9), key
     assert remote.metrics["verified"] is True
+    # Every Spark job is counted under the stage that launched it; the local engine has none.
+    jobs = remote.metrics["spark_jobs"]
+    assert jobs["total"] == sum(jobs["by_stage"].values()) > 0
+    assert set(jobs["by_stage"]) <= set(remote.metrics["seconds"])
+    assert jobs["by_stage"]["cluster"] >= 1 and jobs["by_stage"]["verify"] >= 1
+    assert "spark_jobs" not in local.metrics
     spark_rows = pd.read_parquet(tmp_path / "spark" / "data")
     local_rows = pd.read_parquet(tmp_path / "local" / "data")
     pd.testing.assert_frame_equal(_sorted(spark_rows), _sorted(local_rows), check_dtype=False)
@@ -103,7 +109,10 @@ def test_reconciliation_across_blocks(spark, tmp_path: Path) -> None:
 def test_many_blocks_and_rerun_is_deterministic(spark, tmp_path: Path) -> None:
     sample = adult_sample(tmp_path, 8000)
     out = tmp_path / "out"
-    raw = adult_config(tmp_path, sample, out, partitioning={"max_block_rows": 250})
+    # Above sample_rows the top of the tree is planned on Spark's seeded sample and
+    # checked on exact counts (rows routed by a native expression): still deterministic.
+    partitioning = {"max_block_rows": 250, "task_rows": 1000, "sample_rows": 2000}
+    raw = adult_config(tmp_path, sample, out, partitioning=partitioning)
     path = write_config(tmp_path, raw)
     assert run_command(str(path), [], "spark") == 0
     metrics = json.loads((out / "metrics.json").read_text())

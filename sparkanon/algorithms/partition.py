@@ -125,6 +125,39 @@ def grid_bins(kind: Kind, codes: np.ndarray, resolution: int = CONTINUOUS_BINS) 
     return kind.bins(codes)
 
 
+@dataclass(frozen=True)
+class BinRule:
+    """One attribute's cut bin as plain arithmetic on its code, for engines to compute natively.
+
+    ``scale``: ``clip(floor(code * factor), 0, factor - 1)`` (continuous codes in
+    ``[0, 1]``); ``divide``: ``code // factor`` (semantic codes: their leading digits);
+    ``identity``: the code itself (discrete kinds). Equal to :func:`grid_bins` on every
+    code (:func:`bin_rule` is tested against it).
+    """
+
+    op: Literal["scale", "divide", "identity"]
+    factor: int = 1
+
+    def apply(self, codes: np.ndarray) -> np.ndarray:
+        """The bins of ``codes`` (numpy)."""
+        if self.op == "scale":
+            b = np.floor(np.asarray(codes, dtype=float) * self.factor).astype(np.int64)
+            return np.clip(b, 0, self.factor - 1)
+        if self.op == "divide":
+            return np.asarray(codes, dtype=np.int64) // self.factor
+        return np.asarray(codes, dtype=np.int64)
+
+
+def bin_rule(kind: Kind, resolution: int = CONTINUOUS_BINS) -> BinRule | None:
+    """The :class:`BinRule` of one attribute, or ``None`` for a kind with another bin function."""
+    if isinstance(kind, ContinuousKind):
+        return BinRule("scale", resolution)
+    if isinstance(kind, DiscreteKind):
+        return BinRule("identity")
+    divisor = getattr(kind, "bin_divisor", None)
+    return BinRule("divide", int(divisor)) if divisor is not None else None
+
+
 def bins_matrix(
     kinds: Sequence[Kind], codes: Sequence[np.ndarray], resolution: int = CONTINUOUS_BINS
 ) -> np.ndarray:
@@ -353,6 +386,52 @@ def _decide_range(
     return None
 
 
+def split_by_position(
+    node: int,
+    idx: np.ndarray,
+    sens: np.ndarray,
+    n_values: int,
+    policy: CutPolicy,
+    feasible: Feasible,
+) -> list[tuple[int, np.ndarray]]:
+    """Blocks of at most ``stop_rows`` rows from a node no cut can divide (``spread`` only).
+
+    A node of identical quasi-identifiers (generated data holds tens of thousands of
+    them) has no cut, and a per-block algorithm is quadratic in its rows. Blocks are
+    units of work, not classes, so such a node is dealt into ``m = ceil(n / stop_rows)``
+    blocks: its rows sorted by sensitive value, then position, and dealt round-robin,
+    so every block gets a proportional share of every sensitive value. When a block
+    would fail the model, ``m`` is halved until none does (``m = 1``: not split).
+
+    Args:
+        node: the node's id; its blocks are its descendants ``node * 2^d + j``
+            (``d`` levels below it), so they stay unique in the heap numbering.
+        idx: the node's rows (positions in the caller's arrays, in row order).
+        sens: sensitive value codes of all the caller's rows.
+        n_values: the sensitive domain size (1 when the model ignores it).
+        policy: the cut rule (its ``stop_rows``).
+        feasible: the model's test on each block's sensitive counts.
+
+    Returns:
+        ``(block id, rows)`` of each block, or an empty list when the node is not split.
+    """
+    if policy.stop_rows <= 0 or idx.size <= policy.stop_rows:
+        return []
+    order = idx[np.lexsort((idx, sens[idx]))]
+    m = -(-idx.size // policy.stop_rows)
+    while m >= 2:
+        depth = int(m - 1).bit_length()
+        if node >= 1 << (MAX_DEPTH - 1 - depth):
+            return []
+        chunks = [order[j::m] for j in range(m)]
+        counts = np.vstack([np.bincount(sens[c], minlength=n_values) for c in chunks])
+        sizes_ok = counts.sum(axis=1) >= policy.min_side
+        if sizes_ok.all() and feasible(counts).all():
+            return [((node << depth) + j, np.sort(c)) for j, c in enumerate(chunks)]
+        m //= 2
+    return []
+
+
 def plan_local(
     kinds: Sequence[Kind],
     bins: np.ndarray,
@@ -361,6 +440,8 @@ def plan_local(
     policy: CutPolicy,
     feasible: Feasible,
     root: int = 1,
+    tree: BlockTree | None = None,
+    deal: bool = True,
 ) -> tuple[np.ndarray, set[int]]:
     """Cut one node's rows down to leaves with :func:`decide`, in pandas/numpy.
 
@@ -372,6 +453,10 @@ def plan_local(
         policy: the cut rule.
         feasible: the model's test on candidate sides.
         root: the node's id (its descendants keep heap numbers under it).
+        tree: when given, every cut made is recorded in it.
+        deal: whether a node no cut can divide is dealt into blocks by position
+            (:func:`split_by_position`; ``spread`` rule only). Such blocks are not
+            cuts of the tree, so planning the tree's top does not deal.
 
     Returns:
         ``(leaf of each row, infeasible leaves)``.
@@ -387,7 +472,12 @@ def plan_local(
             kinds, node_histograms(bins[:, idx], sens[idx], n_values), policy, feasible
         )
         if decision is None:
+            if deal and policy.rule == "spread":
+                for child, rows in split_by_position(node, idx, sens, n_values, policy, feasible):
+                    leaf[rows] = child
             continue
+        if tree is not None:
+            tree.split(node, decision.attr, decision.cut)
         right = bins[decision.attr, idx] > decision.cut
         for child, rows, ok in (
             (2 * node, idx[~right], decision.left_ok),
@@ -399,3 +489,79 @@ def plan_local(
             else:
                 infeasible.add(child)
     return leaf, infeasible
+
+
+def settle_leaves(
+    tree: BlockTree,
+    counts: dict[int, np.ndarray],
+    policy: CutPolicy,
+    feasible: Feasible,
+) -> tuple[BlockTree, set[int]]:
+    """Check a proposed tree's leaves on exact counts; undo the cuts the model rejects.
+
+    A tree planned on a sample only proposes cuts: the exact rows per leaf and
+    sensitive value decide. Bottom-up, a leaf that fails the model (or holds fewer
+    than ``min_side`` rows) is resolved at its parent: with ``infeasible: reconcile``
+    (``spread`` rule) and a sibling subtree that passes, it stays as an *infeasible*
+    leaf (its rows go to reconciliation), as :func:`decide` would have kept the cut;
+    otherwise the parent's cut is undone and the parent, holding both sides' rows,
+    is checked in turn.
+
+    Args:
+        tree: the proposed cuts (not modified).
+        counts: exact rows per sensitive value of every leaf that holds rows.
+        policy: the cut rule (``min_side``, ``infeasible``).
+        feasible: the model's test on sensitive counts.
+
+    Returns:
+        The settled tree and its infeasible leaves.
+    """
+    splits = dict(tree.splits)
+    n_values = len(next(iter(counts.values()))) if counts else 1
+    zero = np.zeros(n_values, dtype=np.int64)
+
+    def total(node: int) -> np.ndarray:
+        # Counts are per leaf of the proposal; a node whose cuts were undone holds
+        # all the leaves under it.
+        out = zero.copy()
+        for leaf, c in counts.items():
+            if _is_under(leaf, node):
+                out += np.asarray(c, dtype=np.int64)
+        return out
+
+    def passes(node: int) -> bool:
+        c = total(node)
+        return int(c.sum()) >= policy.min_side and bool(feasible(c[None, :])[0])
+
+    infeasible: set[int] = set()
+    reconcile = policy.rule == "spread" and policy.infeasible == "reconcile"
+
+    def undo(node: int) -> None:
+        for below in [n for n in splits if _is_under(n, node)]:
+            del splits[below]
+        for leaf in [n for n in infeasible if _is_under(n, node)]:
+            infeasible.discard(leaf)
+
+    changed = True
+    while changed:
+        changed = False
+        for node in sorted(splits, reverse=True):  # deepest cuts first
+            if node not in splits:
+                continue
+            sides = (2 * node, 2 * node + 1)
+            bad = [c for c in sides if c not in splits and c not in infeasible and not passes(c)]
+            if not bad:
+                continue
+            if reconcile and len(bad) == 1 and passes(sides[0] + sides[1] - bad[0]):
+                infeasible.add(bad[0])
+                continue
+            undo(node)
+            changed = True
+    return BlockTree(splits), infeasible
+
+
+def _is_under(node: int, ancestor: int) -> bool:
+    """Whether heap node ``node`` is ``ancestor`` or one of its descendants."""
+    while node > ancestor:
+        node //= 2
+    return node == ancestor

@@ -146,6 +146,11 @@ class SemanticKind(Kind):
         return 10**self._bin_digits
 
     @property
+    def bin_divisor(self) -> int:
+        """:meth:`bins` is ``code // bin_divisor`` (engines compute it natively)."""
+        return int(self._powers[self._bin_digits])
+
+    @property
     def _weights(self) -> np.ndarray:
         """``w_i`` normalised by their sum (all 0 when every weight is 0)."""
         w = level_weights(self.length, self.beta, self.root_weight)

@@ -122,6 +122,31 @@ class Engine(ABC):
         """Group by ``keys`` (all rows if empty) and compute ``{out: (func, column)}``."""
 
     @abstractmethod
+    def sample(self, table: Table, fraction: float, seed: int) -> Table:
+        """A deterministic Bernoulli sample of about ``fraction`` of the rows."""
+
+    @abstractmethod
+    def with_leaf(
+        self,
+        table: Table,
+        out: str,
+        splits: Mapping[int, tuple[int, int]],
+        bins: Sequence[tuple[str, str, int]],
+    ) -> Table:
+        """Add column ``out``: each row's leaf of a cut tree, computed natively (no UDF).
+
+        Args:
+            table: the rows.
+            out: the new column.
+            splits: ``node -> (attribute index, cut bin)``; heap node ids, bins
+                ``<= cut`` go to ``2 * node``, the others to ``2 * node + 1``.
+            bins: per attribute, ``(code column, op, factor)`` with ``op`` one of
+                ``scale`` (``clip(floor(code * factor), 0, factor - 1)``), ``divide``
+                (``code // factor``) and ``identity``
+                (:class:`sparkanon.algorithms.partition.BinRule`).
+        """
+
+    @abstractmethod
     def count(self, table: Table) -> int:
         """Number of rows."""
 
@@ -185,3 +210,7 @@ class Engine(ABC):
     def stage(self, name: str) -> Iterator[None]:
         """Label the work done inside (the Spark UI shows it as the job description)."""
         yield
+
+    def jobs_launched(self) -> dict[str, int] | None:
+        """Distributed jobs launched so far, per stage name (``None``: the engine has none)."""
+        return None

@@ -199,6 +199,23 @@ class LocalEngine(Engine):
             return pd.DataFrame([row])
         return table.groupby(list(keys), sort=True, dropna=False).agg(**spec).reset_index()
 
+    def sample(self, table: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:  # noqa: D102
+        keep = np.random.default_rng(seed).random(len(table)) < fraction
+        return table[keep].reset_index(drop=True)
+
+    def with_leaf(  # noqa: D102
+        self,
+        table: pd.DataFrame,
+        out: str,
+        splits: Mapping[int, tuple[int, int]],
+        bins: Sequence[tuple[str, str, int]],
+    ) -> pd.DataFrame:
+        from sparkanon.algorithms.partition import BinRule, BlockTree
+
+        codes = [BinRule(op, factor).apply(table[c].to_numpy()) for c, op, factor in bins]
+        matrix = np.vstack(codes) if codes else np.zeros((0, len(table)), dtype=np.int64)
+        return table.assign(**{out: BlockTree(dict(splits)).assign(matrix)})
+
     def count(self, table: pd.DataFrame) -> int:  # noqa: D102
         return len(table)
 

@@ -9,6 +9,7 @@ Spark can write to.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -86,16 +87,30 @@ class SparkEngine(Engine):
 
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
+        self._run = uuid.uuid4().hex[:12]
+        self._jobs: dict[str, int] = {}
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """Label the Spark jobs started inside with the stage name."""
+        """Label the Spark jobs started inside with the stage name and count them.
+
+        The jobs run in a job group of their own (``sparkanon-<run>-<stage>``), so the
+        Spark UI shows the stage as their description and Spark's status tracker
+        tells how many jobs the stage launched.
+        """
         sc = self.spark.sparkContext
-        sc.setJobDescription(f"sparkanon: {name}")
+        group = f"sparkanon-{self._run}-{name}"
+        sc.setJobGroup(group, f"sparkanon: {name}")
         try:
             yield
         finally:
-            sc.setJobDescription(None)
+            launched = len(sc.statusTracker().getJobIdsForGroup(group))
+            self._jobs[name] = launched
+            sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            sc.setJobDescription(None)  # type: ignore[arg-type]
+
+    def jobs_launched(self) -> dict[str, int]:  # noqa: D102
+        return dict(self._jobs)
 
     def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
         files, root = self._input_files(cfg)
@@ -261,6 +276,36 @@ class SparkEngine(Engine):
         if keys:
             return table.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*exprs)
         return table.agg(*exprs)
+
+    def sample(self, table: DataFrame, fraction: float, seed: int) -> DataFrame:  # noqa: D102
+        return table.sample(withReplacement=False, fraction=fraction, seed=seed)
+
+    def with_leaf(  # noqa: D102
+        self,
+        table: DataFrame,
+        out: str,
+        splits: Mapping[int, tuple[int, int]],
+        bins: Sequence[tuple[str, str, int]],
+    ) -> DataFrame:
+        def bin_of(attr: int) -> Any:
+            column, op, factor = bins[attr]
+            code = F.col(f"`{column}`")
+            if op == "scale":
+                raw = F.floor(code.cast("double") * F.lit(float(factor))).cast("long")
+                return F.least(F.greatest(raw, F.lit(0)), F.lit(factor - 1))
+            if op == "divide":
+                return F.floor(code.cast("long") / F.lit(factor)).cast("long")
+            return code.cast("long")
+
+        def leaf(node: int) -> Any:
+            if node not in splits:
+                return F.lit(node).cast("long")
+            attr, cut = splits[node]
+            return F.when(bin_of(attr) <= F.lit(cut), leaf(2 * node)).otherwise(
+                leaf(2 * node + 1)
+            )
+
+        return table.withColumn(out, leaf(1))
 
     def count(self, table: DataFrame) -> int:  # noqa: D102
         return table.count()

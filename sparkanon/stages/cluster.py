@@ -1,8 +1,8 @@
 """Stage ``cluster``: per top block, the rest of the tree, then the algorithm on every leaf.
 
-Rows are routed to their top block (:func:`make_top_block_fn`) and grouped by it; one
-``applyInPandas`` group cuts its rows down to blocks of at most ``max_block_rows`` with
-the same decision function as the cluster-side levels
+Rows are routed to their top block natively (:func:`sparkanon.stages.partition.route`)
+and grouped by it; one ``applyInPandas`` group cuts its rows down to blocks of at most
+``max_block_rows`` with the same decision function as the top of the tree
 (:func:`sparkanon.algorithms.partition.plan_local`) and runs the per-block algorithm
 on each leaf. Rows a leaf cannot place (an infeasible leaf, or what the algorithm
 leaves over) get class ``-1`` and go to reconciliation.
@@ -10,17 +10,17 @@ leaves over) get class ``-1`` and go to reconciliation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.partition import BlockTree, plan_local
-from sparkanon.attributes.schema import BLOCK, CLASS, Schema
+from sparkanon.attributes.schema import BLOCK, CLASS
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import StageTimer, log, one_row
-from sparkanon.stages.partition import Partitioning
+from sparkanon.stages.partition import Partitioning, route
 
 INFEASIBLE = "_inf"
 """Column of the clustered rows: 1 when the row's leaf cannot host a class."""
@@ -34,19 +34,6 @@ CLASS_SHIFT = 20
 def global_class(block: np.ndarray, local: np.ndarray) -> np.ndarray:
     """Global class id of local labels (``-1`` stays ``-1``)."""
     return np.where(local >= 0, (block.astype(np.int64) << CLASS_SHIFT) | local, -1)
-
-
-def make_top_block_fn(
-    schema: Schema, part: Partitioning, tree: BlockTree, columns: Sequence[str]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Add ``_block``: each row's leaf of the top tree."""
-
-    def assign(batch: pd.DataFrame) -> pd.DataFrame:
-        out = batch[list(columns)].copy()
-        out[BLOCK] = tree.assign(part.bins(batch, schema))
-        return out
-
-    return assign
 
 
 def make_cluster_fn(
@@ -121,7 +108,6 @@ def cluster_rows(
         and the block statistics: ``blocks``, ``min``/``max`` rows, ``infeasible``
         leaves, ``repairs`` (merges of the repair step) and ``unplaced`` rows.
     """
-    names = [n for n, _ in enc_cols]
     clustered_cols = enc_cols + [
         (BLOCK, "long"),
         (CLASS, "long"),
@@ -129,11 +115,7 @@ def cluster_rows(
         (REPAIRS, "long"),
     ]
     with timer.stage("cluster"):
-        routed = engine.map_batches(
-            encoded,
-            make_top_block_fn(ctx.schema, part, tree, names),
-            enc_cols + [(BLOCK, "long")],
-        )
+        routed = route(engine, encoded, ctx.schema, part, tree)
         clustered = engine.persist(
             engine.map_groups(
                 routed,
