@@ -466,7 +466,7 @@ def report(runs_file: Path, prefixes: list[str] | None = None) -> int:
             ]
         else:
             cells += ["", "", "", ""]
-        jobs_total = (r.get("metrics") or {}).get("spark_jobs", {}).get("total")
+        jobs_total = ((r.get("metrics") or {}).get("spark_jobs") or {}).get("total")
         cells += ["" if jobs_total is None else str(jobs_total)]
         cells += [str(r["other_cpu_seconds"]), r["code_sha"]]
         print("| " + " | ".join(cells) + " |")

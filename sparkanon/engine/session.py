@@ -44,12 +44,28 @@ def get_or_create_session(master: str | None = None, app_name: str = "sparkanon"
         builder = builder.master(master or "local[*]")
         # (Under spark-submit the driver already runs the interpreter the workers use.)
         _use_driver_python(master or "local[*]")
+    if not _user_set("spark.sql.adaptive.enabled"):
+        # Adaptive execution runs every shuffle of a query as a job of its own (the
+        # Adult job launched 31 jobs with it, 17 without) to re-plan between them;
+        # sparkanon's queries are group-by-block UDFs and small aggregations whose
+        # partitioning it sets itself, so it gains nothing here. A spark-submit
+        # --conf spark.sql.adaptive.enabled=... wins.
+        builder = builder.config("spark.sql.adaptive.enabled", "false")
     return (
         builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8"))
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+
+
+def _user_set(key: str) -> bool:
+    """Whether the Spark conf given to spark-submit (or spark-defaults) sets ``key``."""
+    from pyspark import SparkConf, SparkContext
+
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        SparkContext._ensure_initialized()  # noqa: SLF001 - spark-submit's gateway
+    return bool(SparkConf().contains(key))
 
 
 class _JvmStderr(io.TextIOBase):
