@@ -212,6 +212,16 @@ def write_json(path: Path, obj: Any) -> None:
     path.write_text(json.dumps(obj, indent=2) + "\n", encoding="utf-8")
 
 
+def add_run_arguments(parser: Any) -> None:
+    """The options every experiment script shares: output folder, code snapshot, report."""
+    parser.add_argument("--out-dir", type=Path, default=BENCH_DIR)
+    parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
+    parser.add_argument(
+        "--in-place", action="store_true", help="import sparkanon as installed (no snapshot)"
+    )
+    parser.add_argument("--report", action="store_true", help="print Markdown tables and exit")
+
+
 def use_code(code: str | None = None, in_place: bool = False) -> tuple[str, dict[str, Any]]:
     """Choose the sparkanon a local-engine experiment imports; return its hash and provenance.
 

@@ -245,12 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--l", type=int, nargs="+", default=list(L_VALUES), help="L values")
     parser.add_argument("--rows", type=int, help="first N rows of data/adult/adult.csv")
     parser.add_argument("--repeats", type=int, default=1, help="runs of each setting (timing)")
-    parser.add_argument("--out-dir", type=Path, default=_bench.BENCH_DIR)
-    parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
-    parser.add_argument(
-        "--in-place", action="store_true", help="import sparkanon as installed (no snapshot)"
-    )
-    parser.add_argument("--report", action="store_true", help="print Markdown tables and exit")
+    _bench.add_run_arguments(parser)
     args = parser.parse_args(argv)
     if args.report:
         return report(args.out_dir / "seed001.csv")

@@ -411,12 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--k", type=int, nargs="+", help="k values (default: the paper's)")
     parser.add_argument("--p", type=int, nargs="+", help="p values (default: the paper's)")
     parser.add_argument("--qi", type=int, nargs="+", default=list(FIG4_QI), help="Figure 4 |QI|")
-    parser.add_argument("--out-dir", type=Path, default=_bench.BENCH_DIR)
-    parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
-    parser.add_argument(
-        "--in-place", action="store_true", help="import sparkanon as installed (no snapshot)"
-    )
-    parser.add_argument("--report", action="store_true", help="print Markdown tables and exit")
+    _bench.add_run_arguments(parser)
     args = parser.parse_args(argv)
     if args.report:
         return report(args.out_dir)
