@@ -345,6 +345,21 @@ def test_place_hand() -> None:
     assert placed.tolist() == [middle, first, first, low]
 
 
+@pytest.mark.parametrize("algorithm", ["mdav", "maa_slie", "gpkc", "kl_cluster"])
+def test_place_never_fills_a_retired_label(algorithm: str) -> None:
+    # The repair step merges classes and retires their labels: here label 0 has no
+    # rows. Reconciled rows must join live classes only (an empty class has no
+    # centroid; rows placed there formed a new class that failed the model: a
+    # hypothesis example of tests/test_contract.py, MDAV with infeasible_blocks
+    # reconcile, published a class of 2 levels under h = 3).
+    ctx = one_d_ctx(3)
+    frame = one_d_frame([0, 1, 2, 10, 11, 12])
+    labels = np.array([1, 1, 1, 2, 2, 2])
+    extra = one_d_frame([3, 13, 50], rids=[100, 101, 102])
+    placed = place_rows(frame, labels, extra, ctx, algorithm, seed=0, block_id=0)
+    assert set(placed.tolist()) <= {1, 2}
+
+
 def test_place_without_classes() -> None:
     ctx = one_d_ctx(3)
     frame = one_d_frame([0, 1])

@@ -77,7 +77,13 @@ class BlockAlgorithm(ABC):
         labels = np.asarray(labels, dtype=np.int64)
         if extra.n == 0 or labels.size == 0 or labels.max() < 0:
             return np.full(extra.n, -1, dtype=np.int64)
-        return self.place_into(block, labels, int(labels.max()) + 1, extra, rng)
+        # The repair step retires the labels of merged classes, so labels may have
+        # gaps: an empty class (no centroid) must never receive rows. The algorithm
+        # sees its live classes numbered 0..m-1; its choices are mapped back.
+        live, dense = np.unique(labels[labels >= 0], return_inverse=True)
+        compact = np.full(labels.size, -1, dtype=np.int64)
+        compact[labels >= 0] = dense
+        return live[self.place_into(block, compact, len(live), extra, rng)]
 
     @abstractmethod
     def place_into(

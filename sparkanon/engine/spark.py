@@ -301,9 +301,7 @@ class SparkEngine(Engine):
             if node not in splits:
                 return F.lit(node).cast("long")
             attr, cut = splits[node]
-            return F.when(bin_of(attr) <= F.lit(cut), leaf(2 * node)).otherwise(
-                leaf(2 * node + 1)
-            )
+            return F.when(bin_of(attr) <= F.lit(cut), leaf(2 * node)).otherwise(leaf(2 * node + 1))
 
         return table.withColumn(out, leaf(1))
 
