@@ -18,14 +18,21 @@ from sparkanon.pipeline import run_job
 from tests._adult import ADULT_CONF, adult_sample
 
 GOLDEN = {
+    # Since MAA-SLIE compares its scores on a 2^-30 grid with ties to the lowest row
+    # (metrics.entropy.quantise; the compiled kernel and numpy then agree exactly), one
+    # of the 5 blocks takes the earlier of two rows whose losses tie (0.0328767123287671
+    # against 0.03287671232876688, equal HEC) and forms 62 classes instead of 61. Was:
+    # 363 classes, R_IL 0.2610191897430432, EPP 0.15319408899750675, AVG_IL
+    # 0.03816955478621512, AVG_Ent 2.161316587485551 (R_IL and AVG_IL 0.07% and 0.3% lower,
+    # EPP 0.19% and AVG_Ent 0.01% lower; full Adult in docs/benchmarks.md section 5).
     "maa_slie": {
-        "classes": 363,
-        "published_classes": 363,
+        "classes": 364,
+        "published_classes": 364,
         "blocks": 5,
-        "R_IL": 0.2610191897430432,
-        "EPP": 0.15319408899750675,
-        "AVG_IL": 0.03816955478621512,
-        "AVG_Ent": 2.161316587485551,
+        "R_IL": 0.2608420072350388,
+        "EPP": 0.15290190567856576,
+        "AVG_IL": 0.03805547697462016,
+        "AVG_Ent": 2.1610242577703707,
         "class_size": {"min": 8.0, "median": 8.0, "max": 23.0},
     },
     "gpkc": {

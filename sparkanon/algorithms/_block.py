@@ -16,7 +16,7 @@ import pandas as pd
 
 from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.attributes.schema import LEVEL, SENS, Schema
-from sparkanon.metrics.entropy import class_level_entropy
+from sparkanon.metrics.entropy import class_level_entropy, quantise
 from sparkanon.models import HPKAnonymity, ModelSet
 
 ApfRule = Literal["gain_then_loss", "seed"]
@@ -126,8 +126,13 @@ class Block:
         ]
 
     def central_row(self, rows: np.ndarray) -> int:
-        """The row closest to the centroid of ``rows`` (the "central tuple")."""
-        return int(rows[np.argmin(self.distances_to_point(rows, self.centroid_of(rows)))])
+        """The row closest to the centroid of ``rows`` (the "central tuple").
+
+        Distances are compared on the :func:`~sparkanon.metrics.entropy.quantise`
+        grid; ties go to the first of ``rows``.
+        """
+        distances = self.distances_to_point(rows, self.centroid_of(rows))
+        return int(rows[np.argmin(quantise(distances))])
 
     def loss(self, members: np.ndarray) -> float:
         """InfoLoss of the class ``members`` (eq. 20)."""

@@ -15,6 +15,7 @@ import numpy as np
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
+from sparkanon.metrics.entropy import quantise
 
 
 class GreedyAlgorithm(BlockAlgorithm):
@@ -36,7 +37,9 @@ class GreedyAlgorithm(BlockAlgorithm):
 
         The first reference point is the block's central row; each class
         starts from the free row farthest from the reference and becomes the
-        next reference (seed 000 steps 4-7; the GPKC seeding rule too).
+        next reference (seed 000 steps 4-7; the GPKC seeding rule too). Distances
+        are compared on the :func:`~sparkanon.metrics.entropy.quantise` grid; ties
+        go to the lowest row position.
 
         Returns:
             ``(labels, n_classes)``: a class label per row, ``-1`` for rows
@@ -50,7 +53,7 @@ class GreedyAlgorithm(BlockAlgorithm):
         reference = block.central_row(np.arange(block.n))
         while block.can_host_class(np.flatnonzero(free)):
             rows = np.flatnonzero(free)
-            start = int(rows[np.argmax(block.distances_to_row(rows, reference))])
+            start = int(rows[np.argmax(quantise(block.distances_to_row(rows, reference)))])
             reference = start
             members = [start]
             free[start] = False

@@ -28,10 +28,21 @@ Steps as implemented (numbers are the seed's):
   pipeline, from each class's final rows.
 
 PSI with zero InfoLoss is +inf (see :func:`sparkanon.metrics.entropy.privacy_safety_index`).
+
+Every decision (central row, farthest row, row or class of largest PSI) compares
+scores on the grid of :func:`sparkanon.metrics.entropy.quantise` and gives ties to
+the lowest row position (row-id order) or class id.
+
+Two implementations give the same labels: the numpy methods below (the reference,
+used for any kind the kernel does not support) and the compiled kernel of
+:mod:`sparkanon.algorithms._slie_kernel`, which :meth:`MaaSlie.cluster` and
+:meth:`MaaSlie.place_into` use when numba is installed, the schema's kinds are
+supported and ``SPARKANON_NO_JIT`` is not ``1``.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Literal
 
 import numpy as np
@@ -67,12 +78,57 @@ class MaaSlieParams(AlgorithmParams):
         return weights
 
 
+def _compiled() -> ModuleType | None:
+    """The compiled kernel module, or ``None`` (numba missing or ``SPARKANON_NO_JIT=1``).
+
+    Imported on first use, so jobs with other algorithms never load numba.
+    """
+    try:
+        from sparkanon.algorithms import _slie_kernel
+    except ImportError:  # numba not installed: the numpy path
+        return None
+    return _slie_kernel if _slie_kernel.enabled() else None
+
+
 class MaaSlie(GreedyAlgorithm):
     """Greedy clustering that maximises the privacy safety index (seed 000)."""
 
     name = "maa_slie"
     guarantees = frozenset({"hpk", "p_sensitive", "k", "distinct_l"})
     Params = MaaSlieParams
+
+    def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
+        """Steps 2-28 on one block: the compiled kernel when it applies, else numpy.
+
+        Args:
+            block: the block's rows.
+            rng: seeded generator for the order in which leftovers are placed.
+
+        Returns:
+            A class label per row; ``-1`` only when the block formed no class.
+        """
+        kernel = _compiled()
+        if kernel is not None:
+            labels = kernel.cluster(block, rng)
+            if labels is not None:
+                return labels
+        return super().cluster(block, rng)
+
+    def place_into(
+        self,
+        block: Block,
+        labels: np.ndarray,
+        n_classes: int,
+        extra: Block,
+        rng: np.random.Generator,
+    ) -> np.ndarray:
+        """Steps 23-28 for rows of another block: the compiled kernel when it applies."""
+        kernel = _compiled()
+        if kernel is not None:
+            placed = kernel.place(block, labels, n_classes, extra, rng)
+            if placed is not None:
+                return placed
+        return super().place_into(block, labels, n_classes, extra, rng)
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Steps 8-20: the diversity loop, then filling to ``k`` by largest PSI."""

@@ -80,20 +80,60 @@ def privacy_safety_index(
 ZERO_LOSS = 1e-12
 """Losses at or below this are treated as zero (floating-point noise of equal centroids)."""
 
+QUANTUM = 2.0**-30
+"""The grid every greedy decision of MAA-SLIE compares scores on (:func:`quantise`)."""
+
+
+def quantise(x: np.ndarray | float) -> np.ndarray:
+    """Round scores to the nearest multiple of :data:`QUANTUM` (``2**-30``), halves up.
+
+    Every argmax/argmin decision of MAA-SLIE (the central and the farthest row, the
+    row or class of largest PSI) compares quantised scores and gives ties to the
+    lowest row position or class id, so two computations of the same score that
+    differ only in rounding (another summation order, a compiled loop instead of
+    numpy, see :mod:`sparkanon.algorithms._slie_kernel`) take the same decision.
+
+    Why an absolute ``2**-30`` grid: distances, InfoLoss and HEC are sums of
+    non-negative terms of magnitude ``1e-3`` to ``1e2`` whose rounding error is
+    absolute (a few units of ``1e-16`` to ``1e-14``), so a relative grid would be
+    too fine for small losses. ``2**-30`` (about ``9.3e-10``) is five orders of
+    magnitude above that noise, below any difference that means something (codes are
+    normalised to ``[0, 1]``), and a power of two: ``x * 2**30`` is exact, dyadic
+    values such as ``0.5`` lie on the grid, and a tie between two equal rationals
+    of small denominator ``q`` (the usual exact tie: ordinal steps ``1/(V-1)``,
+    taxonomy levels, ages over their range) lies at least ``QUANTUM / (2 q')`` from a
+    rounding boundary (``q'`` the odd part of ``q``), far above the noise.
+    ``floor(x * 2**30 + 0.5) / 2**30`` uses only exactly rounded operations, so
+    numpy and the compiled kernel quantise identically.
+
+    Args:
+        x: scores (any shape).
+
+    Returns:
+        The quantised scores, as floats.
+    """
+    scale = 1.0 / QUANTUM
+    return np.floor(np.asarray(x, dtype=float) * scale + 0.5) / scale
+
 
 def best_by_psi(hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float) -> int:
     """Index of the candidate of largest PSI (eq. 21), deterministic on ties.
 
-    Candidates with zero loss (PSI infinite) win; among them the largest HEC,
-    then the lowest index.
+    Candidates with zero loss (``InfoLoss <= ZERO_LOSS``, PSI infinite) win; among
+    them the largest HEC, then the lowest index. Otherwise the largest PSI, then
+    the lowest index. Scores are compared on the :func:`quantise` grid: HEC and
+    InfoLoss are quantised first (a non-zero loss that rounds to 0 counts as one
+    :data:`QUANTUM`), PSI ``= w1 HEC + w2 / InfoLoss`` is computed from them
+    (:func:`privacy_safety_index`) and quantised again.
     """
-    hec = np.asarray(hec, dtype=float)
+    hec_q = quantise(hec)
     il = np.asarray(info_loss, dtype=float)
     if w2 > 0:
         zero = np.flatnonzero(il <= ZERO_LOSS)
         if zero.size:
-            return int(zero[np.argmax(hec[zero])])
-    return int(np.argmax(privacy_safety_index(hec, il, w1, w2)))
+            return int(zero[np.argmax(hec_q[zero])])
+        il = np.maximum(quantise(il), QUANTUM)
+    return int(np.argmax(quantise(privacy_safety_index(hec_q, il, w1, w2))))
 
 
 def information_loss_rate(total_info_loss: float, n_rows: int) -> float:
