@@ -34,16 +34,7 @@ from sparkanon.metrics.entropy import QUANTUM, best_by_psi, quantise
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import ADULT_CONF, adult_sample
-
-EDU_ARX = """\
-Bachelors;Undergraduate;Higher;*
-Masters;Graduate;Higher;*
-11th;HighSchool;Secondary;*
-Some-college;Undergraduate;Higher;*
-Doctorate;Graduate;Higher;*
-HS-grad;HighSchool;Secondary;*
-5th;Primary;Secondary;*
-"""
+from tests.test_algorithms import EDU_ARX
 
 THREE_LEVELS = SensitiveLevels(
     name="s",
