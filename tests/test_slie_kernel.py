@@ -27,14 +27,14 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
     ordinal_kind,
 )
-from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
+from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels
 from sparkanon.config import load_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.entropy import QUANTUM, best_by_psi, quantise
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import ADULT_CONF, adult_sample
-from tests.test_algorithms import EDU_ARX
+from tests.test_algorithms import EDU_ARX, make_frame
 
 THREE_LEVELS = SensitiveLevels(
     name="s",
@@ -53,15 +53,6 @@ def both_paths(monkeypatch: pytest.MonkeyPatch, run):
     reference = run()
     monkeypatch.delenv(kernel.NO_JIT_ENV)
     return compiled, reference
-
-
-def make_frame(rids, codes, sens, levels: SensitiveLevels) -> pd.DataFrame:
-    data: dict[str, np.ndarray] = {RID: np.asarray(rids, dtype=np.int64)}
-    for i, c in enumerate(codes):
-        data[code_column(i)] = np.asarray(c)
-    data[SENS] = np.asarray(sens, dtype=np.int64)
-    data[LEVEL] = levels.level_of[np.asarray(sens, dtype=np.int64)]
-    return pd.DataFrame(data)
 
 
 def assert_hpk(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> None:

@@ -337,17 +337,29 @@ def decide(
     return _decide_range(kinds, hists, policy, feasible)
 
 
-def _decide_spread(
-    kinds: Sequence[Kind], hists: Sequence[NodeHistogram], policy: CutPolicy, feasible: Feasible
-) -> Decision | None:
+def _ranked(
+    kinds: Sequence[Kind],
+    hists: Sequence[NodeHistogram],
+    score: Callable[[Kind, NodeHistogram], float],
+) -> list[int]:
+    """Attributes holding more than one bin with a positive score, highest first (ties by index)."""
     ranked = []
     for a, (kind, hist) in enumerate(zip(kinds, hists, strict=True)):
         if len(hist.bins) < 2:
             continue
-        spread = attribute_spread(kind, hist.bins, hist.per_bin)
-        if spread > 0:
-            ranked.append((-spread, a))
-    for _, a in sorted(ranked):
+        value = score(kind, hist)
+        if value > 0:
+            ranked.append((-value, a))
+    return [a for _, a in sorted(ranked)]
+
+
+def _decide_spread(
+    kinds: Sequence[Kind], hists: Sequence[NodeHistogram], policy: CutPolicy, feasible: Feasible
+) -> Decision | None:
+    def spread(kind: Kind, hist: NodeHistogram) -> float:
+        return attribute_spread(kind, hist.bins, hist.per_bin)
+
+    for a in _ranked(kinds, hists, spread):
         hist = hists[a]
         cuts, left = median_cut(kinds[a], hist.bins, hist.per_bin, policy.min_side)
         if cuts.size == 0:
@@ -365,14 +377,10 @@ def _decide_spread(
 def _decide_range(
     kinds: Sequence[Kind], hists: Sequence[NodeHistogram], policy: CutPolicy, feasible: Feasible
 ) -> Decision | None:
-    ranked = []
-    for a, (kind, hist) in enumerate(zip(kinds, hists, strict=True)):
-        if len(hist.bins) < 2:
-            continue
-        width = normalized_range(kind, int(hist.bins[0]), int(hist.bins[-1]), policy.resolution)
-        if width > 0:
-            ranked.append((-width, a))
-    for _, a in sorted(ranked):
+    def width(kind: Kind, hist: NodeHistogram) -> float:
+        return normalized_range(kind, int(hist.bins[0]), int(hist.bins[-1]), policy.resolution)
+
+    for a in _ranked(kinds, hists, width):
         hist = hists[a]
         cuts, left = median_cut(kinds[a], hist.bins, hist.per_bin, policy.min_side)
         if cuts.size == 0:

@@ -59,15 +59,7 @@ MODELS: dict[str, type[PrivacyModel]] = {cls.model_fields["name"].default: cls f
 """Every model class by its config ``name``."""
 
 ModelConfig = Annotated[
-    Union[  # noqa: UP007 (a discriminated union is spelt with Union)
-        KAnonymity,
-        PSensitiveKAnonymity,
-        HPKAnonymity,
-        DistinctLDiversity,
-        EntropyLDiversity,
-        RecursiveCLDiversity,
-        TCloseness,
-    ],
+    Union[_CLASSES],  # noqa: UP007 (a discriminated union is spelt with Union)
     Field(discriminator="name"),
 ]
 """One model's config mapping, validated into the model class its ``name`` selects."""
