@@ -24,7 +24,7 @@ GOLDEN = {
     # against 0.03287671232876688, equal HEC) and forms 62 classes instead of 61. Was:
     # 363 classes, R_IL 0.2610191897430432, EPP 0.15319408899750675, AVG_IL
     # 0.03816955478621512, AVG_Ent 2.161316587485551 (R_IL and AVG_IL 0.07% and 0.3% lower,
-    # EPP 0.19% and AVG_Ent 0.01% lower; full Adult in docs/benchmarks.md section 5).
+    # EPP 0.19% and AVG_Ent 0.01% lower; full Adult in docs/method.md, "Ties and the compiled kernel").
     "maa_slie": {
         "classes": 364,
         "published_classes": 364,
