@@ -18,8 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkanon.attributes.kinds import ContinuousKind
+from sparkanon.attributes.hierarchy import Taxonomy
+from sparkanon.attributes.kinds import ContinuousKind, categorical_kind, nominal_kind, ordinal_kind
 from sparkanon.attributes.schema import CLASS, LEVEL, SENS, Schema, SensitiveLevels
+from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.entropy import (
     ZERO_LOSS,
@@ -31,8 +33,8 @@ from sparkanon.metrics.entropy import (
     sensitive_entropy,
     sensitive_level_entropy,
 )
-from sparkanon.metrics.registry import RunFacts, default_metrics
-from sparkanon.publications import CentroidPublisher
+from sparkanon.metrics.registry import ClassBatch, ClassView, RunFacts, default_metrics
+from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
 from sparkanon.stages.measure import measure
 from sparkanon.stages.summarise import make_summary_fn
 
@@ -310,3 +312,81 @@ def test_normalized_average_class_size() -> None:
     # (10 / 3) / 2 = 1.6667
     assert normalized_average_class_size(10, 3, 2) == pytest.approx(5 / 3)
     assert normalized_average_class_size(10, 0, 2) == 0.0
+
+
+# -- the summarise stage's batch of classes equals one view per class -------------------
+
+
+@pytest.fixture(scope="module")
+def every_kind_schema() -> Schema:
+    """One quasi-identifier of every kind, with sensitivity levels."""
+    paths = (
+        ("a1", "A", "*"),
+        ("a2", "A", "*"),
+        ("b1", "B", "*"),
+        ("b2", "B", "*"),
+        ("c", "C", "*"),
+    )
+    taxonomy = Taxonomy(leaves=tuple(p[0] for p in paths), paths=paths, height=2)
+    kinds = (
+        ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),
+        ordinal_kind("grade", 0.5, tuple(f"g{i}" for i in range(7)), centroid="median"),
+        ordinal_kind("rank", 1.0, ("lo", "mid", "hi")),
+        categorical_kind("place", 2.0, taxonomy),
+        nominal_kind("sex", 1.0, ("F", "M", "X")),
+        nominal_kind("race", 1.0, ("r0", "r1", "r2", "r3"), encoding="vector"),
+        SemanticKind("zip", 1.0, length=4, beta=1.0, root_weight=0.0),
+    )
+    levels = SensitiveLevels(
+        name="s",
+        values=tuple(f"s{i}" for i in range(6)),
+        level_of=np.array([0, 0, 1, 1, 2, 2]),
+        level_names=("l0", "l1", "l2"),
+        weights=np.array([0.1, 0.4, 0.8]),
+    )
+    return Schema(kinds=kinds, sensitive=levels)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_class_batch_equals_class_views(every_kind_schema: Schema, seed: int) -> None:
+    schema = every_kind_schema
+    rng = np.random.default_rng(seed)
+    n = 400
+    codes = [
+        rng.random(n).round(2),  # repeated values: ties in ranges and centroids
+        rng.integers(0, 7, n),
+        rng.integers(0, 3, n),
+        rng.integers(0, 5, n),
+        rng.integers(0, 3, n),
+        rng.integers(0, 4, n),
+        rng.choice([1100, 1105, 1150, 2000, 2001, 9999], n),
+    ]
+    sens = rng.integers(0, 6, n)
+    levels = schema.sensitive.level_of[sens]
+    classes = rng.integers(0, 40, n) * 7 + 3  # sparse class ids, shuffled rows, sizes 1..
+    ids, batch = ClassBatch.of_rows(
+        schema.kinds, codes, classes, sens, levels, schema.sensitive, entropy_base=10.0
+    )
+    assert list(ids) == sorted(set(classes.tolist()))
+    metrics = default_metrics(len(schema.kinds))
+    centroids, generalized = CentroidPublisher(schema, []), GeneralizedPublisher(schema, [])
+    batch_values = {**centroids.block_values(batch), **generalized.block_values(batch)}
+    batch_terms = {m.name: m.block_terms(batch) for m in metrics}
+    for j, class_id in enumerate(ids):
+        rows = np.flatnonzero(classes == class_id)  # input order within the class
+        view = ClassView(
+            kinds=schema.kinds,
+            codes=[c[rows] for c in codes],
+            sens=sens[rows],
+            levels=levels[rows],
+            sensitive=schema.sensitive,
+            entropy_base=10.0,
+        )
+        for name, value in {
+            **centroids.class_values(view),
+            **generalized.class_values(view),
+        }.items():
+            assert batch_values[name][j] == value, (name, class_id)  # published: exact
+        for m in metrics:
+            for term, value in m.class_terms(view).items():
+                assert batch_terms[m.name][term][j] == pytest.approx(value, rel=1e-12, abs=1e-12)

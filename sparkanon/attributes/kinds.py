@@ -202,6 +202,10 @@ class Kind(ABC):
     def generalized(self, codes: np.ndarray) -> str:
         """Published generalized value of one class (``output.publish: generalized``).
 
+        Every kind's value depends only on the class's lowest and highest code (a
+        range, a lowest common ancestor, a single value or ``*``, a code prefix): the
+        publisher generalizes each distinct ``(lo, hi)`` pair of a block once.
+
         Args:
             codes: the codes of the class's rows (at least one).
 

@@ -36,7 +36,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sparkanon.attributes.kinds import Kind
+from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.ranges import RangeNcp
 from sparkanon.attributes.schema import SensitiveLevels
 from sparkanon.metrics.entropy import (
     class_level_entropy,
@@ -104,6 +105,198 @@ class ClassView:
 
 
 @dataclass(frozen=True)
+class ClassBatch:
+    """Many equivalence classes at once (the classes of one block), as arrays.
+
+    The summarise stage publishes and measures a block's classes together: every
+    statistic below is computed for all classes with one reduction per attribute
+    (histograms, ``reduceat`` sums, minima and maxima) instead of one
+    :class:`ClassView` per class. Kinds without a batch rule (the semantic codes,
+    user kinds) fall back to their per-class methods, so every value equals what
+    :class:`ClassView` computes, up to the order of floating-point sums.
+
+    Build it with :meth:`of_rows`. Rows are sorted by class: class ``j`` holds rows
+    ``starts[j] : starts[j] + sizes[j]``.
+
+    Attributes:
+        kinds: the quasi-identifier kinds, in schema order.
+        codes: the rows' codes of each quasi-identifier, sorted by class.
+        label: each row's class, ``0..m-1``, non-decreasing.
+        sens: the rows' sensitive value codes.
+        levels: the rows' sensitivity levels.
+        sensitive: the sensitive domain and levels.
+        entropy_base: logarithm base of the level entropy (seed 000 eq. 1).
+    """
+
+    kinds: Sequence[Kind]
+    codes: Sequence[np.ndarray]
+    label: np.ndarray
+    sens: np.ndarray
+    levels: np.ndarray
+    sensitive: SensitiveLevels
+    entropy_base: float = 10.0
+
+    @classmethod
+    def of_rows(
+        cls,
+        kinds: Sequence[Kind],
+        codes: Sequence[np.ndarray],
+        classes: np.ndarray,
+        sens: np.ndarray,
+        levels: np.ndarray,
+        sensitive: SensitiveLevels,
+        entropy_base: float = 10.0,
+    ) -> tuple[np.ndarray, ClassBatch]:
+        """The classes of some rows, whatever their order.
+
+        Args:
+            kinds: the quasi-identifier kinds.
+            codes: the rows' codes of each quasi-identifier.
+            classes: each row's class id (any integers).
+            sens: the rows' sensitive value codes.
+            levels: the rows' sensitivity levels.
+            sensitive: the sensitive domain and levels.
+            entropy_base: logarithm base of the level entropy.
+
+        Returns:
+            ``(ids, batch)``: the class ids in increasing order, and the batch whose
+            class ``j`` is ``ids[j]``; within a class rows keep their input order.
+        """
+        classes = np.asarray(classes, dtype=np.int64)
+        order = np.argsort(classes, kind="stable")
+        ids, label = np.unique(classes[order], return_inverse=True)
+        batch = cls(
+            kinds=kinds,
+            codes=[np.asarray(c)[order] for c in codes],
+            label=label.reshape(-1).astype(np.int64),
+            sens=np.asarray(sens, dtype=np.int64)[order],
+            levels=np.asarray(levels, dtype=np.int64)[order],
+            sensitive=sensitive,
+            entropy_base=entropy_base,
+        )
+        return ids, batch
+
+    @cached_property
+    def sizes(self) -> np.ndarray:
+        """Rows per class."""
+        return np.bincount(self.label)
+
+    @property
+    def m(self) -> int:
+        """Number of classes."""
+        return len(self.sizes)
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """First row of each class."""
+        return np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+
+    def members(self, a: int) -> list[np.ndarray]:
+        """Attribute ``a``'s codes of each class."""
+        return np.split(self.codes[a], self.starts[1:])
+
+    def view(self, j: int) -> ClassView:
+        """Class ``j`` as a :class:`ClassView`."""
+        rows = slice(int(self.starts[j]), int(self.starts[j] + self.sizes[j]))
+        return ClassView(
+            kinds=self.kinds,
+            codes=[c[rows] for c in self.codes],
+            sens=self.sens[rows],
+            levels=self.levels[rows],
+            sensitive=self.sensitive,
+            entropy_base=self.entropy_base,
+        )
+
+    def histograms(self, a: int) -> np.ndarray:
+        """Counts per class and code of discrete attribute ``a`` (``m x V``)."""
+        kind = self.kinds[a]
+        assert isinstance(kind, DiscreteKind)
+        flat = self.label * kind.size + np.asarray(self.codes[a], dtype=np.int64)
+        counts = np.bincount(flat, minlength=self.m * kind.size)
+        return counts.reshape(self.m, kind.size).astype(float)
+
+    def _sums(self, values: np.ndarray) -> np.ndarray:
+        """Per-class sums of a per-row array, each bit for bit ``values[class].sum()``.
+
+        Classes of one size are stacked as the rows of a matrix and summed along
+        its rows: numpy sums each contiguous row in the same (pairwise) order as
+        the class's own array, so centroids (and the published values) equal
+        :class:`ClassView`'s exactly.
+        """
+        values = np.asarray(values, dtype=float)
+        out = np.empty(self.m)
+        for n in np.unique(self.sizes):
+            which = np.flatnonzero(self.sizes == n)
+            rows = self.starts[which][:, None] + np.arange(n)[None, :]
+            out[which] = values[rows].sum(axis=1)
+        return out
+
+    @cached_property
+    def centroids(self) -> list[np.ndarray]:
+        """Each attribute's centroid code per class (``kind.centroid``)."""
+        out: list[np.ndarray] = []
+        for a, kind in enumerate(self.kinds):
+            if isinstance(kind, DiscreteKind):
+                out.append(kind.centroids(self.histograms(a)).astype(np.int64))
+            elif type(kind) is ContinuousKind:
+                out.append(self._sums(self.codes[a]) / self.sizes)
+            else:
+                out.append(np.asarray([kind.centroid(g) for g in self.members(a)]))
+        return out
+
+    @cached_property
+    def info_loss(self) -> np.ndarray:
+        """InfoLoss of each class (seed 000 eq. 20), as :attr:`ClassView.info_loss`."""
+        total = np.zeros(self.m)
+        for a, (kind, centre) in enumerate(zip(self.kinds, self.centroids, strict=True)):
+            if isinstance(kind, DiscreteKind):
+                loss = kind.losses(self.histograms(a), centre)
+            elif type(kind) is ContinuousKind:
+                loss = self._sums(np.abs(np.asarray(self.codes[a], float) - centre[self.label]))
+            elif type(kind).loss is Kind.loss:
+                loss = np.array(
+                    [
+                        float(kind.distance_to(g, c).sum())
+                        for g, c in zip(self.members(a), centre, strict=True)
+                    ]
+                )
+            else:
+                loss = kind.losses_of(self.members(a))
+            total += kind.weight * loss
+        return total
+
+    @cached_property
+    def ranges(self) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Each attribute's lowest and highest code per class."""
+        return [
+            (np.minimum.reduceat(codes, self.starts), np.maximum.reduceat(codes, self.starts))
+            for codes in self.codes
+        ]
+
+    @cached_property
+    def ncp_by_attribute(self) -> list[np.ndarray]:
+        """Each attribute's unweighted NCP per class (``kind.ncp`` from the class's code range)."""
+        return [
+            RangeNcp(kind).of_range(lo, hi)
+            for kind, (lo, hi) in zip(self.kinds, self.ranges, strict=True)
+        ]
+
+    @cached_property
+    def level_counts(self) -> np.ndarray:
+        """Rows per class and sensitivity level (``m x L``)."""
+        n = self.sensitive.n_levels
+        flat = np.bincount(self.label * n + self.levels, minlength=self.m * n)
+        return flat.reshape(self.m, n)
+
+    @cached_property
+    def value_counts(self) -> np.ndarray:
+        """Rows per class and sensitive value (``m x S``)."""
+        n = len(self.sensitive.values)
+        flat = np.bincount(self.label * n + self.sens, minlength=self.m * n)
+        return flat.reshape(self.m, n)
+
+
+@dataclass(frozen=True)
 class RunFacts:
     """What a metric's finishing step may know besides its aggregated terms.
 
@@ -137,6 +330,15 @@ class Metric(ABC):
     def class_terms(self, c: ClassView) -> dict[str, float]:
         """The per-class terms (one value per term name)."""
 
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:
+        """The per-class terms of every class of a batch (one array per term name).
+
+        The default calls :meth:`class_terms` on each class; the metrics below
+        compute their terms for the whole batch at once.
+        """
+        rows = [self.class_terms(b.view(j)) for j in range(b.m)]
+        return {t: np.array([r[t] for r in rows], dtype=float) for t in self.aggregations}
+
     @abstractmethod
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:
         """The metric's value from its aggregated terms (``totals["term.agg"]``)."""
@@ -152,6 +354,9 @@ class ClassSizes(Metric):
 
     def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
         return {"size": float(c.size)}
+
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"size": b.sizes.astype(float)}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return {
@@ -174,6 +379,9 @@ class EntropyPrivacyProtection(Metric):
         counts = np.bincount(c.levels, minlength=c.sensitive.n_levels)
         return {"hec": float(class_level_entropy(counts, c.sensitive.weights, c.entropy_base))}
 
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"hec": class_level_entropy(b.level_counts, b.sensitive.weights, b.entropy_base)}
+
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return totals["hec.mean"] if facts.has_levels else None
 
@@ -187,6 +395,9 @@ class InformationLossRate(Metric):
     def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
         return {"loss": class_info_loss(c)}
 
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"loss": b.info_loss}
+
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return information_loss_rate(totals["loss.sum"] or 0.0, facts.rows_out)
 
@@ -199,6 +410,9 @@ class AverageInformationLoss(Metric):
 
     def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
         return {"il": class_info_loss(c) / (c.size * len(c.kinds))}
+
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"il": b.info_loss / (b.sizes * len(b.kinds))}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return totals["il.mean"]
@@ -214,6 +428,9 @@ class AverageSensitiveEntropy(Metric):
         counts = np.bincount(c.sens, minlength=len(c.sensitive.values))
         return {"ent": float(sensitive_entropy(counts))}
 
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"ent": sensitive_entropy(b.value_counts)}
+
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return totals["ent.mean"]
 
@@ -226,6 +443,9 @@ class NormalizedAverageClassSize(Metric):
 
     def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
         return {"one": 1.0}
+
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"one": np.ones(b.m)}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return normalized_average_class_size(facts.rows_out, int(totals["one.count"] or 0), facts.k)
@@ -244,6 +464,13 @@ class CertaintyPenalty(Metric):
     def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
         ncp = class_ncp(c.kinds, c.codes)
         return {"ncp": ncp, "penalty": c.size * ncp, "rows": float(c.size)}
+
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        ncp = np.zeros(b.m)
+        for kind, part in zip(b.kinds, b.ncp_by_attribute, strict=True):
+            ncp += kind.weight * part
+        size = b.sizes.astype(float)
+        return {"ncp": ncp, "penalty": size * ncp, "rows": size}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         gcp = global_certainty_penalty(
@@ -267,6 +494,9 @@ class AttributeCertaintyPenalty(Metric):
 
     def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
         return {f"a{i}": c.size * v for i, v in enumerate(c.ncp_by_attribute)}
+
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {f"a{i}": b.sizes * v for i, v in enumerate(b.ncp_by_attribute)}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         rows = max(facts.rows_out, 1)
@@ -300,13 +530,13 @@ def term_column(metric: Metric, term: str) -> str:
     return f"m_{metric.name}_{term}"
 
 
-def class_term_row(metrics: Sequence[Metric], c: ClassView) -> dict[str, float]:
-    """Every metric's terms of one class, keyed by column."""
-    row: dict[str, float] = {}
+def block_term_columns(metrics: Sequence[Metric], b: ClassBatch) -> dict[str, np.ndarray]:
+    """Every metric's terms of every class of a batch, keyed by column."""
+    out: dict[str, np.ndarray] = {}
     for metric in metrics:
-        for term, value in metric.class_terms(c).items():
-            row[term_column(metric, term)] = float(value)
-    return row
+        for term, values in metric.block_terms(b).items():
+            out[term_column(metric, term)] = np.asarray(values, dtype=float)
+    return out
 
 
 def term_columns(metrics: Sequence[Metric]) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from sparkanon.attributes.kinds import ContinuousKind
-from sparkanon.metrics.registry import ClassView
+from sparkanon.metrics.registry import ClassBatch, ClassView
 from sparkanon.publications.base import Publisher
 
 
@@ -30,6 +30,9 @@ class CentroidPublisher(Publisher):
 
     def class_values(self, c: ClassView) -> dict[str, Any]:  # noqa: D102
         return dict(zip(self.schema.code_columns, c.centroids, strict=True))
+
+    def block_values(self, b: ClassBatch) -> dict[str, Any]:  # noqa: D102
+        return dict(zip(self.schema.code_columns, b.centroids, strict=True))
 
     def columns(self) -> list[tuple[str, str]]:  # noqa: D102
         qi = [

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from sparkanon.metrics.registry import ClassView
+from sparkanon.metrics.registry import ClassBatch, ClassView
 from sparkanon.publications.base import Publisher
 
 
@@ -35,6 +36,20 @@ class GeneralizedPublisher(Publisher):
             generalized_column(i): kind.generalized(codes)
             for i, (kind, codes) in enumerate(zip(c.kinds, c.codes, strict=True))
         }
+
+    def block_values(self, b: ClassBatch) -> dict[str, Any]:
+        """Every class's generalized values, one ``kind.generalized`` call per distinct range.
+
+        A generalized value depends only on the class's lowest and highest code
+        (:meth:`~sparkanon.attributes.kinds.Kind.generalized`), and many classes of a
+        block share a range, so each distinct ``(lo, hi)`` pair is generalized once.
+        """
+        out: dict[str, Any] = {}
+        for i, (kind, (lo, hi)) in enumerate(zip(b.kinds, b.ranges, strict=True)):
+            pairs, which = np.unique(np.stack([lo, hi], axis=1), axis=0, return_inverse=True)
+            values = np.array([kind.generalized(pair) for pair in pairs], dtype=object)
+            out[generalized_column(i)] = values[which.reshape(-1)]
+        return out
 
     def columns(self) -> list[tuple[str, str]]:  # noqa: D102
         return [(k.name, "string") for k in self.schema.kinds] + self.passthrough_types
