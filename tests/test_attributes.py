@@ -27,6 +27,7 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
     ordinal_kind,
 )
+from sparkanon.attributes.text import trimmed_text
 from sparkanon.errors import ConfigError
 
 FAST = settings(max_examples=40, deadline=None)
@@ -607,3 +608,22 @@ def test_load_arx_hierarchy_strips_cells(tmp_path: Path) -> None:
     tax = load_arx_hierarchy(path, "h")
     assert tax.leaves == ("a", "b")
     assert tax.distance_matrix()[0, 1] == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        pd.Series([" a", "b ", None, np.nan, "a", " ", "", "\tb\n"]),
+        pd.Series([1, 2, 2, 30]),
+        pd.Series([1.0, np.nan, 2.5, -0.0, 0.0]),
+        pd.Series([True, False, True]),
+        pd.Series(["x", pd.NA, " x"], dtype="string"),
+        pd.Series([], dtype=object),
+        pd.Series([1, "1", " 1", 1.5], dtype=object),
+    ],
+)
+def test_trimmed_text_equals_row_by_row_strip(values: pd.Series) -> None:
+    expected = values.astype("string").str.strip()
+    got = trimmed_text(values)
+    assert got.dtype == expected.dtype
+    assert got.equals(expected)

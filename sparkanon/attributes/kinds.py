@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.hierarchy import Taxonomy
+from sparkanon.attributes.text import trimmed_text
 
 CONTINUOUS_BINS = 1024
 """Continuous values are quantised into this many bins for blocking cuts only."""
@@ -385,7 +386,7 @@ class DiscreteKind(Kind):
 
     def encode(self, values: pd.Series) -> tuple[np.ndarray, np.ndarray]:  # noqa: D102
         lookup = {label: i for i, label in enumerate(self.labels)}
-        text = values.astype("string").str.strip()
+        text = trimmed_text(values)
         mapped = text.map(lookup).astype("Float64")
         invalid = mapped.isna().to_numpy()
         codes = mapped.fillna(0).to_numpy(dtype=np.int64)

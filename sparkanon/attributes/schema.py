@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.kinds import Kind
+from sparkanon.attributes.text import trimmed_text
 
 RID = "_rid"
 SENS = "_s"
@@ -75,7 +76,7 @@ class SensitiveLevels:
             of values that belong to no level.
         """
         lookup = {v: i for i, v in enumerate(self.values)}
-        mapped = raw.astype("string").str.strip().map(lookup).astype("Float64")
+        mapped = trimmed_text(raw).map(lookup).astype("Float64")
         invalid = mapped.isna().to_numpy()
         codes = mapped.fillna(0).to_numpy(dtype=np.int64)
         return codes, self.level_of[codes], invalid

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.kinds import Kind
+from sparkanon.attributes.text import trimmed_text
 
 MAX_BIN_DIGITS = 3
 """Blocking bins are the first ``min(length, 3)`` digits of a code."""
@@ -159,7 +160,7 @@ class SemanticKind(Kind):
 
     def encode(self, values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         """Integer value of each code; values that are not ``length`` digits are invalid."""
-        text = values.astype("string").str.strip()
+        text = trimmed_text(values)
         ok = is_code(text, self.length)
         codes = np.zeros(len(text), dtype=np.int64)
         if ok.any():

@@ -20,6 +20,7 @@ from sparkanon.io import MALFORMED
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.profile import (
     ProfileSpec,
+    TrimmedText,
     invalid_masks,
     known_kinds,
     missing_mask,
@@ -52,23 +53,25 @@ def make_encode_fn(
     columns = schema.qi_names + [schema.sensitive.name]
 
     def encode(batch: pd.DataFrame) -> pd.DataFrame:
-        keep = ~missing_mask(batch, columns, missing_tokens).any(axis=1).to_numpy()
+        texts = TrimmedText(batch)
+        keep = ~missing_mask(texts, columns, missing_tokens).any(axis=1).to_numpy()
         if MALFORMED in batch.columns:
             keep &= batch[MALFORMED].to_numpy() != 1
         if drop_invalid is not None:
             present = np.flatnonzero(keep)
             bad = np.zeros(len(present), dtype=bool)
-            for mask in invalid_masks(batch.iloc[present], drop_invalid).values():
+            for mask in invalid_masks(texts.rows(keep), drop_invalid).values():
                 bad |= mask
             keep[present[bad]] = False
-        rows = batch[keep].reset_index(drop=True)
+        texts = texts.rows(keep)
+        rows = texts.batch.reset_index(drop=True)
         out = {RID: rows[RID].to_numpy(dtype=np.int64)}
         for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
-            raw = rows[kind.name]
-            numeric = isinstance(kind, ContinuousKind) and pd.api.types.is_numeric_dtype(raw)
-            codes, _ = kind.encode(raw if numeric else raw.astype("string").str.strip())
+            numeric = isinstance(kind, ContinuousKind) and texts.numeric(kind.name)
+            raw = rows[kind.name] if numeric else texts[kind.name].reset_index(drop=True)
+            codes, _ = kind.encode(raw)
             out[col] = codes
-        s, lvl, _ = schema.sensitive.encode(rows[schema.sensitive.name])
+        s, lvl, _ = schema.sensitive.encode(texts[schema.sensitive.name].reset_index(drop=True))
         out[SENS] = s
         out[LEVEL] = lvl
         frame = pd.DataFrame(out)

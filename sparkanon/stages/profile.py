@@ -24,6 +24,7 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.attributes.semantic import is_code
+from sparkanon.attributes.text import trimmed_text
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine
 from sparkanon.errors import ConfigError, InputError
@@ -76,7 +77,55 @@ class ProfileSpec:
     drop_invalid: bool = False
 
 
-def invalid_masks(rows: pd.DataFrame, spec: ProfileSpec) -> dict[str, np.ndarray]:
+class TrimmedText:
+    """A batch's columns as trimmed strings, each column converted at most once.
+
+    Profiling and encoding compare values as trimmed text (missing tokens, declared
+    domains, codes); converting a column costs about as much as everything else done
+    with it, so one batch function converts each column once and reuses it.
+    Continuous columns read as numbers are compared as numbers where that gives the
+    same answer (:func:`missing_mask`, :func:`invalid_masks`).
+
+    Args:
+        batch: the rows.
+    """
+
+    def __init__(self, batch: pd.DataFrame) -> None:
+        self.batch = batch
+        self._text: dict[str, pd.Series] = {}
+
+    def __getitem__(self, column: str) -> pd.Series:
+        """The column's values as trimmed strings (nulls stay null)."""
+        text = self._text.get(column)
+        if text is None:
+            text = trimmed_text(self.batch[column])
+            self._text[column] = text
+        return text
+
+    def numeric(self, column: str) -> bool:
+        """Whether the column holds numbers (not text, not booleans)."""
+        s = self.batch[column]
+        return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
+
+    def rows(self, keep: np.ndarray) -> TrimmedText:
+        """The rows where ``keep`` holds, with the columns converted so far."""
+        out = TrimmedText(self.batch[keep])
+        out._text = {c: t[keep] for c, t in self._text.items()}
+        return out
+
+
+def _numeric_tokens(tokens: frozenset[str]) -> bool:
+    """Whether a missing token could be a number's text (then numbers are compared as text)."""
+    for token in tokens:
+        try:
+            float(token)
+        except ValueError:
+            continue
+        return True
+    return False
+
+
+def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray]:
     """Per quasi-identifier, whether each (non-missing) row's value cannot be encoded.
 
     A continuous value that is not a finite number, a semantic value that is not
@@ -85,29 +134,46 @@ def invalid_masks(rows: pd.DataFrame, spec: ProfileSpec) -> dict[str, np.ndarray
     so the rows ``on_invalid: drop`` suppresses are the rows the profile counted.
     """
     out: dict[str, np.ndarray] = {}
+    n = len(texts.batch)
     for c, kind in spec.qi:
-        text = rows[c].astype("string").str.strip()
         if kind == "continuous":
-            numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
-            out[c] = ~np.isfinite(numeric.to_numpy(dtype=float, na_value=np.nan))
+            out[c] = ~np.isfinite(_numbers(texts, c))
         elif kind == "semantic":
-            out[c] = ~is_code(text, spec.code_lengths[c])
+            out[c] = ~is_code(texts[c], spec.code_lengths[c])
         elif c in spec.known:
-            out[c] = ~text.isin(list(spec.known[c])).to_numpy(dtype=bool)
+            out[c] = ~texts[c].isin(list(spec.known[c])).to_numpy(dtype=bool)
         else:
-            out[c] = np.zeros(len(rows), dtype=bool)
+            out[c] = np.zeros(n, dtype=bool)
     return out
 
 
+def _numbers(texts: TrimmedText, column: str) -> np.ndarray:
+    """A continuous column's values as floats, NaN where a value is not a number.
+
+    A column read as numbers is used as it is: the text of a number parses back to
+    the same float.
+    """
+    if texts.numeric(column):
+        return texts.batch[column].to_numpy(dtype=float, na_value=np.nan)
+    numeric = pd.to_numeric(texts[column], errors="coerce").astype("Float64")
+    return numeric.to_numpy(dtype=float, na_value=np.nan)
+
+
 def missing_mask(
-    batch: pd.DataFrame, columns: Sequence[str], tokens: frozenset[str]
+    texts: TrimmedText, columns: Sequence[str], tokens: frozenset[str]
 ) -> pd.DataFrame:
-    """Per column, whether each row's value is null or a missing token (after trimming)."""
+    """Per column, whether each row's value is null or a missing token (after trimming).
+
+    A column read as numbers holds no token unless a token is a number's text.
+    """
+    batch = texts.batch
+    numeric_tokens = _numeric_tokens(tokens)
     out = {}
     for c in columns:
-        s = batch[c]
-        text = s.astype("string").str.strip()
-        out[c] = (s.isna() | text.isin(list(tokens))).to_numpy(dtype=bool)
+        missing = batch[c].isna().to_numpy(dtype=bool)
+        if numeric_tokens or not texts.numeric(c):
+            missing |= texts[c].isin(list(tokens)).to_numpy(dtype=bool)
+        out[c] = missing
     return pd.DataFrame(out, index=batch.index)
 
 
@@ -137,41 +203,38 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
             bad = batch[MALFORMED].to_numpy() == 1
             rows.append(_stat("malformed_records", "*", None, int(bad.sum())))
             batch = batch[~bad]
-        miss = missing_mask(batch, columns, spec.missing_tokens)
+        texts = TrimmedText(batch)
+        miss = missing_mask(texts, columns, spec.missing_tokens)
         any_missing = miss.any(axis=1).to_numpy()
         rows.append(_stat("missing_rows", "*", None, int(any_missing.sum())))
         for c in columns:
             rows.append(_stat("missing", c, None, int(miss[c].sum())))
-        valid = batch[~any_missing]
+        valid = texts.rows(~any_missing)
         invalid = invalid_masks(valid, spec)
-        any_invalid = np.zeros(len(valid), dtype=bool)
+        any_invalid = np.zeros(len(valid.batch), dtype=bool)
         for c, kind in spec.qi:
             bad = invalid[c]
             any_invalid |= bad
             if bad.any():
                 stat = {"continuous": "nonnumeric", "semantic": "malformed"}.get(kind, "unknown")
-                text = valid[c].astype("string").str.strip() if kind != "continuous" else valid[c]
+                text = valid[c] if kind != "continuous" else valid.batch[c]
                 examples = text[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
                 rows += [_stat(stat, c, str(v), n) for v, n in examples.items()]
                 rows.append(_stat("invalid", c, None, int(bad.sum())))
         rows.append(_stat("invalid_rows", "*", None, int(any_invalid.sum())))
         if spec.drop_invalid:
-            valid = valid[~any_invalid]
+            valid = valid.rows(~any_invalid)
         for c, kind in spec.qi:
             if kind == "continuous":
-                text = valid[c].astype("string").str.strip()
-                numeric = pd.to_numeric(text, errors="coerce").astype("Float64")
-                good = numeric.to_numpy(dtype=float, na_value=np.nan)
+                good = _numbers(valid, c)
                 good = good[np.isfinite(good)]
                 if good.size:
                     rows.append(
                         _stat("range", c, None, good.size, float(good.min()), float(good.max()))
                     )
             elif kind != "semantic" and c not in spec.known:
-                text = valid[c].astype("string").str.strip()
-                rows += [_stat("domain", c, str(v), n) for v, n in text.value_counts().items()]
-        text = valid[spec.sensitive].astype("string").str.strip()
-        counts = text.value_counts()
+                rows += [_stat("domain", c, str(v), n) for v, n in valid[c].value_counts().items()]
+        counts = valid[spec.sensitive].value_counts()
         for v, n in counts.items():
             known = spec.sensitive_values is None or v in spec.sensitive_values
             stat = "domain" if known else "unknown"
