@@ -121,3 +121,54 @@ def test_merging_and_adding_rows_equal_building_the_union(case) -> None:
     assert stats.size[0] == before[1]
     assert stats.losses(ids)[0] == pytest.approx(before[0], abs=1e-9)
     np.testing.assert_array_equal(stats.sens_counts[0], before[2])
+
+
+OPS = st.sampled_from(["add", "remove", "merge", "retire", "new"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(blocks(), st.lists(st.tuples(OPS, st.integers(0, 2**16)), max_size=40))
+def test_kept_ranges_equal_the_members_ranges(case, steps) -> None:
+    """After any sequence of changes, each class's kept range is its members' min and max."""
+    block, labels, m = case
+    stats = ClassStats.from_labels(block, labels, m)
+    rows = {c: list(np.flatnonzero(labels == c)) for c in range(m)}  # block rows per class
+
+    def one(i: int) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+        return [c[i : i + 1] for c in block.codes], block.sens[i : i + 1], block.level[i : i + 1]
+
+    for op, pick in steps:
+        live = stats.ids()
+        c = int(live[pick % len(live)])
+        other = int(live[(pick + 1) % len(live)])
+        if op == "add":
+            stats.add_rows(c, *one(pick % block.n))
+            rows[c].append(pick % block.n)
+        elif op == "new":
+            rows[stats.add_class(*one(pick % block.n))] = [pick % block.n]
+        elif op == "remove" and len(rows[c]) > 1:
+            i = rows[c].pop(pick % len(rows[c]))
+            stats.remove_row(c, [codes[i] for codes in block.codes], block.sens[i], block.level[i])
+        elif op == "merge" and other != c:
+            stats.merge(c, other)
+            rows[c] += rows.pop(other)
+        elif op == "retire" and len(live) > 1:
+            stats.retire(c)
+            rows.pop(c)
+    assert sorted(rows) == list(stats.ids())
+    for c in range(stats.m):  # every slot, retired ones too: the range of what it holds
+        for a, own in enumerate(stats.members):
+            if own[c].size:
+                assert (stats.lo[a][c], stats.hi[a][c]) == (own[c].min(), own[c].max())
+            else:
+                assert stats.lo[a][c] > stats.hi[a][c]  # empty: no range
+    for c, members in rows.items():
+        codes = [codes[members] for codes in block.codes]
+        for a, own in enumerate(codes):
+            assert stats.lo[a][c] == own.min() == stats.members[a][c].min()
+            assert stats.hi[a][c] == own.max() == stats.members[a][c].max()
+        assert stats.ncp(np.array([c]))[0] == class_ncp(block.kinds, codes)
+        if len(members) > 1:
+            rest = [np.delete(own, 0) for own in codes]
+            first = [own[0] for own in codes]
+            assert stats.ncp_without(c, first) == class_ncp(block.kinds, rest)

@@ -17,8 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, cluster_block, place_rows
+from sparkanon.algorithms._block import Block
 from sparkanon.algorithms.kl_cluster import (
     KLCluster,
+    _Growing,
     cluster_sensitive_values,
     profile_distances,
     reference_profiles,
@@ -31,6 +33,7 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
     ordinal_kind,
 )
+from sparkanon.attributes.ranges import RangeNcp
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
@@ -185,6 +188,24 @@ def test_every_class_has_k_rows_and_l_values(
     same = np.empty(n, dtype=np.int64)
     same[shuffled] = again
     np.testing.assert_array_equal(labels, same)
+
+
+@FAST
+@given(seed=st.integers(0, 2**16), size=st.integers(2, 12))
+def test_ncp_without_each_member_is_the_ncp_of_the_others(
+    schema: Schema, seed: int, size: int
+) -> None:
+    """Steps 8-10's swap scores: computed from each attribute's two lowest and highest codes."""
+    frame, _, _ = random_frame(seed, 40, 5)
+    block = Block(frame, BlockContext(schema=schema, model=HPKAnonymity(k=2)))
+    members = np.random.default_rng(seed).choice(40, size, replace=False)
+    grow = _Growing(block, [RangeNcp(kind) for kind in block.kinds], int(members[0]))
+    grow.members = members.tolist()
+    want = [
+        class_ncp(block.kinds, [codes[np.delete(members, j)] for codes in block.codes])
+        for j in range(size)
+    ]
+    assert grow.ncp_without_each().tolist() == want
 
 
 def test_classes_stay_small_and_beat_one_big_class(schema: Schema) -> None:

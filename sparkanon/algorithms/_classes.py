@@ -12,12 +12,15 @@ a candidate by is computed for all classes at once, optionally with rows added:
   rest (:meth:`ClassStats.member_losses`);
 * the sensitive entropy Ent (seed 003 eq. 14): :meth:`ClassStats.entropies`;
 * the level entropy HEC (seed 000 eq. 2): :meth:`ClassStats.hec_with_level`;
-* NCP (Xu et al. 2006): :meth:`ClassStats.ncp`, from each attribute's range.
+* NCP (Xu et al. 2006): :meth:`ClassStats.ncp`, from each attribute's range: every
+  class's lowest and highest code per attribute are kept as arrays (:attr:`ClassStats.lo`,
+  :attr:`ClassStats.hi`), updated as rows are added, removed and merged, so the NCP of
+  all classes is a few array operations.
 
-Two accumulators merge by adding histograms and counts and concatenating members, as
-Spark's partial aggregations combine before a shuffle. MAA-SLIE and GPKC (leftover
-placement), MAA-SAE (the formed classes ``Q``), (K,L) clustering (its classes under
-reassignment) and the repair step all use this one class.
+Two accumulators merge by adding histograms and counts, concatenating members and
+taking the wider range, as Spark's partial aggregations combine before a shuffle.
+MAA-SLIE and GPKC (leftover placement), MAA-SAE (the formed classes ``Q``), (K,L)
+clustering (its classes under reassignment) and the repair step all use this one class.
 """
 
 from __future__ import annotations
@@ -27,52 +30,22 @@ from collections.abc import Sequence
 import numpy as np
 
 from sparkanon.algorithms._block import Block
-from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.kinds import DiscreteKind
+from sparkanon.attributes.ranges import RangeNcp
 from sparkanon.metrics.entropy import class_level_entropy, sensitive_entropy
 from sparkanon.models import ClassSummaries
 
 
-def _pair_ncp_table(kind: DiscreteKind) -> np.ndarray:
-    """``kind.ncp`` of every ``(lo, hi)`` code pair, built once per kind object.
+def _extremes(dtype: np.dtype) -> tuple[float | int, float | int]:
+    """The ``(lo, hi)`` of an empty class: above and below every code of this dtype.
 
-    Every :class:`ClassStats` (each block, each repair and placement) asks for it, and
-    building it costs ``V^2 / 2`` calls (35 ms of a 62 ms MAA-SLIE block on Adult), so
-    it is kept on the (frozen, immutable) kind itself.
+    Taking the minimum (maximum) of it and a code gives the code, so adding rows needs
+    no special case for an empty class.
     """
-    table = kind.__dict__.get("_pair_ncp_table")
-    if table is None:
-        size = kind.n_bins
-        table = np.zeros((size, size))
-        for a in range(size):
-            for b in range(a + 1, size):
-                table[a, b] = table[b, a] = kind.ncp(np.array([a, b]))
-        table.setflags(write=False)
-        object.__setattr__(kind, "_pair_ncp_table", table)  # a cache, not state
-    return table
-
-
-class RangeNcp:
-    """NCP of one attribute from a set's lowest and highest code, vectorised.
-
-    Every kind here has an NCP that depends only on the set's extreme codes
-    (:meth:`~sparkanon.attributes.kinds.Kind.ncp`); a discrete kind's NCP of every
-    ``(lo, hi)`` pair is tabulated once, a continuous kind's is ``hi - lo``.
-    """
-
-    def __init__(self, kind: Kind) -> None:
-        self.kind = kind
-        self.table: np.ndarray | None = (
-            _pair_ncp_table(kind) if isinstance(kind, DiscreteKind) else None
-        )
-
-    def of_range(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """NCP of sets whose lowest and highest codes are ``lo`` and ``hi``."""
-        if self.table is not None:
-            return self.table[np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)]
-        if isinstance(self.kind, ContinuousKind):
-            return np.clip(np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float), 0.0, 1.0)
-        lo, hi = np.broadcast_arrays(np.asarray(lo), np.asarray(hi))
-        return np.array([self.kind.ncp(np.array([a, b])) for a, b in zip(lo, hi, strict=True)])
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        return info.max, info.min
+    return np.inf, -np.inf
 
 
 class ClassStats:
@@ -81,6 +54,13 @@ class ClassStats:
     Args:
         block: the block whose kinds and sensitive domain the classes use.
         capacity: initial number of class slots (grown as needed).
+
+    Attributes:
+        lo: per attribute, each class slot's lowest code in :attr:`members`, kept as
+            rows are added, removed and merged (the largest value of the codes' dtype
+            when the slot holds none, e.g. a retired class).
+        hi: per attribute, each class slot's highest code in :attr:`members` (the
+            smallest value of the dtype when it holds none).
     """
 
     def __init__(self, block: Block, capacity: int = 16) -> None:
@@ -97,6 +77,9 @@ class ClassStats:
         ]
         self.members: list[list[np.ndarray]] = [[] for _ in self.kinds]
         self.dtypes = [codes.dtype for codes in block.codes]
+        self._empty = [_extremes(dtype) for dtype in self.dtypes]
+        self.lo = [np.full(cap, lo, self.dtypes[a]) for a, (lo, _) in enumerate(self._empty)]
+        self.hi = [np.full(cap, hi, self.dtypes[a]) for a, (_, hi) in enumerate(self._empty)]
         self.sens_counts = np.zeros((cap, self.n_values))
         self.level_counts = np.zeros((cap, self.n_levels))
         self.size = np.zeros(cap, dtype=np.int64)
@@ -134,6 +117,9 @@ class ClassStats:
         self.size = np.concatenate([self.size, np.zeros(extra, dtype=np.int64)])
         self.alive = np.concatenate([self.alive, np.zeros(extra, dtype=bool)])
         self.loss = np.concatenate([self.loss, np.zeros(extra)])
+        for a, (lo_empty, hi_empty) in enumerate(self._empty):
+            self.lo[a] = np.concatenate([self.lo[a], np.full(extra, lo_empty, self.dtypes[a])])
+            self.hi[a] = np.concatenate([self.hi[a], np.full(extra, hi_empty, self.dtypes[a])])
 
     def add_class(self, codes: Sequence[np.ndarray], sens: np.ndarray, levels: np.ndarray) -> int:
         """Add a class with these rows (codes per attribute, sensitive codes, levels); its id."""
@@ -156,9 +142,11 @@ class ClassStats:
             if h is not None:
                 assert isinstance(kind, DiscreteKind)
                 h[c] += kind.histogram(codes[a])
-            self.members[a][c] = np.concatenate(
-                [self.members[a][c], np.asarray(codes[a], dtype=self.dtypes[a])]
-            )
+            added = np.asarray(codes[a], dtype=self.dtypes[a])
+            self.members[a][c] = np.concatenate([self.members[a][c], added])
+            if added.size:
+                self.lo[a][c] = np.minimum(self.lo[a][c], added.min())
+                self.hi[a][c] = np.maximum(self.hi[a][c], added.max())
         self.sens_counts[c] += np.bincount(sens, minlength=self.n_values)
         self.level_counts[c] += np.bincount(levels, minlength=self.n_levels)
         self.size[c] += len(sens)
@@ -171,7 +159,9 @@ class ClassStats:
                 h[c, int(codes[a])] -= 1.0
             own = self.members[a][c]
             hit = int(np.flatnonzero(own == codes[a])[0])
-            self.members[a][c] = np.delete(own, hit)
+            rest = self.members[a][c] = np.delete(own, hit)
+            if own[hit] == self.lo[a][c] or own[hit] == self.hi[a][c]:
+                self._set_range(a, c, rest)
         self.sens_counts[c, sens] -= 1.0
         self.level_counts[c, level] -= 1.0
         self.size[c] -= 1
@@ -183,6 +173,8 @@ class ClassStats:
             if h is not None:
                 h[into] += h[other]
             self.members[a][into] = np.concatenate([self.members[a][into], self.members[a][other]])
+            self.lo[a][into] = np.minimum(self.lo[a][into], self.lo[a][other])
+            self.hi[a][into] = np.maximum(self.hi[a][into], self.hi[a][other])
         self.sens_counts[into] += self.sens_counts[other]
         self.level_counts[into] += self.level_counts[other]
         self.size[into] += self.size[other]
@@ -194,6 +186,14 @@ class ClassStats:
         for a in range(len(self.kinds)):
             if self.hists[a] is None:
                 self.members[a][c] = np.empty(0, dtype=self.dtypes[a])
+                self._set_range(a, c, self.members[a][c])
+
+    def _set_range(self, a: int, c: int, members: np.ndarray) -> None:
+        """Set class ``c``'s range on attribute ``a`` to that of ``members`` (may be empty)."""
+        if members.size:
+            self.lo[a][c], self.hi[a][c] = members.min(), members.max()
+        else:
+            self.lo[a][c], self.hi[a][c] = self._empty[a]
 
     def ids(self) -> np.ndarray:
         """Ids of the live classes, in the order they were added."""
@@ -254,23 +254,34 @@ class ClassStats:
     # -- NCP ----------------------------------------------------------------------------
 
     def ncp(self, ids: np.ndarray, row: Sequence[float] | None = None) -> np.ndarray:
-        """NCP (weighted) of every class of ``ids``, with one row added when given."""
+        """NCP (weighted) of every class of ``ids``, with one row added when given.
+
+        Every class of ``ids`` must hold a row (or have ``row`` added).
+        """
         total = np.zeros(len(ids))
         for a, (kind, ncp) in enumerate(zip(self.kinds, self._ncp, strict=True)):
-            lo = np.array([self.members[a][c].min() for c in ids], dtype=self.dtypes[a])
-            hi = np.array([self.members[a][c].max() for c in ids], dtype=self.dtypes[a])
+            lo, hi = self.lo[a][ids], self.hi[a][ids]
             if row is not None:
                 lo, hi = np.minimum(lo, row[a]), np.maximum(hi, row[a])
             total += kind.weight * ncp.of_range(lo, hi)
         return total
 
     def ncp_without(self, c: int, row: Sequence[float]) -> float:
-        """NCP (weighted) of class ``c`` without one member equal to ``row``."""
+        """NCP (weighted) of class ``c`` without one member equal to ``row``.
+
+        The row must be a member. On an attribute the range stays unless the row's code
+        is an end of it held by no other member; then the other members give it.
+        """
         total = np.zeros(1)
         for a, (kind, ncp) in enumerate(zip(self.kinds, self._ncp, strict=True)):
-            own = self.members[a][c]
-            rest = np.delete(own, int(np.flatnonzero(own == row[a])[0]))
-            total += kind.weight * ncp.of_range(rest.min(keepdims=True), rest.max(keepdims=True))
+            lo, hi = self.lo[a][c : c + 1], self.hi[a][c : c + 1]
+            if row[a] == lo[0] or row[a] == hi[0]:
+                own = self.members[a][c]
+                same = own == row[a]
+                if np.count_nonzero(same) < 2:
+                    rest = own[~same]
+                    lo, hi = rest.min(keepdims=True), rest.max(keepdims=True)
+            total += kind.weight * ncp.of_range(lo, hi)
         return float(total[0])
 
     # -- models -------------------------------------------------------------------------

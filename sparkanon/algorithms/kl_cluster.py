@@ -85,11 +85,12 @@ from pydantic import Field
 
 from sparkanon.algorithms._base import BlockAlgorithm
 from sparkanon.algorithms._block import Block
-from sparkanon.algorithms._classes import ClassStats, RangeNcp
+from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.attributes.kinds import (
     Kind,
 )
+from sparkanon.attributes.ranges import RangeNcp
 from sparkanon.models.base import Int
 
 REFERENCE_BINS = 16
@@ -321,23 +322,34 @@ class _Growing:
         return total
 
     def best(self, candidates: np.ndarray) -> int:
-        """The candidate of least NCP growth, then nearest the first row, then lowest."""
+        """The candidate of least NCP growth, then nearest the first row, then lowest.
+
+        Distances are computed for the candidates tied on NCP growth only (each row's
+        distance is its own, so the choice is the same as ranking all).
+        """
         ncp = np.round(self.ncp_with_each(candidates) / EPS) * EPS
-        near = self.block.distances_to_point(candidates, self.seed_point)
-        return int(candidates[np.lexsort((candidates, near, ncp))[0]])
+        tied = candidates[ncp == ncp.min()]
+        if tied.size == 1:
+            return int(tied[0])
+        near = self.block.distances_to_point(tied, self.seed_point)
+        return int(tied[np.lexsort((tied, near))[0]])
 
     def ncp_without_each(self) -> np.ndarray:
-        """NCP of the class without each of its members."""
+        """NCP of the class (of two or more members) without each of its members.
+
+        Without member ``j`` an attribute's lowest code is the second lowest of the
+        class if ``j`` holds the lowest, else the lowest (the highest alike); a kind's
+        NCP depends only on those two codes (:class:`RangeNcp`).
+        """
         m = np.asarray(self.members)
-        return np.array(
-            [
-                sum(
-                    attr.kind.weight * attr.kind.ncp(np.delete(codes[m], j))
-                    for attr, codes in zip(self.attrs, self.block.codes, strict=True)
-                )
-                for j in range(len(m))
-            ]
-        )
+        total = np.zeros(len(m))
+        for attr, codes in zip(self.attrs, self.block.codes, strict=True):
+            own = codes[m]
+            ranked = np.sort(own)
+            lo = np.where(own == ranked[0], ranked[1], ranked[0])
+            hi = np.where(own == ranked[-1], ranked[-2], ranked[-1])
+            total += attr.kind.weight * attr.of_range(lo, hi)
+        return total
 
 
 class KLClusterParams(AlgorithmParams):
