@@ -34,7 +34,10 @@ Supported kinds: :class:`~sparkanon.attributes.kinds.ContinuousKind`,
 ``median``), :class:`~sparkanon.attributes.kinds.CategoricalKind` and
 :class:`~sparkanon.attributes.kinds.NominalKind` (exact types; subclasses such as
 the vector nominal kind and the semantic kinds are not): :func:`pack` returns
-``None`` for any other schema and the caller uses the numpy path.
+``None`` for any other schema and the caller uses the numpy path. (``pack(block,
+extended=True)`` also packs :class:`~sparkanon.attributes.kinds.VectorNominalKind` and
+:class:`~sparkanon.attributes.semantic.SemanticKind`, for the MAA-SAE kernel of
+:mod:`sparkanon.algorithms._sae_kernel`, which reuses this module's helpers.)
 
 ``SPARKANON_NO_JIT=1`` in the environment forces the numpy path (:func:`enabled`).
 The functions are compiled once per process and cached on disk (``cache=True``);
@@ -51,7 +54,14 @@ import numpy as np
 from numba import njit
 
 from sparkanon.algorithms._block import Block
-from sparkanon.attributes.kinds import CategoricalKind, ContinuousKind, NominalKind, OrdinalKind
+from sparkanon.attributes.kinds import (
+    CategoricalKind,
+    ContinuousKind,
+    NominalKind,
+    OrdinalKind,
+    VectorNominalKind,
+)
+from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.metrics.entropy import QUANTUM, ZERO_LOSS
 
 NO_JIT_ENV = "SPARKANON_NO_JIT"
@@ -59,6 +69,10 @@ NO_JIT_ENV = "SPARKANON_NO_JIT"
 
 CONTINUOUS, ORDINAL_MEAN, ORDINAL_MEDIAN, CATEGORICAL, NOMINAL = 0, 1, 2, 3, 4
 """Kind codes of the packed schema."""
+VECTOR_NOMINAL, SEMANTIC = 5, 6
+"""Kind codes :func:`pack` gives only with ``extended=True`` (the MAA-SAE kernel,
+:mod:`sparkanon.algorithms._sae_kernel`): :class:`VectorNominalKind` and
+:class:`SemanticKind`. This module's kernels never see them."""
 
 
 def enabled() -> bool:
@@ -77,6 +91,13 @@ class PackedSchema:
         matrix: ``(A, Vmax, Vmax)`` distance matrices, zero-padded.
         cost: ``(A, Vmax, Vmax)`` integer medoid costs of categorical attributes
             (``rint(matrix * taxonomy.height)``, as :meth:`CategoricalKind.centroids`).
+        digits: digits per code of each semantic attribute (0 for the others).
+        level_weight: ``(A, Lmax)`` normalised level weights ``w_i`` of each semantic
+            attribute (:attr:`SemanticKind._weights`), zero-padded.
+        power: ``(A, Lmax + 1)`` ``10**(length - i)``, ``i = 0..length``, of each
+            semantic attribute (``code // power[i]`` is its first ``i`` digits).
+        by_prefix: ``(A, Lmax + 1)`` normalised leaf distance by common prefix length
+            (:attr:`SemanticKind.by_prefix`).
     """
 
     kind: np.ndarray
@@ -84,35 +105,68 @@ class PackedSchema:
     size: np.ndarray
     matrix: np.ndarray
     cost: np.ndarray
+    digits: np.ndarray
+    level_weight: np.ndarray
+    power: np.ndarray
+    by_prefix: np.ndarray
 
 
-def pack(block: Block) -> PackedSchema | None:
-    """The block's schema as arrays, or ``None`` when a kind is not supported."""
+def _kind_code(kind: object, extended: bool) -> int | None:
+    """The kind code of one attribute, ``None`` if not supported (exact types only)."""
+    t = type(kind)
+    if t is ContinuousKind:
+        return CONTINUOUS
+    if t is OrdinalKind and kind.rule in ("mean_frequency", "median"):
+        return ORDINAL_MEAN if kind.rule == "mean_frequency" else ORDINAL_MEDIAN
+    if t is CategoricalKind:
+        return CATEGORICAL
+    if t is NominalKind:
+        return NOMINAL
+    if extended and t is VectorNominalKind:
+        return VECTOR_NOMINAL
+    if extended and t is SemanticKind:
+        return SEMANTIC
+    return None
+
+
+def pack(block: Block, extended: bool = False) -> PackedSchema | None:
+    """The block's schema as arrays, or ``None`` when a kind is not supported.
+
+    Args:
+        block: the block whose kinds are packed.
+        extended: also accept :class:`VectorNominalKind` and :class:`SemanticKind`
+            (:data:`VECTOR_NOMINAL`, :data:`SEMANTIC`), which only the MAA-SAE kernel
+            scores; this module's kernels call it without.
+    """
     kinds = block.kinds
     codes = []
     for kind in kinds:
-        t = type(kind)
-        if t is ContinuousKind:
-            codes.append(CONTINUOUS)
-        elif t is OrdinalKind and kind.rule in ("mean_frequency", "median"):
-            codes.append(ORDINAL_MEAN if kind.rule == "mean_frequency" else ORDINAL_MEDIAN)
-        elif t is CategoricalKind:
-            codes.append(CATEGORICAL)
-        elif t is NominalKind:
-            codes.append(NOMINAL)
-        else:
+        code = _kind_code(kind, extended)
+        if code is None:
             return None
-        if t is not ContinuousKind and kind.size < 1:
+        if code not in (CONTINUOUS, SEMANTIC) and kind.size < 1:
             return None
+        codes.append(code)
     a = len(kinds)
-    sizes = np.array(
-        [0 if c == CONTINUOUS else k.size for c, k in zip(codes, kinds, strict=True)], np.int64
-    )
+    discrete = [c not in (CONTINUOUS, SEMANTIC) for c in codes]
+    sizes = np.array([k.size if d else 0 for d, k in zip(discrete, kinds, strict=True)], np.int64)
     vmax = max(int(sizes.max(initial=0)), 1)
     matrix = np.zeros((a, vmax, vmax))
     cost = np.zeros((a, vmax, vmax), dtype=np.int64)
+    digits = np.array(
+        [k.length if c == SEMANTIC else 0 for c, k in zip(codes, kinds, strict=True)], np.int64
+    )
+    lmax = max(int(digits.max(initial=0)), 1)
+    level_weight = np.zeros((a, lmax))
+    power = np.ones((a, lmax + 1), dtype=np.int64)
+    by_prefix = np.zeros((a, lmax + 1))
     for i, (c, kind) in enumerate(zip(codes, kinds, strict=True)):
-        if c == CONTINUOUS:
+        if c == SEMANTIC:
+            length = kind.length
+            level_weight[i, :length] = kind._weights
+            power[i, : length + 1] = kind._powers
+            by_prefix[i, : length + 1] = kind.by_prefix
+        if c in (CONTINUOUS, SEMANTIC):
             continue
         v = kind.size
         matrix[i, :v, :v] = kind.matrix
@@ -125,6 +179,10 @@ def pack(block: Block) -> PackedSchema | None:
         size=sizes,
         matrix=matrix,
         cost=cost,
+        digits=digits,
+        level_weight=level_weight,
+        power=power,
+        by_prefix=by_prefix,
     )
 
 

@@ -76,6 +76,16 @@ row index (rows are sorted by row id) or the earliest formed class
 (:func:`best_by_rule`). APF at ``ILA = 0`` is ``+inf`` / ``0`` / ``-inf`` by the
 sign of ``EA`` (:func:`anonymous_protection_factor`); an ``ILA`` at or below
 ``ZERO_LOSS`` counts as 0 and ``|EA| <= ZERO_ENTROPY`` as ``EA = 0``.
+Every class loss ``IL`` and entropy ``Ent`` is put on the grid of
+:func:`~sparkanon.metrics.entropy.quantise` (``2**-30``) *before* the increments are
+taken: ``EA = q(Ent(G')) - q(Ent(G))``, ``ILA = q(IL(G')) - q(IL(G))`` (steps 8-9,
+15-16 and 26 alike), so both are exact multiples of the grid (``ILA <= ZERO_LOSS``
+means ``ILA <= 0``) and the APF is one division of them. Two candidates whose
+losses or entropies differ only by rounding (the same class reached in another
+summation order, the same value counts in other positions) therefore tie, and the
+rule above decides; the compiled kernel computes bit-identical keys and so takes
+the same decisions. Without the grid the first decisions of a block would go to
+whichever float happened to be a few units in the last place smaller.
 
 Cross-block reconciliation (:meth:`MaaSae.place`) places the extra rows, in
 seeded random order, by the leftover rule of steps 24-29.
@@ -86,10 +96,17 @@ the classes of ``Q`` at once on histogram kinds (the per-class accumulator
 on the other kinds (one ``kind.loss`` per class) only when a lower bound on
 their loss increment lets them beat ``t'`` (:meth:`MaaSae._merge_scores`; the
 choice is unchanged).
+
+Two implementations give the same labels: the numpy methods below (the reference,
+used for any kind the kernel does not support, and by subclasses that override the
+choice rule) and the compiled kernel of :mod:`sparkanon.algorithms._sae_kernel`,
+which :meth:`MaaSae.cluster` and :meth:`MaaSae.place_into` use when numba is
+installed, the schema's kinds are supported and ``SPARKANON_NO_JIT`` is not ``1``.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Literal
 
 import numpy as np
@@ -104,8 +121,21 @@ from sparkanon.metrics.entropy import (
     anonymous_protection_factor,
     entropy_increment,
     information_loss_increment,
+    quantise,
     sensitive_entropy,
 )
+
+
+def _compiled() -> ModuleType | None:
+    """The compiled kernel module, or ``None`` (numba missing or ``SPARKANON_NO_JIT=1``).
+
+    Imported on first use, so jobs with other algorithms never load numba.
+    """
+    try:
+        from sparkanon.algorithms import _sae_kernel
+    except ImportError:  # numba not installed: the numpy path
+        return None
+    return _sae_kernel if _sae_kernel.enabled() else None
 
 
 def _row_codes(block: Block, rows: np.ndarray) -> list[np.ndarray]:
@@ -194,10 +224,21 @@ class MaaSae(BlockAlgorithm):
         keys = apf_keys(np.array([ea_t, ea_g]), np.array([ila_t, ila_g]), rule)
         return tuple(float(key[0]) for key in keys) > tuple(float(key[1]) for key in keys)
 
+    def _kernel(self) -> ModuleType | None:
+        """The compiled kernel (:mod:`~sparkanon.algorithms._sae_kernel`) when it applies.
+
+        It implements the choice rule of :class:`MaaSae` and :class:`MaaMinil`
+        themselves; a subclass that overrides :meth:`pick`, :meth:`beats` or
+        :meth:`may_beat` gets the numpy path.
+        """
+        if type(self) not in (MaaSae, MaaMinil):
+            return None
+        return _compiled()
+
     # -- Algorithm 1 ------------------------------------------------------------------------
 
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
-        """Steps 1-29 on one block.
+        """Steps 1-29 on one block: the compiled kernel when it applies, else numpy.
 
         Args:
             block: the block's rows, sorted by row id.
@@ -207,6 +248,15 @@ class MaaSae(BlockAlgorithm):
             A class label ``0..m-1`` per row (classes in the order they entered
             ``Q``); all ``-1`` when the block cannot host a class.
         """
+        kernel = self._kernel()
+        if kernel is not None:
+            labels = kernel.cluster(block, rng, minil=isinstance(self, MaaMinil))
+            if labels is not None:
+                return labels
+        return self._cluster_numpy(block, rng)
+
+    def _cluster_numpy(self, block: Block, rng: np.random.Generator) -> np.ndarray:
+        """Steps 1-29 on one block, in numpy (the reference; see :meth:`cluster`)."""
         labels = np.full(block.n, -1, dtype=np.int64)
         if not block.can_host_class(np.arange(block.n)):
             return labels
@@ -258,18 +308,18 @@ class MaaSae(BlockAlgorithm):
             if candidates.size == 0 and ids.size == 0:
                 free[group] = True  # break rule (unreachable from step 4's pool)
                 return None
-            loss_g = block.loss(group)
+            loss_g = float(quantise(block.loss(group)))
             counts_g = np.bincount(g_sens, minlength=n_values).astype(float)
-            ent_g = sensitive_entropy(counts_g)
+            ent_g = float(quantise(sensitive_entropy(counts_g)))
             if candidates.size:  # steps 8 / 15: t'
                 ila_t = information_loss_increment(
-                    loss_g, block.losses_with_each(group, candidates)
+                    loss_g, quantise(block.losses_with_each(group, candidates))
                 )
                 values = block.sens[candidates]
                 present = np.unique(values)
                 ent_by_value = np.zeros(n_values)
                 grown = counts_g[None, :] + np.eye(n_values)[present]
-                ent_by_value[present] = sensitive_entropy(grown)
+                ent_by_value[present] = quantise(sensitive_entropy(grown))
                 ea_t = entropy_increment(ent_g, ent_by_value[values])
                 i = self.pick(ea_t, ila_t, rule)
             if ids.size:  # steps 9 / 16: G'
@@ -305,31 +355,33 @@ class MaaSae(BlockAlgorithm):
         """``EA`` and ``ILA`` of merging ``G`` with each class of ``Q`` that could beat ``t'``.
 
         Exact pruning: every attribute's loss is a sum of distances, so
-        ``IL(G ∪ Gk)`` is at least its histogram-kind part, which is computed for
-        all classes at once; only the classes whose bound (:meth:`may_beat`) lets
-        them beat ``t'`` are scored on the other kinds (one ``kind.loss`` call
-        each). The best of those is the seed's ``G'`` whenever ``G'`` beats
-        ``t'``, so the choice is the same as scoring every class.
+        ``IL(G ∪ Gk)`` is at least its histogram-kind part ``H``, which is computed
+        for all classes at once, and ``q(IL(G ∪ Gk)) >= q(H)`` on the grid; only the
+        classes whose bound ``q(H) - q(IL(G))`` (:meth:`may_beat`) lets them beat
+        ``t'`` are scored on the other kinds (one ``kind.loss`` call each). The best
+        of those is the seed's ``G'`` whenever ``G'`` beats ``t'``, so the choice is
+        the same as scoring every class.
 
         Args:
             q: the formed classes.
             ids: the classes of ``Q``.
             codes: codes of ``G``'s rows, one array per attribute.
             sens: sensitive codes of ``G``'s rows.
-            loss_g: ``IL(G)``.
-            ent_g: ``Ent(G)``.
+            loss_g: ``IL(G)``, quantised.
+            ent_g: ``Ent(G)``, quantised.
             best_row: ``(EA, ILA)`` of ``t'``, ``None`` if there is no ``t'``.
             rule: ``algorithm.apf_rule``.
 
         Returns:
             ``(ids, EA, ILA)`` of the classes kept (possibly none).
         """
-        ea_q = entropy_increment(ent_g, q.entropies(ids, sens))
+        ea_q = entropy_increment(ent_g, quantise(q.entropies(ids, sens)))
         hist = q.hist_losses(ids, codes)
         if best_row is not None:
-            keep = self.may_beat(best_row[0], best_row[1], ea_q, hist - loss_g, rule)
+            low = information_loss_increment(loss_g, quantise(hist))
+            keep = self.may_beat(best_row[0], best_row[1], ea_q, low, rule)
             ids, ea_q, hist = ids[keep], ea_q[keep], hist[keep]
-        ila_q = information_loss_increment(loss_g, hist + q.member_losses(ids, codes))
+        ila_q = information_loss_increment(loss_g, quantise(hist + q.member_losses(ids, codes)))
         return ids, ea_q, ila_q
 
     def may_beat(
@@ -373,10 +425,10 @@ class MaaSae(BlockAlgorithm):
         for n, i in enumerate(order):
             one = np.array([int(i)])
             codes, sens = _row_codes(rows, one), rows.sens[one]
-            losses = q.hist_losses(ids, codes) + q.member_losses(ids, codes)
-            ents = q.entropies(ids, sens)
-            ila = information_loss_increment(rows.loss(one), losses)
-            ea = entropy_increment(sensitive_entropy(np.bincount(sens)), ents)
+            losses = quantise(q.hist_losses(ids, codes) + q.member_losses(ids, codes))
+            ents = quantise(q.entropies(ids, sens))
+            ila = information_loss_increment(quantise(rows.loss(one)), losses)
+            ea = entropy_increment(quantise(sensitive_entropy(np.bincount(sens))), ents)
             cid = int(ids[self.pick(ea, ila, rule)])
             q.add_rows(cid, codes, sens, rows.level[one])
             chosen[n] = cid
@@ -390,7 +442,15 @@ class MaaSae(BlockAlgorithm):
         extra: Block,
         rng: np.random.Generator,
     ) -> np.ndarray:
-        """Rows of another block, in seeded random order, join classes by the leftover rule."""
+        """Rows of another block, in seeded random order, join classes by the leftover rule.
+
+        The compiled kernel when it applies (:meth:`cluster`), else numpy.
+        """
+        kernel = self._kernel()
+        if kernel is not None:
+            placed = kernel.place(block, labels, extra, rng, minil=isinstance(self, MaaMinil))
+            if placed is not None:
+                return placed
         out = np.empty(extra.n, dtype=np.int64)
         present = np.unique(labels[labels >= 0])
         q = ClassStats(block, capacity=present.size)
