@@ -6,7 +6,13 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
+
+import sparkanon.stages.cluster as cluster_stage
+from sparkanon.config import load_config
+from sparkanon.engine.local import LocalEngine
+from sparkanon.pipeline import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 ADULT_CSV = ROOT / "data" / "adult" / "adult.csv"
@@ -65,3 +71,31 @@ def write_config(tmp: Path, cfg: dict[str, Any], name: str = "job.yaml") -> Path
     path = tmp / name
     path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return path
+
+
+def clustered_blocks(conf: Path, overrides: list[str]) -> list[tuple[Any, Any, int]]:
+    """Every block the local pipeline clusters for a config: ``(rows, context, block id)``.
+
+    Runs the job on the local engine without committing, from the project root (the
+    config's relative hierarchy paths), recording each call of the cluster stage's
+    per-block function.
+
+    Args:
+        conf: the job config.
+        overrides: ``key=value`` overrides (the input and output paths at least).
+    """
+    seen: list[tuple[Any, Any, int]] = []
+    original = cluster_stage.cluster_block_counted
+
+    def record(frame, ctx, algorithm, seed, block_id):  # noqa: ANN001, ANN202
+        seen.append((frame.copy(), ctx, int(block_id)))
+        return original(frame, ctx, algorithm, seed, block_id)
+
+    mp = pytest.MonkeyPatch()
+    mp.setattr(cluster_stage, "cluster_block_counted", record)
+    mp.chdir(ROOT)
+    try:
+        run_job(LocalEngine(), load_config(conf, overrides), commit=False)
+    finally:
+        mp.undo()
+    return seen

@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sparkanon.stages.cluster as cluster_stage
 from sparkanon.algorithms import Block, BlockContext, block_rng, cluster_block, place_rows
 from sparkanon.algorithms import _sae_kernel as kernel
 from sparkanon.algorithms._block import ApfRule
@@ -34,12 +33,9 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.schema import RID, SENS, Schema
 from sparkanon.attributes.semantic import SemanticKind
-from sparkanon.config import load_config
-from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.entropy import sensitive_entropy
 from sparkanon.models import HPKAnonymity
-from sparkanon.pipeline import run_job
-from tests._adult import ROOT, adult_sample
+from tests._adult import ROOT, adult_sample, clustered_blocks
 from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame
 from tests.test_maa_sae import assert_model_holds
 from tests.test_slie_kernel import both_paths
@@ -73,28 +69,10 @@ def seed003_blocks(
     """
     tmp = tmp_path_factory.mktemp("adult003")
     sample = adult_sample(tmp, 1500, fnlwgt_digits=6)
-    seen: list[tuple[pd.DataFrame, BlockContext, int]] = []
-    original = cluster_stage.cluster_block_counted
-
-    def record(frame, ctx, algorithm, seed, block_id):
-        seen.append((frame.copy(), ctx, int(block_id)))
-        return original(frame, ctx, algorithm, seed, block_id)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(cluster_stage, "cluster_block_counted", record)
-    mp.chdir(ROOT)
-    try:
-        cfg = load_config(
-            SEED003_CONF,
-            [
-                f"input.path={sample}",
-                f"output.path={tmp / 'out'}",
-                "partitioning.max_block_rows=300",
-            ],
-        )
-        run_job(LocalEngine(), cfg, commit=False)
-    finally:
-        mp.undo()
+    seen = clustered_blocks(
+        SEED003_CONF,
+        [f"input.path={sample}", f"output.path={tmp / 'out'}", "partitioning.max_block_rows=300"],
+    )
     assert len(seen) >= 4
     return seen
 

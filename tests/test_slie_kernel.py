@@ -14,7 +14,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sparkanon.stages.cluster as cluster_stage
 from sparkanon.algorithms import Block, BlockContext, cluster_block, place_rows
 from sparkanon.algorithms import _slie_kernel as kernel
 from sparkanon.algorithms._classes import ClassStats
@@ -28,12 +27,9 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels
-from sparkanon.config import load_config
-from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.entropy import QUANTUM, best_by_psi, quantise
 from sparkanon.models import HPKAnonymity
-from sparkanon.pipeline import run_job
-from tests._adult import ADULT_CONF, adult_sample
+from tests._adult import ADULT_CONF, adult_sample, clustered_blocks
 from tests.test_algorithms import EDU_ARX, make_frame
 
 THREE_LEVELS = SensitiveLevels(
@@ -76,21 +72,7 @@ def adult_blocks(
     """The blocks the local pipeline clusters for the first 6,000 Adult rows (demo config)."""
     tmp = tmp_path_factory.mktemp("adult")
     sample = adult_sample(tmp, 6000)
-    seen: list[tuple[pd.DataFrame, BlockContext, int]] = []
-    original = cluster_stage.cluster_block_counted
-
-    def record(frame, ctx, algorithm, seed, block_id):
-        seen.append((frame.copy(), ctx, int(block_id)))
-        return original(frame, ctx, algorithm, seed, block_id)
-
-    mp = pytest.MonkeyPatch()
-    mp.setattr(cluster_stage, "cluster_block_counted", record)
-    mp.chdir(ADULT_CONF.parents[1])
-    try:
-        cfg = load_config(ADULT_CONF, [f"input.path={sample}", f"output.path={tmp / 'out'}"])
-        run_job(LocalEngine(), cfg, commit=False)
-    finally:
-        mp.undo()
+    seen = clustered_blocks(ADULT_CONF, [f"input.path={sample}", f"output.path={tmp / 'out'}"])
     assert len(seen) >= 3
     return seen
 
