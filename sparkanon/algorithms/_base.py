@@ -10,8 +10,10 @@ deterministic given its inputs.
 
 from __future__ import annotations
 
+import importlib
 import math
 from abc import ABC, abstractmethod
+from types import ModuleType
 from typing import ClassVar
 
 import numpy as np
@@ -19,6 +21,22 @@ import numpy as np
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.models import HPKAnonymity, ModelSet
+
+
+def compiled_kernel(module: str) -> ModuleType | None:
+    """A compiled (numba) kernel module of this package, or ``None`` for the numpy path.
+
+    ``None`` when numba is not installed or ``SPARKANON_NO_JIT=1`` (the module's
+    ``enabled()``). Imported on first use, so jobs with other algorithms never load numba.
+
+    Args:
+        module: the module's name under :mod:`sparkanon.algorithms` (``_slie_kernel``).
+    """
+    try:
+        kernel = importlib.import_module(f"sparkanon.algorithms.{module}")
+    except ImportError:  # numba not installed: the numpy path
+        return None
+    return kernel if kernel.enabled() else None
 
 
 class BlockAlgorithm(ABC):

@@ -111,7 +111,7 @@ from typing import Literal
 
 import numpy as np
 
-from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._base import BlockAlgorithm, compiled_kernel
 from sparkanon.algorithms._block import ApfRule, Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
@@ -127,15 +127,8 @@ from sparkanon.metrics.entropy import (
 
 
 def _compiled() -> ModuleType | None:
-    """The compiled kernel module, or ``None`` (numba missing or ``SPARKANON_NO_JIT=1``).
-
-    Imported on first use, so jobs with other algorithms never load numba.
-    """
-    try:
-        from sparkanon.algorithms import _sae_kernel
-    except ImportError:  # numba not installed: the numpy path
-        return None
-    return _sae_kernel if _sae_kernel.enabled() else None
+    """The compiled kernel module (:mod:`~sparkanon.algorithms._sae_kernel`), or ``None``."""
+    return compiled_kernel("_sae_kernel")
 
 
 def _row_codes(block: Block, rows: np.ndarray) -> list[np.ndarray]:

@@ -48,6 +48,7 @@ from typing import Literal
 import numpy as np
 from pydantic import field_validator
 
+from sparkanon.algorithms._base import compiled_kernel
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._greedy import GreedyAlgorithm
@@ -79,15 +80,8 @@ class MaaSlieParams(AlgorithmParams):
 
 
 def _compiled() -> ModuleType | None:
-    """The compiled kernel module, or ``None`` (numba missing or ``SPARKANON_NO_JIT=1``).
-
-    Imported on first use, so jobs with other algorithms never load numba.
-    """
-    try:
-        from sparkanon.algorithms import _slie_kernel
-    except ImportError:  # numba not installed: the numpy path
-        return None
-    return _slie_kernel if _slie_kernel.enabled() else None
+    """The compiled kernel module (:mod:`~sparkanon.algorithms._slie_kernel`), or ``None``."""
+    return compiled_kernel("_slie_kernel")
 
 
 class MaaSlie(GreedyAlgorithm):
