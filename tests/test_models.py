@@ -621,6 +621,7 @@ def test_registry_classvars_and_describe(disease_csv: str) -> None:
         "entropy_l",
         "recursive_cl",
         "t_closeness",
+        "kl_diversity",
     }
     assert all(cls.monotonic for cls in MODELS.values())
     assert [n for n, cls in MODELS.items() if cls.needs_levels] == ["hpk"]

@@ -18,6 +18,8 @@ name                model                                      parameters
 ``recursive_cl``    recursive (c,l)-diversity (def. 20.3.4)    ``c``, ``l`` (integer)
 ``t_closeness``     t-closeness (def. 20.3.5)                  ``t``, ``measure``,
                                                                ``ground``, ``hierarchy``
+``kl_diversity``    (k,l)-diversity of relational-transaction  ``k``, ``l`` (integers)
+                    data (seed 002, def. 8)
 ==================  =========================================  =========================
 """
 
@@ -38,6 +40,7 @@ from sparkanon.models.base import (
     SensitiveDomain,
 )
 from sparkanon.models.k_anonymity import HPKAnonymity, KAnonymity, PSensitiveKAnonymity
+from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.models.l_diversity import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -53,6 +56,7 @@ _CLASSES: tuple[type[PrivacyModel], ...] = (
     EntropyLDiversity,
     RecursiveCLDiversity,
     TCloseness,
+    KLDiversity,
 )
 
 MODELS: dict[str, type[PrivacyModel]] = {cls.model_fields["name"].default: cls for cls in _CLASSES}
@@ -158,6 +162,7 @@ __all__ = [
     "EntropyLDiversity",
     "HPKAnonymity",
     "KAnonymity",
+    "KLDiversity",
     "ModelConfig",
     "ModelSet",
     "PSensitiveKAnonymity",

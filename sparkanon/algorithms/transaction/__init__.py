@@ -1,0 +1,22 @@
+"""Anonymization of relational-transaction data (seed 002): set-valued attributes per block.
+
+Seed 002 (Gong, Yang and Luo 2016, "Data anonymization approach for microdata with
+relational and transaction attributes") publishes records whose sensitive part is a set
+of items under (k, l)-diversity: every published generalized set is shared by at least
+``k`` records, and every group of the lossy decomposition holds at least ``l`` distinct
+sets. Its algorithms combine two sub-algorithms, each a module here, all pure numpy per
+block (no Spark):
+
+* :mod:`~sparkanon.algorithms.transaction.set_partition` - Partition (He and Naughton
+  2009, "Anonymization of set-valued data via top-down, local generalization"):
+  top-down local generalization of the sets over an item taxonomy to k-anonymity.
+* :mod:`~sparkanon.algorithms.transaction.anatomize` - Anatomize (Xiao and Tao 2006,
+  "Anatomy") over TBuckets, the records sharing one set (seed 002 definition 2).
+* :mod:`~sparkanon.algorithms.transaction.apa` - APA, seed 002 Algorithm 1: anatomize,
+  partition, merge groups, decompose.
+* :mod:`~sparkanon.algorithms.transaction.paa` - PAA, seed 002 Algorithm 2: partition,
+  then anatomize over the generalized sets, decompose.
+* :mod:`~sparkanon.algorithms.transaction.rmr` - RMR (Poulis et al. 2013, "Anonymizing
+  data with relational and transaction attributes"), the baseline seed 002 compares
+  against.
+"""

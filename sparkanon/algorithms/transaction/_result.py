@@ -1,0 +1,200 @@
+"""What APA and PAA return: a group per record and a published generalized set per record.
+
+Seed 002 (section 3.2) publishes relational-transaction data as two tables joined by
+the group id (the lossy decomposition of Xiao and Tao 2006, seed 002 definition 5):
+the relational table RT holds each record's relational values and its group id; the
+transaction table TT holds, per group, each published generalized set and how many of
+the group's records carry it. :class:`RTResult` holds both in per-record form, and
+:meth:`RTResult.tt_rows` gives TT.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from sparkanon.attributes.itemsets import ItemSets
+
+KEPT = 0
+"""``suppressed_reason``: the record is published."""
+PARTITION = 1
+"""``suppressed_reason``: ``partition_sets`` could not place it in a partition of ``k`` records."""
+LEFTOVER = 2
+"""``suppressed_reason``: Anatomize's residue step found no group free of its TBucket."""
+ABOVE_SHARE = 3
+"""``suppressed_reason``: its TBucket held more than the share Anatomize can spread over groups."""
+MERGE = 4
+"""``suppressed_reason``: APA's group merging ran out of groups before reaching ``l``."""
+
+REASONS: dict[int, str] = {
+    KEPT: "kept",
+    PARTITION: "partition",
+    LEFTOVER: "anatomize_leftover",
+    ABOVE_SHARE: "bucket_above_share",
+    MERGE: "merge_below_l",
+}
+"""Each ``suppressed_reason`` code by its name in reports."""
+
+
+def check_kl(k: int, l: int) -> None:  # noqa: E741 (the paper's name)
+    """Fail unless ``k`` and ``l`` are integers of at least 1.
+
+    Raises:
+        ValueError: naming the bad parameter and its value.
+    """
+    for name, value in (("k", k), ("l", l)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{name} must be an integer of at least 1, got {value!r}")
+
+
+def dense_groups(group: np.ndarray) -> np.ndarray:
+    """Renumber group ids ``0 .. G-1`` in the order of each group's first record.
+
+    Args:
+        group: int64 group label per record (any non-negative labels), ``-1`` if suppressed.
+
+    Returns:
+        A new int64 array: the group holding the lowest record index is 0, the group
+        whose first record comes next is 1, and so on; ``-1`` stays ``-1``.
+    """
+    group = np.asarray(group, dtype=np.int64)
+    out = np.full(group.shape, -1, dtype=np.int64)
+    kept = np.flatnonzero(group >= 0)
+    if kept.size == 0:
+        return out
+    labels, first = np.unique(group[kept], return_index=True)
+    rank = np.empty(labels.size, dtype=np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(labels.size, dtype=np.int64)
+    out[kept] = rank[np.searchsorted(labels, group[kept])]
+    return out
+
+
+def set_codes(sets: ItemSets) -> tuple[np.ndarray, list[tuple[int, ...]]]:
+    """A dense code per record for its set: equal sets share a code (a TBucket, definition 2).
+
+    Args:
+        sets: one set per record.
+
+    Returns:
+        ``(code, distinct)``: ``code[i]`` indexes ``distinct``, the distinct sets sorted
+        as tuples of node ids (so codes do not depend on the records' order).
+    """
+    keys = sets.keys()
+    distinct = sorted(set(keys))
+    index = {key: i for i, key in enumerate(distinct)}
+    code = np.fromiter((index[key] for key in keys), dtype=np.int64, count=len(keys))
+    return code, distinct
+
+
+def gather_sets(sets: ItemSets, rows: np.ndarray) -> ItemSets:
+    """The sets of the records at ``rows``, in that order (vectorised row gather).
+
+    Args:
+        sets: one set per record.
+        rows: int64 record indices (repeats allowed).
+
+    Returns:
+        A new :class:`ItemSets` of ``len(rows)`` sets.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    starts = sets.offsets[rows]
+    lengths = sets.offsets[rows + 1] - starts
+    offsets = np.zeros(rows.size + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    shift = np.repeat(starts - offsets[:-1], lengths)
+    nodes = sets.nodes[shift + np.arange(offsets[-1], dtype=np.int64)]
+    return ItemSets(offsets=offsets, nodes=nodes.astype(np.int64))
+
+
+def overlay_sets(base: ItemSets, rows: np.ndarray, sub: ItemSets) -> ItemSets:
+    """``base`` with the set of record ``rows[i]`` replaced by ``sub``'s set ``i``.
+
+    Args:
+        base: one set per record.
+        rows: int64 indices into ``base``, distinct, as many as ``sub`` holds.
+        sub: the replacing sets.
+
+    Returns:
+        A new :class:`ItemSets` as long as ``base``.
+
+    Raises:
+        ValueError: ``rows`` and ``sub`` differ in length.
+    """
+    rows = np.asarray(rows, dtype=np.int64)
+    if rows.size != len(sub):
+        raise ValueError(f"{rows.size} rows to replace but {len(sub)} replacing sets")
+    n = len(base)
+    stacked = ItemSets(
+        offsets=np.concatenate((base.offsets[:-1], sub.offsets + base.nodes.size)),
+        nodes=np.concatenate((base.nodes, sub.nodes)).astype(np.int64),
+    )
+    source = np.arange(n, dtype=np.int64)
+    source[rows] = n + np.arange(rows.size, dtype=np.int64)
+    return gather_sets(stacked, source)
+
+
+@dataclass(frozen=True)
+class RTResult:
+    """The output of APA or PAA over one block of records.
+
+    Attributes:
+        group: int64 per record: its group id ``0 .. G-1`` (dense, numbered in the order
+            of each group's first record), ``-1`` if suppressed.
+        generalized: per record (same order) its published generalized set (node ids);
+            a suppressed record keeps its original set, which is not published.
+        suppressed_reason: int8 per record: :data:`KEPT` (0), :data:`PARTITION` (1),
+            :data:`LEFTOVER` (2), :data:`ABOVE_SHARE` (3) or :data:`MERGE` (4).
+    """
+
+    group: np.ndarray
+    generalized: ItemSets
+    suppressed_reason: np.ndarray
+
+    @property
+    def n_groups(self) -> int:
+        """Number of groups ``G``."""
+        return int(self.group.max()) + 1 if (self.group >= 0).any() else 0
+
+    def kept(self) -> np.ndarray:
+        """Boolean mask of the published records."""
+        return self.group >= 0
+
+    def reason_counts(self) -> dict[str, int]:
+        """Records per suppression reason (and ``kept``), by name, every reason listed."""
+        counts = np.bincount(self.suppressed_reason.astype(np.int64), minlength=len(REASONS))
+        return {name: int(counts[code]) for code, name in REASONS.items()}
+
+    def tt_rows(self) -> list[tuple[int, tuple[int, ...], int]]:
+        """The transaction table TT: ``(group, generalized set, count)``, sorted.
+
+        Returns:
+            One row per group and distinct published set in it, with the number of the
+            group's records carrying that set; sorted by group, then set.
+        """
+        keys = self.generalized.keys()
+        tally = Counter((int(g), keys[i]) for i, g in enumerate(self.group.tolist()) if g >= 0)
+        return sorted((g, key, n) for (g, key), n in tally.items())
+
+    def group_stats(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per group its size and the count of its most frequent published set.
+
+        Returns:
+            ``(sizes, max_counts)``, two int64 arrays of length :attr:`n_groups`.
+        """
+        kept = np.flatnonzero(self.kept())
+        g = self.group[kept]
+        n_groups = self.n_groups
+        sizes = np.bincount(g, minlength=n_groups).astype(np.int64)
+        code, distinct = set_codes(gather_sets(self.generalized, kept))
+        pairs, counts = np.unique(g * max(len(distinct), 1) + code, return_counts=True)
+        max_counts = np.zeros(n_groups, dtype=np.int64)
+        np.maximum.at(max_counts, pairs // max(len(distinct), 1), counts)
+        return sizes, max_counts.astype(np.int64)
+
+    def bucket_sizes(self) -> np.ndarray:
+        """Records of each published TBucket (distinct published set) over the whole block."""
+        kept = np.flatnonzero(self.kept())
+        code, distinct = set_codes(gather_sets(self.generalized, kept))
+        return np.bincount(code, minlength=len(distinct)).astype(np.int64)
