@@ -10,17 +10,20 @@ Map of the package:
 * :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances, centroids,
   generalized values and NCP (:mod:`~sparkanon.attributes.kinds`; seed 003's code
   hierarchy trees in :mod:`~sparkanon.attributes.semantic`), taxonomy trees from ARX
-  hierarchy files (:mod:`~sparkanon.attributes.hierarchy`), and the encoded schema with
-  the sensitive domain (:mod:`~sparkanon.attributes.schema`).
+  hierarchy files (:mod:`~sparkanon.attributes.hierarchy`), set-valued attributes over
+  an item taxonomy (:mod:`~sparkanon.attributes.itemsets`, seed 002), and the encoded
+  schema with the sensitive domain (:mod:`~sparkanon.attributes.schema`).
 * :mod:`sparkanon.models` - privacy models as criteria over per-class summaries:
   k-anonymity, p-sensitive, (H,p,k), distinct / entropy / recursive l-diversity,
-  t-closeness; a :class:`~sparkanon.models.ModelSet` when several must hold.
+  t-closeness, (k,l)-diversity of relational-transaction data; a
+  :class:`~sparkanon.models.ModelSet` when several must hold.
 * :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas, each a
   :class:`~sparkanon.algorithms.BlockAlgorithm` with its own parameters: MAA-SLIE and
   GPKC (seed 000), MAA-SAE and MAA-MINIL (seed 003), MDAV, (K,L) clustering (seed 001),
   Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.partition`), the
   per-class accumulator (``_classes``) and the repair step
-  (:mod:`~sparkanon.algorithms.repair`).
+  (:mod:`~sparkanon.algorithms.repair`); and, for a set-valued sensitive attribute,
+  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; seed 002).
 * :mod:`sparkanon.publications` - what a class publishes (centroids, generalized values)
   and the published tables with the key of their equivalence classes.
 * :mod:`sparkanon.metrics` - the formulas (entropies, PSI, EA/ILA/APF, NCP, GCP, DM) and
@@ -30,7 +33,9 @@ Map of the package:
 * :mod:`sparkanon.stages` - one module per stage of the job (read, profile, encode,
   partition, cluster, reconcile, summarise, publish, verify, measure, commit), each with
   its driver part and the pandas functions it hands the engine.
-* :mod:`sparkanon.pipeline` - :func:`~sparkanon.pipeline.run_job`, the stages in order.
+* :mod:`sparkanon.pipeline` - :func:`~sparkanon.pipeline.run_job`, the stages in order;
+  :mod:`sparkanon.pipeline_rt` the relational-transaction job it hands a set-valued
+  sensitive attribute to (stages ``items``, ``rt_cluster``, ``rt_publish``).
 * :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``.
 
 Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...) are

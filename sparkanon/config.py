@@ -25,15 +25,18 @@ import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
 )
 
-from sparkanon.algorithms import ALGORITHMS, AlgorithmConfig
+from sparkanon.algorithms import ALGORITHMS, RT_ALGORITHMS, AlgorithmConfig
 from sparkanon.algorithms.maa_slie import MaaSlieParams
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
+from sparkanon.attributes.itemsets import ItemTree, even_taxonomy, sorted_items
 from sparkanon.attributes.kinds import (
     RANGE_SEPARATOR,
     Kind,
@@ -322,6 +325,96 @@ class SensitiveConfig(_Frozen):
         return None
 
 
+class LongItemsConfig(_Frozen):
+    """Items held in a separate long table, one row per (record, item), joined by a key.
+
+    This is how warehouses hold set-valued data (one row per purchased product).
+
+    Attributes:
+        format: ``csv``, ``parquet`` or ``orc``.
+        path: file or directory of the long table.
+        options: reader options (for CSV: ``header``, ``sep``...).
+        key: the column joining it to the main input (present in both; list it under
+            ``attributes`` as an ``identifier`` so it is never published).
+        item: the column holding one item.
+    """
+
+    format: Literal["csv", "parquet", "orc"] = "csv"
+    path: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    key: str
+    item: str
+
+
+class ItemsetConfig(_Frozen):
+    """A set-valued sensitive attribute (seed 002's transaction part), e.g. diagnosis codes.
+
+    Attributes:
+        name: the column (for ``layout: long``, the name the joined sets take).
+        kind: ``itemset``.
+        layout: ``delimited`` (a string of items joined by ``separator``; CSV),
+            ``array`` (a Parquet/ORC ``array<string>`` column) or ``long`` (a
+            separate table, see :class:`LongItemsConfig`).
+        separator: the item separator of the ``delimited`` layout.
+        taxonomy: ARX-format hierarchy CSV whose leaves are the items.
+        fanout: without ``taxonomy``: an even taxonomy over the items the data
+            holds (sorted), ``fanout`` children per node (seed 002 section 4.1 uses 5).
+        on_unknown_item: ``error`` fails on an item absent from the taxonomy,
+            naming it; ``drop`` removes such items from their sets (counted).
+        long: the long table (``layout: long`` only).
+    """
+
+    name: str
+    kind: Literal["itemset"]
+    layout: Literal["delimited", "array", "long"] = "delimited"
+    separator: str = Field(default="|", min_length=1)
+    taxonomy: str | None = None
+    fanout: Annotated[Int, Field(ge=2)] | None = None
+    on_unknown_item: Literal["error", "drop"] = "error"
+    long: LongItemsConfig | None = None
+
+    levels: ClassVar[None] = None
+    values: ClassVar[None] = None
+    declared_values: ClassVar[None] = None
+
+    @model_validator(mode="after")
+    def _taxonomy_and_layout(self) -> ItemsetConfig:
+        if (self.taxonomy is None) == (self.fanout is None):
+            raise ValueError(
+                "taxonomy: give exactly one of taxonomy (an ARX hierarchy CSV whose leaves are "
+                "the items) and fanout (an even taxonomy generated over the items, e.g. 5)"
+            )
+        if (self.layout == "long") != (self.long is not None):
+            raise ValueError(
+                "long: the long table (format, path, key, item) goes with layout: long, and "
+                "only with it"
+            )
+        return self
+
+    def load_tree(self, items: Sequence[str] = ()) -> ItemTree:
+        """The item taxonomy: the configured file, or an even tree over ``items`` (sorted)."""
+        if self.taxonomy is not None:
+            return ItemTree.of(load_arx_hierarchy(self.taxonomy, self.name))
+        assert self.fanout is not None
+        return ItemTree.of(even_taxonomy(sorted_items(items), self.fanout))
+
+
+def _sensitive_kind(raw: Any) -> str:
+    """The variant of ``sensitive``: ``itemset`` when it says so, else one value per record."""
+    kind = raw.get("kind") if isinstance(raw, Mapping) else getattr(raw, "kind", None)
+    return "itemset" if kind == "itemset" else "value"
+
+
+SensitiveAttribute = Annotated[
+    Union[  # noqa: UP007 (a discriminated union is spelt with Union)
+        Annotated[SensitiveConfig, Tag("value")],
+        Annotated[ItemsetConfig, Tag("itemset")],
+    ],
+    Discriminator(_sensitive_kind),
+]
+"""The ``sensitive`` section: one value per record, or a set of items (``kind: itemset``)."""
+
+
 def _model_list(raw: Any) -> Any:
     """One model mapping becomes a list of one; a list stays; an empty list is refused."""
     if isinstance(raw, Mapping):
@@ -373,14 +466,17 @@ class OutputConfig(_Frozen):
         publish: ``centroids`` replaces each quasi-identifier by its class
             centroid (micro-aggregation); ``generalized`` by the class's
             generalized value (a numeric range, the taxonomy node covering the
-            class, a common code prefix), as seed 001 publishes.
+            class, a common code prefix), as seed 001 publishes; ``anatomy`` (a
+            set-valued sensitive attribute only) publishes two tables, ``rt`` (record
+            id, exact quasi-identifiers, group id) and ``tt`` (group id, generalized
+            set, count), as seed 002 does.
     """
 
     path: str
     format: Literal["parquet", "csv"] = "parquet"
     mode: Literal["error", "overwrite"] = "error"
     decimals: Annotated[Int, Field(ge=0)] | None = None
-    publish: Literal["centroids", "generalized"] = "centroids"
+    publish: Literal["centroids", "generalized", "anatomy"] = "centroids"
 
 
 class JobConfig(_Frozen):
@@ -388,7 +484,7 @@ class JobConfig(_Frozen):
 
     input: InputConfig
     attributes: tuple[AttributeConfig, ...] = Field(min_length=1)
-    sensitive: SensitiveConfig
+    sensitive: SensitiveAttribute
     model: tuple[ModelConfig, ...]
     algorithm: AlgorithmConfig = MaaSlieParams()
     partitioning: PartitioningConfig = PartitioningConfig()
@@ -415,8 +511,8 @@ class JobConfig(_Frozen):
         """Columns copied to the output unchanged."""
         return tuple(a.name for a in self.attributes if a.kind == "keep")
 
-    @model_validator(mode="after")
-    def _cross_checks(self) -> JobConfig:
+    def _column_checks(self) -> list[str]:
+        """Problems with the columns: repeated, the sensitive one listed, no quasi-identifier."""
         problems: list[str] = []
         names = [a.name for a in self.attributes]
         duplicates = sorted({n for n in names if names.count(n) > 1})
@@ -429,6 +525,32 @@ class JobConfig(_Frozen):
             )
         if not self.quasi_identifiers:
             problems.append("attributes: no quasi-identifier (kinds: " + ", ".join(QI_KINDS) + ")")
+        return problems
+
+    def _single_value_checks(self) -> list[str]:
+        """Problems of a job with one sensitive value per record (models, levels, algorithm)."""
+        problems: list[str] = []
+        if self.algorithm.name in RT_ALGORITHMS:
+            problems.append(
+                f"algorithm.name: {self.algorithm.name!r} anonymizes a set-valued sensitive "
+                "attribute; declare sensitive.kind: itemset, or choose one of "
+                + ", ".join(ALGORITHMS)
+            )
+            return problems
+        if self.output.publish == "anatomy":
+            problems.append(
+                "output.publish: anatomy publishes a set-valued sensitive attribute "
+                "(sensitive.kind: itemset); use centroids or generalized"
+            )
+        for i, model in enumerate(self.model):
+            if model.name == "kl_diversity":
+                key = "model" if len(self.model) == 1 else f"model.{i}"
+                problems.append(
+                    f"{key}: kl_diversity protects a set-valued sensitive attribute; declare "
+                    "sensitive.kind: itemset (with algorithm apa or paa and publish: anatomy)"
+                )
+        if problems:
+            return problems
         levels = self.sensitive.levels
         declared = self.sensitive.declared_values
         declared_by = "sensitive.levels" if self.sensitive.values is None else "sensitive.values"
@@ -461,6 +583,54 @@ class JobConfig(_Frozen):
                     f"{key}: {model.name} is not monotonic, so classes cannot be repaired by "
                     f"merging; algorithm {self.algorithm.name!r} does not guarantee it"
                 )
+        return problems
+
+    def _rt_checks(self) -> list[str]:
+        """Problems of a relational-transaction job (seed 002): model, algorithm, publication."""
+        problems = self._column_checks()
+        if self.algorithm.name not in RT_ALGORITHMS:
+            problems.append(
+                f"algorithm.name: {self.algorithm.name!r} anonymizes one sensitive value per "
+                "record; a set-valued sensitive attribute (sensitive.kind: itemset) needs one of "
+                + ", ".join(RT_ALGORITHMS)
+            )
+        if [m.name for m in self.model] != ["kl_diversity"]:
+            names = ", ".join(m.name for m in self.model)
+            problems.append(
+                f"model: {names}: a set-valued sensitive attribute is published under "
+                "(k,l)-diversity alone; use model: {name: kl_diversity, k: 10, l: 5}"
+            )
+        if self.output.publish != "anatomy":
+            problems.append(
+                f"output.publish: {self.output.publish!r} publishes one value per record; a "
+                "set-valued sensitive attribute is published as two tables (RT and TT): use "
+                "publish: anatomy"
+            )
+        if not problems:
+            kl = self.model[0]
+            need = kl.k * kl.l
+            if self.partitioning.max_block_rows < need:
+                problems.append(
+                    f"partitioning.max_block_rows = {self.partitioning.max_block_rows}: a block "
+                    f"must hold at least k * l = {need} records (l sets of k records each); "
+                    f"raise max_block_rows to at least {need}"
+                )
+        return problems
+
+    @property
+    def is_relational_transaction(self) -> bool:
+        """Whether the sensitive attribute is a set of items (seed 002's RT data)."""
+        return isinstance(self.sensitive, ItemsetConfig)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> JobConfig:
+        if self.is_relational_transaction:
+            problems = self._rt_checks()
+            if problems:
+                raise ValueError("\n".join(problems))
+            return self
+        problems = self._column_checks()
+        problems += self._single_value_checks()
         k = self.models.min_class_size()
         if self.partitioning.max_block_rows < k:
             i, sizing = next((i, m) for i, m in enumerate(self.model) if m.min_class_size() == k)
@@ -559,7 +729,8 @@ def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
 _TAGS = {
     "attributes": ("kind", ATTRIBUTE_KINDS),
     "model": ("name", tuple(MODELS)),
-    "algorithm": ("name", tuple(ALGORITHMS)),
+    "algorithm": ("name", tuple(ALGORITHMS) + tuple(RT_ALGORITHMS)),
+    "sensitive": ("kind", ("value", "itemset")),
 }
 """The unions of the config: their section, the key that selects a variant, the variants."""
 
@@ -600,6 +771,7 @@ def _variant_keys(section: str) -> dict[str, frozenset[str]]:
         classes: dict[str, Any] = dict(MODELS)
     elif section == "algorithm":
         classes = {name: algorithm.Params for name, algorithm in ALGORITHMS.items()}
+        classes |= RT_ALGORITHMS
     else:
         members = get_args(get_args(AttributeConfig)[0])
         classes = {get_args(c.model_fields["kind"].annotation)[0]: c for c in members}

@@ -121,6 +121,10 @@ def run_job(
         UserError: bad config or input (exit code 2); nothing is written.
         PrivacyViolationError: verification failed (exit code 3); nothing is written.
     """
+    if config.is_relational_transaction:
+        from sparkanon.pipeline_rt import run_rt_job
+
+        return run_rt_job(engine, config, table, commit)
     timer = StageTimer(engine)
     if commit:
         check_output(engine, config, reads_path=table is None)

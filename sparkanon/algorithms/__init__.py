@@ -23,6 +23,7 @@ from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.algorithms.mdav import Mdav
 from sparkanon.algorithms.mondrian import Mondrian
 from sparkanon.algorithms.repair import reject_breaking_rows, repair_classes
+from sparkanon.algorithms.transaction._params import ApaParams, PaaParams, RTParams
 from sparkanon.attributes.schema import RID
 
 ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc, "mdav": Mdav}
@@ -31,14 +32,23 @@ ALGORITHMS |= {"maa_sae": MaaSae, "maa_minil": MaaMinil}
 ALGORITHMS |= {"kl_cluster": KLCluster}
 ALGORITHMS |= {"mondrian": Mondrian}
 
+RT_ALGORITHMS: dict[str, type[RTParams]] = {"apa": ApaParams, "paa": PaaParams}
+"""The relational-transaction algorithms (seed 002) by config name, with their parameters.
+
+They run per block on a set-valued sensitive attribute (:mod:`sparkanon.algorithms.transaction`),
+not through :class:`BlockAlgorithm`."""
+
 AlgorithmConfig = Annotated[
-    Union[tuple(cls.Params for cls in ALGORITHMS.values())],  # noqa: UP007
+    Union[  # noqa: UP007
+        tuple(cls.Params for cls in ALGORITHMS.values()) + tuple(RT_ALGORITHMS.values())
+    ],
     Field(discriminator="name"),
 ]
 """The ``algorithm`` section of a config: one algorithm's parameters, chosen by ``name``."""
 
 __all__ = [
     "ALGORITHMS",
+    "RT_ALGORITHMS",
     "Block",
     "BlockAlgorithm",
     "BlockContext",

@@ -56,6 +56,14 @@ def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def _holds_arrays(column: pd.Series) -> bool:
+    """Whether an object column holds lists or arrays (judged by its first non-null value)."""
+    if column.dtype != object:
+        return False
+    present = column.dropna()
+    return len(present) > 0 and isinstance(present.iloc[0], (list, tuple, np.ndarray))
+
+
 def _ddl_of(dtype: Any) -> str:
     if pd.api.types.is_bool_dtype(dtype):
         return "boolean"
@@ -119,7 +127,10 @@ class LocalEngine(Engine):
         return canonical_local(local)
 
     def schema_of(self, table: pd.DataFrame) -> list[tuple[str, str]]:  # noqa: D102
-        return [(str(c), _ddl_of(t)) for c, t in table.dtypes.items()]
+        return [
+            (str(c), "array<string>" if _holds_arrays(table[c]) else _ddl_of(t))
+            for c, t in table.dtypes.items()
+        ]
 
     def with_row_id(self, table: pd.DataFrame, column: str) -> pd.DataFrame:  # noqa: D102
         return table.assign(**{column: np.arange(len(table), dtype=np.int64)})

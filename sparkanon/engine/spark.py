@@ -44,6 +44,17 @@ _SPARK_TO_DDL = {
 }
 
 
+def _ddl_of(spark_type: str) -> str:
+    """Our DDL name of a Spark type.
+
+    ``long``, ``double``, ``boolean``; an array type as it is (``array<string>``);
+    anything else ``string``.
+    """
+    if spark_type.startswith("array<"):
+        return spark_type
+    return _SPARK_TO_DDL.get(spark_type, "string")
+
+
 def _ddl(schema: Columns) -> str:
     return ", ".join(f"`{n}` {t}" for n, t in schema)
 
@@ -187,7 +198,7 @@ class SparkEngine(Engine):
 
     def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
         return [
-            (f.name, _SPARK_TO_DDL.get(f.dataType.simpleString(), "string"))
+            (f.name, _ddl_of(f.dataType.simpleString()))
             for f in table.schema.fields
         ]
 

@@ -7,7 +7,7 @@ that cannot be encoded (:func:`sparkanon.stages.profile.invalid_masks`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,7 @@ from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.io import MALFORMED
 from sparkanon.stages._common import StageTimer
+from sparkanon.stages.items import ITEMS, ItemsSpec, make_set_encoder, set_missing
 from sparkanon.stages.profile import (
     ProfileSpec,
     TrimmedText,
@@ -29,11 +30,17 @@ from sparkanon.stages.profile import (
 from sparkanon.stages.read import RawInput
 
 
-def encoded_columns(schema: Schema) -> list[tuple[str, str]]:
-    """Schema of the encoded table, without the pass-through columns."""
+def encoded_columns(schema: Schema, sets: bool = False) -> list[tuple[str, str]]:
+    """Schema of the encoded table, without the pass-through columns.
+
+    Args:
+        schema: the encoded schema.
+        sets: the sensitive attribute is a set of items (encoded in :data:`ITEMS`
+            instead of a value code and a level).
+    """
     cols = [(RID, "long")]
     cols += [(c, k.code_type) for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
-    cols += [(SENS, "long"), (LEVEL, "long")]
+    cols += [(ITEMS, "string")] if sets else [(SENS, "long"), (LEVEL, "long")]
     return cols
 
 
@@ -42,19 +49,25 @@ def make_encode_fn(
     passthrough: Sequence[str],
     missing_tokens: frozenset[str],
     drop_invalid: ProfileSpec | None = None,
+    items: tuple[ItemsSpec, Mapping[str, int]] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Encode a batch: drop malformed records and rows with a missing value, add codes.
 
     Pass-through columns are kept as they are.
 
     With ``drop_invalid`` (the profile's spec, for ``input.on_invalid: drop``)
-    rows holding a value :func:`invalid_masks` rejects are dropped too.
+    rows holding a value :func:`invalid_masks` rejects are dropped too. With
+    ``items`` (the set column's spec and item -> leaf id) the sensitive column is
+    a set, encoded into :data:`~sparkanon.stages.items.ITEMS`.
     """
-    columns = schema.qi_names + [schema.sensitive.name]
+    columns = schema.qi_names + ([schema.sensitive.name] if items is None else [])
+    encode_sets = None if items is None else make_set_encoder(items[1], items[0])
 
     def encode(batch: pd.DataFrame) -> pd.DataFrame:
         texts = TrimmedText(batch)
         keep = ~missing_mask(texts, columns, missing_tokens).any(axis=1).to_numpy()
+        if items is not None:
+            keep &= ~set_missing(batch[items[0].column], items[0])
         if MALFORMED in batch.columns:
             keep &= batch[MALFORMED].to_numpy() != 1
         if drop_invalid is not None:
@@ -71,9 +84,11 @@ def make_encode_fn(
             raw = rows[kind.name] if numeric else texts[kind.name].reset_index(drop=True)
             codes, _ = kind.encode(raw)
             out[col] = codes
-        s, lvl, _ = schema.sensitive.encode(texts[schema.sensitive.name].reset_index(drop=True))
-        out[SENS] = s
-        out[LEVEL] = lvl
+        if encode_sets is not None:
+            out[ITEMS] = encode_sets(rows[items[0].column])
+        else:
+            sens = texts[schema.sensitive.name].reset_index(drop=True)
+            out[SENS], out[LEVEL], _ = schema.sensitive.encode(sens)
         frame = pd.DataFrame(out)
         for c in passthrough:
             frame[c] = rows[c].to_numpy()
@@ -83,18 +98,36 @@ def make_encode_fn(
 
 
 def encode_input(
-    engine: Engine, config: JobConfig, raw: RawInput, schema: Schema, timer: StageTimer
+    engine: Engine,
+    config: JobConfig,
+    raw: RawInput,
+    schema: Schema,
+    timer: StageTimer,
+    item_codes: Mapping[str, int] | None = None,
 ) -> tuple[Table, list[tuple[str, str]]]:
     """Encode the usable rows and cache them (materialised inside the stage's timer).
+
+    Args:
+        engine: the engine.
+        config: the job config.
+        raw: the input.
+        schema: the encoded schema.
+        timer: the stage timer.
+        item_codes: item -> leaf id, for a set-valued sensitive attribute.
 
     Returns:
         The encoded table and its schema.
     """
     spec = profile_spec(config, known_kinds(config))
-    columns = encoded_columns(schema) + raw.passthrough_types
+    sets = spec.items is not None
+    columns = encoded_columns(schema, sets) + raw.passthrough_types
     with timer.stage("encode"):
         fn = make_encode_fn(
-            schema, raw.passthrough, spec.missing_tokens, spec if spec.drop_invalid else None
+            schema,
+            raw.passthrough,
+            spec.missing_tokens,
+            spec if spec.drop_invalid else None,
+            None if spec.items is None else (spec.items, item_codes or {}),
         )
         encoded = engine.persist(engine.map_batches(raw.table, fn, columns), materialize=True)
     return encoded, columns

@@ -180,7 +180,9 @@ def plan_top(
 
     with timer.stage("partition"):
         source = encoded if exact else engine.sample(encoded, fraction, seed)
-        needed = [RID, *schema.code_columns, SENS]
+        # The histograms split rows by sensitive value only when the model looks at it.
+        sens = [SENS] if part.n_values > 1 else []
+        needed = [RID, *schema.code_columns, *sens]
         types = dict(engine.schema_of(source))
         keyed = engine.map_batches(
             engine.select(source, needed),
@@ -203,15 +205,17 @@ def plan_top(
             counted = engine.aggregate(
                 route(
                     engine,
-                    engine.select(encoded, list(schema.code_columns) + [SENS]),
+                    engine.select(encoded, list(schema.code_columns) + sens),
                     schema,
                     part,
                     tree,
                 ),
-                [BLOCK, SENS],
+                [BLOCK, *sens],
                 {"n": ("count", BLOCK)},
             )
             exact_counts = engine.collect_small(counted, MAX_STAT_ROWS)
+            if not sens:
+                exact_counts = exact_counts.assign(**{SENS: 0})
             counts: dict[int, np.ndarray] = {}
             for block, value, n in exact_counts[[BLOCK, SENS, "n"]].itertuples(index=False):
                 vec = counts.setdefault(int(block), np.zeros(part.n_values, dtype=np.int64))

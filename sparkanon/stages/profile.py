@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     DiscreteKind,
@@ -25,12 +26,13 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.attributes.semantic import is_code
 from sparkanon.attributes.text import trimmed_text
-from sparkanon.config import JobConfig
+from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine
 from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import MALFORMED
 from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
+from sparkanon.stages.items import ItemProfile, ItemsSpec, item_stats, set_missing
 from sparkanon.stages.read import RawInput
 
 MAX_NOMINAL_VALUES = 10_000
@@ -66,6 +68,9 @@ class ProfileSpec:
         drop_invalid: ``input.on_invalid: drop``: rows holding a quasi-identifier
             value that cannot be encoded are suppressed (and left out of the
             ranges and domains) instead of failing the job.
+        items: for a set-valued sensitive attribute, how to read it
+            (:mod:`sparkanon.stages.items`); the column then has item statistics
+            instead of a value domain.
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -75,6 +80,7 @@ class ProfileSpec:
     missing_tokens: frozenset[str]
     code_lengths: dict[str, int] = field(default_factory=dict)
     drop_invalid: bool = False
+    items: ItemsSpec | None = None
 
 
 class TrimmedText:
@@ -195,7 +201,8 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
     length; ``domain`` counts of undeclared nominal columns and of the
     sensitive column.
     """
-    columns = [c for c, _ in spec.qi] + [spec.sensitive]
+    items = spec.items
+    columns = [c for c, _ in spec.qi] + ([spec.sensitive] if items is None else [])
 
     def profile(batch: pd.DataFrame) -> pd.DataFrame:
         rows = [_stat("rows", "*", None, len(batch))]
@@ -205,9 +212,11 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
             batch = batch[~bad]
         texts = TrimmedText(batch)
         miss = missing_mask(texts, columns, spec.missing_tokens)
+        if items is not None:
+            miss[items.column] = set_missing(batch[items.column], items)
         any_missing = miss.any(axis=1).to_numpy()
         rows.append(_stat("missing_rows", "*", None, int(any_missing.sum())))
-        for c in columns:
+        for c in miss.columns:
             rows.append(_stat("missing", c, None, int(miss[c].sum())))
         valid = texts.rows(~any_missing)
         invalid = invalid_masks(valid, spec)
@@ -234,6 +243,10 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
                     )
             elif kind != "semantic" and c not in spec.known:
                 rows += [_stat("domain", c, str(v), n) for v, n in valid[c].value_counts().items()]
+        if items is not None:
+            for stat, value, n in item_stats(valid.batch[items.column], items):
+                rows.append(_stat(stat, items.column, value, n))
+            return pd.DataFrame(rows, columns=[n for n, _ in PROFILE_COLUMNS])
         counts = valid[spec.sensitive].value_counts()
         for v, n in counts.items():
             known = spec.sensitive_values is None or v in spec.sensitive_values
@@ -255,6 +268,16 @@ def sensitive_levels(config: JobConfig, prof: pd.DataFrame) -> SensitiveLevels:
     (:attr:`~sparkanon.attributes.schema.SensitiveLevels.has_levels` false).
     """
     sens = config.sensitive
+    if isinstance(sens, ItemsetConfig):  # sets are not coded as values: one placeholder
+        return SensitiveLevels(
+            name=sens.name,
+            values=("*",),
+            level_of=np.zeros(1, dtype=np.int64),
+            level_names=("all",),
+            weights=np.asarray([IMPLICIT_LEVEL_WEIGHT]),
+            has_levels=False,
+            order=None,
+        )
     if sens.levels is not None:
         values = [v for lv in sens.levels for v in lv.values]
         level_of = [i for i, lv in enumerate(sens.levels) for _ in lv.values]
@@ -331,6 +354,17 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
             f"{attr.length} digits (attributes[].length: {attr.length}; at least "
             f"{int(malformed[malformed.column == r.column].n.sum())} malformed rows); fix the "
             "data, read the column as text so leading zeros survive" + hint
+        )
+    sens = config.sensitive
+    unknown_items = rows("item_unknown")
+    if isinstance(sens, ItemsetConfig) and sens.on_unknown_item == "error" and len(unknown_items):
+        r = unknown_items.sort_values("value").iloc[0]
+        total = int(unknown_items["n"].sum())
+        raise InputError(
+            f"item {r.value!r} of the set column {r.column!r} is absent from the taxonomy "
+            f"{sens.taxonomy!r} ({len(unknown_items)} unknown item(s) in {total} record "
+            "occurrences); add it to the taxonomy, or set sensitive.on_unknown_item: drop to "
+            "remove such items from their sets"
         )
     unknown = rows("unknown")
     if dropping:
@@ -437,6 +471,7 @@ class Profile:
         sensitive_counts: rows per sensitive value among the usable rows (the
             global distribution).
         stats: the merged statistics table, one row per (stat, column, value).
+        items: the set column's statistics (a set-valued sensitive attribute only).
     """
 
     rows_in: int
@@ -445,6 +480,7 @@ class Profile:
     invalid: int
     sensitive_counts: dict[str, int] = field(default_factory=dict)
     stats: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    items: ItemProfile | None = None
 
     @property
     def usable(self) -> int:
@@ -455,6 +491,25 @@ class Profile:
     def suppressed(self) -> int:
         """Rows dropped before anonymization."""
         return self.malformed + self.missing + self.invalid
+
+
+def items_spec(config: JobConfig) -> ItemsSpec | None:
+    """How to read the set-valued sensitive attribute (``None`` for one value per record)."""
+    sens = config.sensitive
+    if not isinstance(sens, ItemsetConfig):
+        return None
+    known = None
+    if sens.taxonomy is not None:
+        known = frozenset(load_arx_hierarchy(sens.taxonomy, sens.name).leaves)
+    tokens = frozenset(t.strip() for t in config.input.missing_values) - {""}
+    return ItemsSpec(
+        column=sens.name,
+        layout="delimited" if sens.layout == "delimited" else "array",
+        separator=sens.separator,
+        known=known,
+        missing_tokens=tokens,
+        empty_when_null=sens.layout in ("delimited", "long"),
+    )
 
 
 def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
@@ -471,6 +526,7 @@ def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
         ),
         missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
         drop_invalid=config.input.on_invalid == "drop",
+        items=items_spec(config),
     )
 
 
@@ -515,9 +571,13 @@ def profile_input(
             invalid=total("invalid_rows") if spec.drop_invalid else 0,
             sensitive_counts={str(r.value): int(r.n) for r in sens.itertuples()},
             stats=prof,
+            items=None if spec.items is None else ItemProfile.of(prof, spec.items.column),
         )
         schema = build_schema(config, prof, known)
-        check_feasible(config, config.models, sensitive_domain(schema, profile), profile.usable)
+        if spec.items is None:
+            check_feasible(config, config.models, sensitive_domain(schema, profile), profile.usable)
+        elif profile.usable == 0:
+            check_feasible(config, config.models, sensitive_domain(schema, profile), 0)
         log.info(
             "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
             "invalid values",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sparkanon.attributes.schema import RID
-from sparkanon.config import JobConfig
+from sparkanon.config import InputConfig, ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, OutputExistsError
 from sparkanon.io import MALFORMED, path_conflict
@@ -59,8 +59,10 @@ def check_output(engine: Engine, config: JobConfig, reads_path: bool) -> None:
 
 
 def check_columns(config: JobConfig, present: list[str]) -> None:
-    """Every column the config names must be in the input."""
-    wanted = [a.name for a in config.attributes] + [config.sensitive.name]
+    """Every column the config names must be in the input (a long item table's set aside)."""
+    wanted = [a.name for a in config.attributes]
+    if not (isinstance(config.sensitive, ItemsetConfig) and config.sensitive.layout == "long"):
+        wanted.append(config.sensitive.name)
     missing = [c for c in wanted if c not in present]
     if missing:
         raise InputError(
@@ -82,7 +84,12 @@ def read_input(
     Returns:
         The restricted input with a row id.
     """
-    passthrough = [config.sensitive.name] + list(config.kept_columns)
+    sets = isinstance(config.sensitive, ItemsetConfig)
+    qi_names = [a.name for a in config.quasi_identifiers]
+    if sets:  # the set is encoded; the exact quasi-identifiers are published (RT table)
+        passthrough = qi_names + list(config.kept_columns)
+    else:
+        passthrough = [config.sensitive.name] + list(config.kept_columns)
     with timer.stage("read"):
         raw = engine.read(config.input) if table is None else table
         raw_schema = engine.schema_of(raw)
@@ -90,8 +97,65 @@ def read_input(
             raise InputError(f"input {config.input.path!r} is empty (no columns, no rows)")
         check_columns(config, [n for n, _ in raw_schema])
         types = dict(raw_schema)
-        needed = [a.name for a in config.quasi_identifiers] + passthrough
+        if sets:
+            check_set_column(config.sensitive, types)
+        long = sets and config.sensitive.layout == "long"
+        own = [] if long else [config.sensitive.name]
+        key = [config.sensitive.long.key] if long else []
+        needed = list(dict.fromkeys(qi_names + own + passthrough + key))
         if MALFORMED in types:
             needed.append(MALFORMED)
+        # Row ids come from the input's own order, before any join moves rows around.
         raw = engine.with_row_id(engine.select(raw, needed), RID)
+        if long:
+            raw = join_long_items(engine, config.sensitive, raw)
     return RawInput(raw, passthrough, [(c, types[c]) for c in passthrough])
+
+
+def join_long_items(engine: Engine, sens: ItemsetConfig, main: Table) -> Table:
+    """The main input with each record's items from the long table, as an array column.
+
+    The long table holds one row per (record, item); its items are collected per key
+    and joined to the main input by the key (a left join: a record with no item row
+    holds the empty set).
+
+    Raises:
+        InputError: the long table lacks the key or the item column.
+    """
+    long = sens.long
+    assert long is not None
+    cfg = InputConfig(format=long.format, path=long.path, options=long.options)
+    items = engine.read(cfg)
+    present = [n for n, _ in engine.schema_of(items)]
+    missing = [c for c in (long.key, long.item) if c not in present]
+    if missing:
+        raise InputError(
+            f"sensitive.long: column(s) {missing} are not in the long item table "
+            f"{long.path!r}; it has {present}"
+        )
+    collected = engine.aggregate(items, [long.key], {sens.name: ("collect", long.item)})
+    return engine.join(main, collected, [long.key], how="left")
+
+
+def check_set_column(sens: ItemsetConfig, types: dict[str, str]) -> None:
+    """The set column must hold sets in its declared layout.
+
+    Raises:
+        InputError: an ``array`` layout whose column is not an array (or a ``delimited``
+            one whose column is), naming the column, its type and the fix.
+    """
+    if sens.layout == "long":
+        return
+    kind = types.get(sens.name, "")
+    is_array = kind.startswith("array")
+    if sens.layout == "array" and not is_array:
+        raise InputError(
+            f"column {sens.name!r} is declared a set of items (sensitive.layout: array) but "
+            f"holds {kind!r} values, not arrays; for items joined in a string set "
+            "sensitive.layout: delimited (and sensitive.separator)"
+        )
+    if sens.layout == "delimited" and is_array:
+        raise InputError(
+            f"column {sens.name!r} holds arrays ({kind!r}) but sensitive.layout is delimited; "
+            "set sensitive.layout: array"
+        )

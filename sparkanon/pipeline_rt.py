@@ -1,0 +1,257 @@
+"""The relational-transaction job (seed 002): records with a set-valued sensitive attribute.
+
+read (joining a long item table when configured) -> profile (quasi-identifiers and the
+items) -> the item taxonomy -> encode (sets as leaf ids) -> partition (Mondrian-style
+blocks on the relational quasi-identifiers) -> cluster (APA or PAA per block) ->
+reconcile (the suppressed records of every block as one more block) -> publish (RT and
+TT, to a temporary location) -> verify ((k,l)-diversity by aggregations) -> measure ->
+commit (both tables or neither). Written once against the engine; the driver holds
+statistics only (per item, per block, per reason), never records.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import numpy as np
+
+from sparkanon.algorithms.partition import CutPolicy
+from sparkanon.algorithms.transaction._result import REASONS
+from sparkanon.attributes.itemsets import ItemTree
+from sparkanon.config import ItemsetConfig, JobConfig
+from sparkanon.engine.base import Engine, Table
+from sparkanon.errors import ConfigError, InternalError, PrivacyViolationError
+from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages.commit import commit as commit_output
+from sparkanon.stages.encode import encode_input
+from sparkanon.stages.items import ITEMS
+from sparkanon.stages.partition import Partitioning, plan_top, task_rows_for
+from sparkanon.stages.profile import Profile, profile_input
+from sparkanon.stages.read import check_output, read_input
+from sparkanon.stages.rt_cluster import ITEM_LOSS, N_ITEMS, cluster_rt, reconcile_rt
+from sparkanon.stages.rt_publish import publish_rt, verify_rt
+
+
+def item_tree(sens: ItemsetConfig, profile: Profile) -> ItemTree:
+    """The taxonomy: the configured file, or an even tree over the items the data holds."""
+    items = profile.items
+    assert items is not None
+    return sens.load_tree(list(items.records_per_item))
+
+
+def rt_partitioning(config: JobConfig, k: int, l: int) -> Partitioning:  # noqa: E741
+    """Median cuts on the relational quasi-identifiers; a block holds at least ``k * l`` records.
+
+    ``k * l`` is the fewest records that can hold ``l`` TBuckets of ``k`` records each,
+    what one group of PAA needs; smaller sides are not cut off.
+    """
+    need = k * l
+    policy = CutPolicy(
+        rule="spread",
+        min_side=need,
+        stop_rows=config.partitioning.max_block_rows,
+        infeasible=config.partitioning.infeasible_blocks,
+    )
+
+    def feasible(counts: np.ndarray) -> np.ndarray:
+        return counts.sum(axis=1) >= need
+
+    return Partitioning(policy, feasible, 1)
+
+
+def check_rt_feasible(config: JobConfig, usable: int, distinct_sets: int, k: int, l: int) -> None:  # noqa: E741
+    """Fail (exit 2) when no (k,l)-diverse publication of the usable records exists.
+
+    Raises:
+        ConfigError: fewer than ``k`` records (no TBucket can reach ``k``) or than
+            ``k * l``, or fewer distinct sets than ``l`` (no group can hold ``l``).
+    """
+    if usable < k * l:
+        raise ConfigError(
+            f"model.k = {k}, model.l = {l}: a (k,l)-diverse publication needs at least l "
+            f"TBuckets of k records, {k * l} records, but the input has {usable} usable "
+            "records; lower k or l"
+        )
+    if distinct_sets < l:
+        raise ConfigError(
+            f"model.l = {l}: every group needs l different sets but the records hold only "
+            f"{distinct_sets} distinct set(s); lower l to at most {distinct_sets}"
+        )
+
+
+def run_rt_job(
+    engine: Engine, config: JobConfig, table: Table | None = None, commit: bool = True
+) -> Any:
+    """Run the relational-transaction job (see the module docstring).
+
+    Args:
+        engine: the engine to run on.
+        config: the validated config (``sensitive.kind: itemset``).
+        table: the input table; read from ``config.input`` when ``None``.
+        commit: write RT, TT and ``metrics.json`` (after verification).
+
+    Returns:
+        A :class:`sparkanon.pipeline.JobResult` whose ``published`` table is RT.
+
+    Raises:
+        UserError: bad config or input (exit 2); nothing is written.
+        PrivacyViolationError: verification failed (exit 3); nothing is written.
+    """
+    from sparkanon.pipeline import JobResult, reread
+
+    sens = config.sensitive
+    assert isinstance(sens, ItemsetConfig)
+    model = config.model[0]
+    k, l = int(model.k), int(model.l)  # noqa: E741
+    timer = StageTimer(engine)
+    if commit:
+        check_output(engine, config, reads_path=table is None)
+    raw = read_input(engine, config, timer, table)
+    profile, schema = profile_input(engine, config, raw, timer)
+    tree = item_tree(sens, profile)
+    codes = tree.leaf_codes()
+    encoded, enc_cols = encode_input(engine, config, raw, schema, timer, codes)
+    distinct = one_row(engine, encoded, {"sets": ("nunique", ITEMS)})["sets"] or 0
+    check_rt_feasible(config, profile.usable, int(distinct), k, l)
+    part = rt_partitioning(config, k, l)
+    task_rows = task_rows_for(
+        config.partitioning.task_rows, part.policy.stop_rows, profile.usable, engine.parallelism
+    )
+    blocks_tree, infeasible = plan_top(
+        engine,
+        encoded,
+        schema,
+        part,
+        profile.usable,
+        task_rows,
+        timer,
+        sample_rows=config.partitioning.sample_rows,
+        seed=config.seed,
+    )
+    name = config.algorithm.name
+    clustered, blocks = cluster_rt(
+        engine, encoded, enc_cols, blocks_tree, infeasible, part, schema, tree, name, k, l, timer
+    )
+    rows, suppressed = reconcile_rt(
+        engine, clustered, enc_cols, tree, name, k, l, int(blocks["unplaced"] or 0), timer
+    )
+    from sparkanon.attributes.schema import CLASS
+
+    placed = engine.where(rows, CLASS, ">=", 0)
+    out_path = config.output.path.rstrip("/")
+    tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
+    try:
+        publication = publish_rt(
+            engine,
+            placed,
+            raw.passthrough_types,
+            tree,
+            sens.name,
+            sens.separator,
+            timer,
+            tmp_path if commit else None,
+            config.output.format,
+        )
+        with timer.stage("verify"):
+            verdict = verify_rt(engine, publication, sens.name, k, l)
+        with timer.stage("metrics"):
+            loss = one_row(engine, placed, {"loss": ("sum", ITEM_LOSS), "items": ("sum", N_ITEMS)})
+        metrics = rt_report(
+            config, engine, profile, tree, blocks, suppressed, verdict, loss, timer, k, l
+        )
+        if verdict["violations"]:
+            raise PrivacyViolationError(
+                f"verification failed: {verdict['violations']} violations of (k,l)-diversity "
+                f"(k={k}, l={l}): {verdict['small_tbuckets']} TBuckets below k, "
+                f"{verdict['frequent_groups']} groups with a set above |G|/l, "
+                f"{verdict['inconsistent_groups']} groups whose RT and TT sizes differ; "
+                "nothing was written"
+            )
+        if commit:
+            with timer.stage("commit"):
+                commit_output(engine, config, tmp_path, metrics)
+            publication = reread(engine, publication, out_path, config.output.format)
+    except BaseException:
+        if commit:
+            engine.delete_path(tmp_path)
+        raise
+    finally:
+        for t in (encoded, clustered, rows):
+            engine.unpersist(t)
+    return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def rt_report(
+    config: JobConfig,
+    engine: Engine,
+    profile: Profile,
+    tree: ItemTree,
+    blocks: dict[str, Any],
+    suppressed: dict[str, int],
+    verdict: dict[str, Any],
+    loss: dict[str, Any],
+    timer: StageTimer,
+    k: int,
+    l: int,  # noqa: E741
+) -> dict[str, Any]:
+    """``metrics.json`` of a relational-transaction job.
+
+    Raises:
+        InternalError: records out plus records suppressed differ from records in.
+    """
+    rows_out = int(verdict["rows"] or 0)
+    unplaced = sum(suppressed.values())
+    items = profile.items
+    assert items is not None
+    total_items = float(loss["items"] or 0)
+    metrics: dict[str, Any] = {
+        "rows_in": profile.rows_in,
+        "rows_out": rows_out,
+        "rows_suppressed": profile.suppressed + unplaced,
+        "suppressed_malformed_records": profile.malformed,
+        "suppressed_missing_values": profile.missing,
+        "suppressed_invalid_values": profile.invalid,
+        "suppressed_unplaced": unplaced,
+        "suppressed_by_reason": suppressed,
+        "groups": verdict["groups"],
+        "tbuckets": verdict["tbuckets"],
+        "min_tbucket": verdict["min_tbucket"],
+        "max_frequency_ratio": verdict["max_frequency_ratio"],
+        "blocks": int(blocks["blocks"] or 0),
+        "block_rows": {"min": blocks["min"], "max": blocks["max"]},
+        "infeasible_blocks": int(blocks["infeasible"] or 0),
+        "items": items.describe() | {"taxonomy_leaves": tree.n_leaves},
+        "item_ncp": (float(loss["loss"] or 0.0) / total_items) if total_items else 0.0,
+        "model": {"name": "kl_diversity", "k": k, "l": l},
+        "algorithm": config.algorithm.model_dump(mode="json"),
+        "publish": config.output.publish,
+        "max_block_rows": config.partitioning.max_block_rows,
+        "seed": config.seed,
+        "engine": engine.name,
+        "verified": verdict["violations"] == 0,
+        "violations": int(verdict["violations"]),
+        "verification": {
+            key: verdict[key]
+            for key in ("small_tbuckets", "frequent_groups", "inconsistent_groups")
+        },
+        "seconds": timer.seconds,
+    }
+    assert set(suppressed) == {n for c, n in REASONS.items() if c != 0}
+    jobs = engine.jobs_launched()
+    if jobs is not None:
+        metrics["spark_jobs"] = {"total": sum(jobs.values()), "by_stage": jobs}
+    if rows_out + metrics["rows_suppressed"] != profile.rows_in:
+        raise InternalError(
+            f"row accounting broke: {rows_out} out + {metrics['rows_suppressed']} "
+            f"suppressed != {profile.rows_in} in"
+        )
+    log.info(
+        "rt job: %d records in, %d out, %d suppressed, %d groups, %d TBuckets",
+        profile.rows_in,
+        rows_out,
+        metrics["rows_suppressed"],
+        verdict["groups"],
+        verdict["tbuckets"],
+    )
+    return metrics

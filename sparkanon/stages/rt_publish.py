@@ -1,0 +1,200 @@
+"""Stages ``publish`` and ``verify`` of a relational-transaction job: the RT and TT tables.
+
+Seed 002 (section 3.2, Table 4) publishes two tables joined by the group id, the lossy
+decomposition of Anatomy (Xiao and Tao 2006; seed 002 definition 5):
+
+* ``rt``: ``record_id`` (a surrogate: the job's row id, never an input identifier), the
+  exact relational quasi-identifiers, the ``keep`` columns and ``group_id``;
+* ``tt``: ``group_id``, the published (generalized) set, its items' labels joined by
+  the input's separator, and ``count``, the records of the group carrying it.
+
+Both are written under the temporary output and read back; verification then checks
+the bytes that will be committed, with aggregations only (:func:`verify_rt`):
+
+1. every TBucket (all TT rows of one published set, over every group) holds at least
+   ``k`` records (definition 8 (1));
+2. in every group the most frequent published set occurs at most ``|G| / l`` times,
+   i.e. ``max count * l <= |G|`` in integers (definition 8 (2), the frequency reading);
+3. the RT table has, for every group, as many records as the group's TT counts sum to,
+   and no RT record names a group TT lacks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.attributes.itemsets import ItemTree
+from sparkanon.attributes.schema import CLASS, RID
+from sparkanon.engine.base import Engine, Table
+from sparkanon.publications import Publication
+from sparkanon.stages._common import StageTimer, one_row
+from sparkanon.stages.rt_cluster import GSET
+
+RT_TABLE = "rt"
+"""The relational table's name (``<output>/rt``)."""
+TT_TABLE = "tt"
+"""The transaction table's name (``<output>/tt``)."""
+RECORD_ID = "record_id"
+"""RT column: the record's surrogate id."""
+GROUP_ID = "group_id"
+"""RT and TT column: the group."""
+COUNT = "count"
+"""TT column: records of the group carrying the set."""
+
+
+def make_rt_rows_fn(columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Published RT rows from placed rows: surrogate id, exact columns, group id."""
+
+    def rows(batch: pd.DataFrame) -> pd.DataFrame:
+        out = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
+        for c in columns:
+            out[c] = batch[c].to_numpy()
+        out[GROUP_ID] = batch[CLASS].to_numpy(dtype=np.int64)
+        return pd.DataFrame(out)
+
+    return rows
+
+
+def make_tt_rows_fn(
+    tree: ItemTree, set_column: str, sep: str
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """TT rows from ``(group, node ids, count)``: the set's node labels joined by ``sep``."""
+    labels = np.asarray(tree.labels, dtype=object)
+
+    def rows(batch: pd.DataFrame) -> pd.DataFrame:
+        text = [
+            sep.join(labels[np.array(s.split(), dtype=np.int64)]) if s else ""
+            for s in batch[GSET].astype(str)
+        ]
+        return pd.DataFrame(
+            {
+                GROUP_ID: batch[CLASS].to_numpy(dtype=np.int64),
+                set_column: np.asarray(text, dtype=object),
+                COUNT: batch[COUNT].to_numpy(dtype=np.int64),
+            }
+        )
+
+    return rows
+
+
+def publish_rt(
+    engine: Engine,
+    placed: Table,
+    passthrough_types: Sequence[tuple[str, str]],
+    tree: ItemTree,
+    set_column: str,
+    sep: str,
+    timer: StageTimer,
+    tmp_path: str | None,
+    fmt: str,
+) -> Publication:
+    """The RT and TT tables of the placed records, written to ``tmp_path`` and read back.
+
+    Args:
+        engine: the engine.
+        placed: the records with a group (``_class >= 0``) and their published set.
+        passthrough_types: the exact columns RT publishes, with their types.
+        tree: the item taxonomy (labels of the published nodes).
+        set_column: the set column's name, reused in TT.
+        sep: the separator joining a published set's labels.
+        timer: the stage timer.
+        tmp_path: the temporary output (``None``: kept in memory).
+        fmt: ``parquet`` or ``csv``.
+    """
+    with timer.stage("publish"):
+        names = [c for c, _ in passthrough_types]
+        rt_cols = [(RECORD_ID, "long"), *passthrough_types, (GROUP_ID, "long")]
+        rt = engine.map_batches(
+            engine.select(placed, [RID, *names, CLASS]), make_rt_rows_fn(names), rt_cols
+        )
+        tally = engine.aggregate(placed, [CLASS, GSET], {COUNT: ("count", RID)})
+        tt_cols = [(GROUP_ID, "long"), (set_column, "string"), (COUNT, "long")]
+        tt = engine.map_batches(tally, make_tt_rows_fn(tree, set_column, sep), tt_cols)
+        tables = {RT_TABLE: rt, TT_TABLE: tt}
+        if tmp_path is None:
+            tables = {name: engine.persist(t) for name, t in tables.items()}
+        else:
+            for name, table in list(tables.items()):
+                engine.write_table(table, f"{tmp_path}/{name}", fmt)
+                tables[name] = engine.read_table(f"{tmp_path}/{name}", fmt)
+    return Publication(
+        tables=tables, class_table=RT_TABLE, class_key=[GROUP_ID], sensitive=set_column
+    )
+
+
+def verify_rt(
+    engine: Engine,
+    publication: Publication,
+    set_column: str,
+    k: int,
+    l: int,  # noqa: E741
+) -> dict[str, Any]:
+    """Check the committed bytes against (k,l)-diversity with aggregations only.
+
+    Returns:
+        ``rows`` (RT records), ``groups``, ``tbuckets``, ``violations`` (the sum of
+        the three kinds below), ``small_tbuckets`` (fewer than ``k`` records),
+        ``frequent_groups`` (a set above ``|G| / l``), ``inconsistent_groups`` (RT and
+        TT disagree on the group's size), ``min_tbucket`` and ``max_frequency_ratio``.
+    """
+    rt, tt = publication.tables[RT_TABLE], publication.tables[TT_TABLE]
+    # CSV tables read back as text: counts become numbers, ids stay as read (both tables).
+    tt_types = dict(engine.schema_of(tt))
+
+    def numeric_counts(batch: pd.DataFrame) -> pd.DataFrame:
+        return batch.assign(**{COUNT: pd.to_numeric(batch[COUNT]).astype(np.int64)})
+
+    tt = engine.map_batches(tt, numeric_counts, [*tt_types.items()][:2] + [(COUNT, "long")])
+    buckets = engine.aggregate(tt, [set_column], {"n": ("sum", COUNT)})
+    bucket_row = one_row(engine, buckets, {"tbuckets": ("count", "n"), "min_tbucket": ("min", "n")})
+    small = engine.count(engine.where(buckets, "n", "<", k))
+    groups = engine.aggregate(tt, [GROUP_ID], {"size": ("sum", COUNT), "top": ("max", COUNT)})
+    rt_sizes = engine.aggregate(rt, [GROUP_ID], {"rt_size": ("count", GROUP_ID)})
+    joined = engine.join(groups, rt_sizes, [GROUP_ID], how="outer")
+
+    def judge(batch: pd.DataFrame) -> pd.DataFrame:
+        size = batch["size"].to_numpy(dtype=float, na_value=np.nan)
+        top = batch["top"].to_numpy(dtype=float, na_value=np.nan)
+        rt_size = batch["rt_size"].to_numpy(dtype=float, na_value=np.nan)
+        frequent = ~(top * l <= size)  # NaN (a group TT lacks) counts as a violation
+        inconsistent = ~(rt_size == size)
+        ratio = np.where(size > 0, top / np.where(size > 0, size, 1), np.nan)
+        return pd.DataFrame(
+            {
+                "frequent": frequent.astype(np.int64),
+                "inconsistent": inconsistent.astype(np.int64),
+                "ratio": ratio,
+            }
+        )
+
+    judged = engine.map_batches(
+        joined, judge, [("frequent", "long"), ("inconsistent", "long"), ("ratio", "double")]
+    )
+    group_row = one_row(
+        engine,
+        judged,
+        {
+            "groups": ("count", "frequent"),
+            "frequent_groups": ("sum", "frequent"),
+            "inconsistent_groups": ("sum", "inconsistent"),
+            "max_frequency_ratio": ("max", "ratio"),
+        },
+    )
+    rows = engine.count(rt)
+    frequent = int(group_row["frequent_groups"] or 0)
+    inconsistent = int(group_row["inconsistent_groups"] or 0)
+    return {
+        "rows": rows,
+        "groups": int(group_row["groups"] or 0),
+        "tbuckets": int(bucket_row["tbuckets"] or 0),
+        "min_tbucket": bucket_row["min_tbucket"],
+        "max_frequency_ratio": group_row["max_frequency_ratio"],
+        "small_tbuckets": small,
+        "frequent_groups": frequent,
+        "inconsistent_groups": inconsistent,
+        "violations": small + frequent + inconsistent,
+    }

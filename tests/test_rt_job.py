@@ -1,0 +1,391 @@
+"""The relational-transaction job (seed 002) end to end on the local engine, and its bad input.
+
+Small RT tables are generated here (seeded); the taxonomy is the seed's shape: items
+``a1..h4`` under ``A..H`` under the root. Every run checks what the job promises: the
+RT and TT tables verify as (k,l)-diverse, records out plus records suppressed equal
+records in, and bad input exits with 2 writing nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sparkanon.cli import run_command
+from sparkanon.config import parse_config
+from sparkanon.engine.local import LocalEngine
+from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
+from sparkanon.pipeline import run_job
+from tests._inputs import leftovers, write_config
+
+ITEMS = [f"{c}{i}" for c in "abcdefgh" for i in range(1, 5)]
+
+
+def write_taxonomy(path: Path) -> Path:
+    """Items a1..h4 under A..H under ``*`` (ARX format)."""
+    path.write_text("".join(f"{it};{it[0].upper()};*\n" for it in ITEMS), encoding="utf-8")
+    return path
+
+
+def rt_frame(n: int, seed: int, max_items: int = 4) -> pd.DataFrame:
+    """``n`` records: id, age, sex, zip and a ``|``-joined set of 0..max_items items."""
+    rng = np.random.default_rng(seed)
+    sets = [
+        "|".join(rng.choice(ITEMS, size=rng.integers(0, max_items + 1), replace=False))
+        for _ in range(n)
+    ]
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": rng.integers(18, 80, n),
+            "sex": rng.choice(["M", "F"], n),
+            "zip": rng.integers(10000, 10100, n),
+            "disease": sets,
+        }
+    )
+
+
+def rt_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
+    """A PAA job on ``data`` (CSV) with k = 4, l = 3, blocks of at most 300 records."""
+    cfg: dict[str, Any] = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "id", "kind": "identifier"},
+            {"name": "age", "kind": "continuous"},
+            {"name": "sex", "kind": "nominal"},
+            {"name": "zip", "kind": "continuous"},
+        ],
+        "sensitive": {
+            "name": "disease",
+            "kind": "itemset",
+            "taxonomy": str(write_taxonomy(tmp_path / "tax.csv")),
+        },
+        "model": {"name": "kl_diversity", "k": 4, "l": 3},
+        "algorithm": {"name": "paa"},
+        "partitioning": {"max_block_rows": 300},
+        "output": {"path": str(tmp_path / "out"), "publish": "anatomy"},
+    }
+    for key, value in changes.items():
+        section, _, sub = key.partition("__")
+        if sub:
+            cfg[section] = {**cfg[section], sub: value}
+        else:
+            cfg[section] = value
+    return cfg
+
+
+def write_csv(tmp_path: Path, frame: pd.DataFrame, name: str = "rt.csv") -> Path:
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def run_local(cfg: dict[str, Any], commit: bool = False) -> Any:
+    return run_job(LocalEngine(), parse_config(cfg), commit=commit)
+
+
+def check_publication(result: Any, k: int, l: int) -> None:  # noqa: E741
+    """RT and TT agree and are (k,l)-diverse, recomputed here with pandas."""
+    rt = result.publication.tables["rt"]
+    tt = result.publication.tables["tt"]
+    assert set(rt.columns) == {"record_id", "age", "sex", "zip", "group_id"}
+    assert "id" not in rt.columns
+    buckets = tt.groupby("disease", dropna=False)["count"].sum()
+    assert (buckets >= k).all()
+    groups = tt.groupby("group_id")["count"].agg(["sum", "max"])
+    assert (groups["max"] * l <= groups["sum"]).all()
+    sizes = rt.groupby("group_id").size()
+    assert sizes.sort_index().tolist() == groups["sum"].sort_index().tolist()
+
+
+def test_paa_job_verifies_and_conserves_records(tmp_path: Path) -> None:
+    data = write_csv(tmp_path, rt_frame(900, seed=1))
+    result = run_local(rt_config(tmp_path, data))
+    m = result.metrics
+    assert m["verified"] is True and m["violations"] == 0
+    assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == 900
+    assert m["blocks"] >= 3
+    check_publication(result, 4, 3)
+
+
+def test_apa_job_verifies(tmp_path: Path) -> None:
+    data = write_csv(tmp_path, rt_frame(600, seed=2))
+    result = run_local(rt_config(tmp_path, data, algorithm={"name": "apa"}))
+    assert result.metrics["verified"] is True
+    check_publication(result, 4, 3)
+
+
+@settings(
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    seed=st.integers(0, 10_000),
+    n=st.integers(40, 400),
+    k=st.integers(1, 5),
+    l=st.integers(1, 4),  # noqa: E741
+    algorithm=st.sampled_from(["apa", "paa"]),
+)
+def test_random_rt_tables_verify(
+    tmp_path: Path,
+    seed: int,
+    n: int,
+    k: int,
+    l: int,  # noqa: E741
+    algorithm: str,
+) -> None:
+    data = write_csv(tmp_path, rt_frame(n, seed))
+    cfg = rt_config(
+        tmp_path,
+        data,
+        model={"name": "kl_diversity", "k": k, "l": l},
+        algorithm={"name": algorithm},
+        partitioning={"max_block_rows": max(k * l, 100)},
+    )
+    try:
+        result = run_local(cfg)
+    except ConfigError as exc:  # too few records or distinct sets for k and l
+        assert "model." in str(exc)
+        return
+    m = result.metrics
+    assert m["verified"] is True
+    assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == n
+    check_publication(result, k, l)
+
+
+def test_same_input_same_output(tmp_path: Path) -> None:
+    data = write_csv(tmp_path, rt_frame(500, seed=3))
+    first = run_local(rt_config(tmp_path, data)).publication
+    second = run_local(rt_config(tmp_path, data)).publication
+    for name in ("rt", "tt"):
+        pd.testing.assert_frame_equal(first.tables[name], second.tables[name])
+
+
+def test_commit_writes_both_tables(tmp_path: Path) -> None:
+    data = write_csv(tmp_path, rt_frame(300, seed=4))
+    cfg = rt_config(tmp_path, data, output__format="csv")
+    assert run_command(str(write_config(tmp_path, cfg)), [], engine_name="local") == EXIT_OK
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["config.yaml", "metrics.json", "rt", "tt"]
+    metrics = json.loads((out / "metrics.json").read_text())
+    rt = pd.concat(pd.read_csv(f) for f in sorted((out / "rt").glob("*.csv")))
+    assert len(rt) == metrics["rows_out"]
+
+
+def test_set_decisions_empty_missing_duplicates(tmp_path: Path) -> None:
+    frame = rt_frame(400, seed=5)
+    frame.loc[0, "disease"] = "a1|a1|b2"  # a duplicate item
+    frame.loc[1, "disease"] = "?"  # a missing set
+    frame.loc[2, "disease"] = ""  # the empty set
+    frame.loc[3, "disease"] = " c1 || c2 "  # spaces and an empty item
+    data = write_csv(tmp_path, frame)
+    m = run_local(rt_config(tmp_path, data)).metrics
+    assert m["suppressed_missing_values"] == 1
+    assert m["items"]["duplicate_items_removed"] == 1
+    empties = int((frame["disease"].fillna("") == "").sum())
+    assert m["items"]["empty_sets"] == empties
+    assert m["verified"] is True
+
+
+def test_unknown_item_dropped_when_configured(tmp_path: Path) -> None:
+    frame = rt_frame(300, seed=6)
+    frame.loc[0, "disease"] = "a1|zz9"
+    data = write_csv(tmp_path, frame)
+    cfg = rt_config(tmp_path, data, sensitive__on_unknown_item="drop")
+    m = run_local(cfg).metrics
+    assert m["items"]["unknown_item_occurrences_dropped"] == 1
+    assert m["verified"] is True
+
+
+def test_long_layout_equals_delimited(tmp_path: Path) -> None:
+    frame = rt_frame(300, seed=7)
+    data = write_csv(tmp_path, frame)
+    pairs = [
+        (rid, item)
+        for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
+        for item in s.split("|")
+        if item
+    ]
+    long = write_csv(tmp_path, pd.DataFrame(pairs, columns=["id", "item"]), "items.csv")
+    wide = run_local(rt_config(tmp_path, data)).publication
+    cfg = rt_config(
+        tmp_path,
+        write_csv(tmp_path, frame.drop(columns="disease"), "main.csv"),
+        sensitive__layout="long",
+        sensitive__long={
+            "format": "csv",
+            "path": str(long),
+            "options": {"header": True},
+            "key": "id",
+            "item": "item",
+        },
+    )
+    joined = run_local(cfg).publication
+    for name in ("rt", "tt"):
+        left = wide.tables[name].astype(str)
+        right = joined.tables[name].astype(str)[list(left.columns)]
+        pd.testing.assert_frame_equal(left, right)
+
+
+def test_array_layout_from_parquet(tmp_path: Path) -> None:
+    frame = rt_frame(300, seed=8)
+    frame["disease"] = [s.split("|") if s else [] for s in frame["disease"].fillna("")]
+    path = tmp_path / "rt.parquet"
+    frame.to_parquet(path)
+    cfg = rt_config(tmp_path, path, sensitive__layout="array")
+    cfg["input"] = {"format": "parquet", "path": str(path)}
+    assert run_local(cfg).metrics["verified"] is True
+
+
+def test_even_taxonomy_from_fanout(tmp_path: Path) -> None:
+    data = write_csv(tmp_path, rt_frame(400, seed=9))
+    cfg = rt_config(tmp_path, data)
+    cfg["sensitive"] = {"name": "disease", "kind": "itemset", "fanout": 5}
+    m = run_local(cfg).metrics
+    assert m["items"]["taxonomy_leaves"] == len(ITEMS)
+    assert m["verified"] is True
+
+
+# Bad input: exit 2, a message naming the problem, nothing written.
+
+
+def refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, cfg: dict[str, Any], *needles: str
+) -> None:
+    out = Path(cfg["output"]["path"])
+    code = run_command(str(write_config(tmp_path, cfg)), [], engine_name="local")
+    err = capsys.readouterr().err
+    assert code == EXIT_USER, err
+    assert "internal error" not in err, err
+    for needle in needles:
+        assert needle in err, f"{needle!r} not in: {err}"
+    assert leftovers(out) == []
+
+
+def test_unknown_item_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    frame = rt_frame(200, seed=10)
+    frame.loc[5, "disease"] = "b1|zz9"
+    refused(
+        capsys,
+        tmp_path,
+        rt_config(tmp_path, write_csv(tmp_path, frame)),
+        "'zz9'",
+        "disease",
+        "on_unknown_item",
+    )
+
+
+def test_set_column_that_is_not_a_set(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    frame = rt_frame(200, seed=11)
+    path = tmp_path / "rt.parquet"
+    frame.to_parquet(path)
+    cfg = rt_config(tmp_path, path, sensitive__layout="array")
+    cfg["input"] = {"format": "parquet", "path": str(path)}
+    refused(capsys, tmp_path, cfg, "'disease'", "layout: delimited")
+
+
+def test_l_above_distinct_sets(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    frame = rt_frame(200, seed=12)
+    frame["disease"] = np.where(np.arange(200) % 2 == 0, "a1", "b2")
+    cfg = rt_config(
+        tmp_path, write_csv(tmp_path, frame), model={"name": "kl_diversity", "k": 2, "l": 3}
+    )
+    refused(capsys, tmp_path, cfg, "model.l = 3", "2 distinct set")
+
+
+def test_k_above_records(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    cfg = rt_config(
+        tmp_path,
+        write_csv(tmp_path, rt_frame(30, seed=13)),
+        model={"name": "kl_diversity", "k": 20, "l": 2},
+    )
+    refused(capsys, tmp_path, cfg, "model.k = 20", "30 usable records")
+
+
+def test_taxonomy_leaf_under_two_parents(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    cfg = rt_config(tmp_path, write_csv(tmp_path, rt_frame(100, seed=14)))
+    bad = tmp_path / "bad_tax.csv"
+    bad.write_text("a1;A;*\na2;A;*\nB;A;*\nb1;B;*\n", encoding="utf-8")
+    cfg["sensitive"] = {**cfg["sensitive"], "taxonomy": str(bad)}
+    refused(capsys, tmp_path, cfg, "bad_tax.csv")
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        ({"algorithm": {"name": "maa_slie"}}, "needs one of apa, paa"),
+        ({"model": {"name": "k", "k": 5}}, "kl_diversity"),
+        ({"output__publish": "centroids"}, "publish: anatomy"),
+        ({"partitioning": {"max_block_rows": 10}}, "k * l = 12"),
+    ],
+)
+def test_config_cross_checks(tmp_path: Path, change: dict[str, Any], needle: str) -> None:
+    cfg = rt_config(tmp_path, tmp_path / "rt.csv", **change)
+    with pytest.raises(ConfigError, match=None) as info:
+        parse_config(cfg)
+    assert needle in str(info.value)
+
+
+def test_taxonomy_and_fanout_exclusive(tmp_path: Path) -> None:
+    cfg = rt_config(tmp_path, tmp_path / "rt.csv")
+    cfg["sensitive"] = {**cfg["sensitive"], "fanout": 5}
+    with pytest.raises(ConfigError, match="exactly one of taxonomy"):
+        parse_config(cfg)
+
+
+def test_kl_diversity_needs_a_set_attribute(tmp_path: Path) -> None:
+    cfg = rt_config(tmp_path, tmp_path / "rt.csv")
+    cfg["sensitive"] = {"name": "disease"}
+    cfg["algorithm"] = {"name": "maa_slie"}
+    cfg["output"] = {"path": str(tmp_path / "out")}
+    with pytest.raises(ConfigError, match="sensitive.kind: itemset"):
+        parse_config(cfg)
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("layout", ["delimited", "long"])
+def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
+    """Both engines publish the same RT and TT (the long layout joins on Spark)."""
+    from sparkanon.engine.spark import SparkEngine
+
+    frame = rt_frame(700, seed=15)
+    cfg = rt_config(tmp_path, write_csv(tmp_path, frame), algorithm={"name": "apa"})
+    if layout == "long":
+        pairs = [
+            (rid, item)
+            for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
+            for item in s.split("|")
+            if item
+        ]
+        long = write_csv(tmp_path, pd.DataFrame(pairs, columns=["id", "item"]), "items.csv")
+        cfg = rt_config(
+            tmp_path,
+            write_csv(tmp_path, frame.drop(columns="disease"), "main.csv"),
+            algorithm={"name": "apa"},
+            sensitive__layout="long",
+            sensitive__long={
+                "format": "csv",
+                "path": str(long),
+                "options": {"header": True},
+                "key": "id",
+                "item": "item",
+            },
+        )
+    config = parse_config(cfg)
+    local = run_job(LocalEngine(), config, commit=False)
+    remote = run_job(SparkEngine(spark), config, commit=False)
+    assert remote.metrics["verified"] is True
+    for key in ("rows_out", "rows_suppressed", "groups", "tbuckets", "item_ncp", "blocks"):
+        assert remote.metrics[key] == local.metrics[key], key
+    for name, keys in (("rt", ["record_id"]), ("tt", ["group_id", "disease"])):
+        mine = local.publication.tables[name].sort_values(keys).reset_index(drop=True)
+        theirs = remote.publication.tables[name].toPandas().sort_values(keys).reset_index(drop=True)
+        pd.testing.assert_frame_equal(mine.astype(str), theirs[list(mine.columns)].astype(str))
