@@ -389,3 +389,20 @@ def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
         mine = local.publication.tables[name].sort_values(keys).reset_index(drop=True)
         theirs = remote.publication.tables[name].toPandas().sort_values(keys).reset_index(drop=True)
         pd.testing.assert_frame_equal(mine.astype(str), theirs[list(mine.columns)].astype(str))
+
+
+@pytest.mark.parametrize("conf", ["completejourney_paa.yaml", "completejourney_long.yaml"])
+def test_completejourney_demo_configs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, conf: str
+) -> None:
+    """The shipped RT demo configs run on the bundled data and verify (local engine)."""
+    from sparkanon.config import load_config
+
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.chdir(root)  # the configs' paths are relative to the repository
+    config = load_config(root / "conf" / conf, [f"output.path={tmp_path / 'out'}"])
+    m = run_job(LocalEngine(), config, commit=False).metrics
+    assert m["rows_in"] == 801
+    assert m["verified"] is True
+    assert m["rows_out"] + m["rows_suppressed"] == 801
+    assert m["items"]["distinct_items"] == 299
