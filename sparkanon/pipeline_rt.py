@@ -29,7 +29,13 @@ from sparkanon.stages.items import ITEMS
 from sparkanon.stages.partition import Partitioning, plan_top, task_rows_for
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import check_output, read_input
-from sparkanon.stages.rt_cluster import ITEM_LOSS, N_ITEMS, cluster_rt, reconcile_rt
+from sparkanon.stages.rt_cluster import (
+    ITEM_LOSS,
+    N_ITEMS,
+    RECONCILE_TARGET_BLOCKS,
+    cluster_rt,
+    reconcile_rt,
+)
 from sparkanon.stages.rt_publish import publish_rt, verify_rt
 
 
@@ -133,9 +139,12 @@ def run_rt_job(
     clustered, blocks = cluster_rt(
         engine, encoded, enc_cols, blocks_tree, infeasible, part, schema, tree, name, k, l, timer
     )
-    rows, suppressed = reconcile_rt(
-        engine, clustered, enc_cols, tree, name, k, l, int(blocks["unplaced"] or 0), timer
+    chunk_rows = RECONCILE_TARGET_BLOCKS * config.partitioning.max_block_rows
+    unplaced = int(blocks["unplaced"] or 0)
+    rows, suppressed, rounds = reconcile_rt(
+        engine, clustered, enc_cols, tree, name, k, l, unplaced, chunk_rows, timer
     )
+    blocks = blocks | {"reconciled": unplaced} | rounds
     from sparkanon.attributes.schema import CLASS
 
     placed = engine.where(rows, CLASS, ">=", 0)
@@ -221,6 +230,9 @@ def rt_report(
         "blocks": int(blocks["blocks"] or 0),
         "block_rows": {"min": blocks["min"], "max": blocks["max"]},
         "infeasible_blocks": int(blocks["infeasible"] or 0),
+        "rows_reconciled": int(blocks["reconciled"]),
+        "reconcile_chunks": int(blocks["chunks"]),
+        "reconcile_last_block_rows": int(blocks["last_block_records"]),
         "items": items.describe() | {"taxonomy_leaves": tree.n_leaves},
         "item_ncp": (float(loss["loss"] or 0.0) / total_items) if total_items else 0.0,
         "model": {"name": "kl_diversity", "k": k, "l": l},

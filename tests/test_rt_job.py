@@ -406,3 +406,27 @@ def test_completejourney_demo_configs(
     assert m["verified"] is True
     assert m["rows_out"] + m["rows_suppressed"] == 801
     assert m["items"]["distinct_items"] == 299
+
+
+def test_reconcile_chunks_walk_the_tree_left_to_right() -> None:
+    from sparkanon.stages.rt_cluster import block_order_key, reconcile_chunks
+
+    # Leaves of a tree cut at 1 -> (2, 3), 2 -> (4, 5), 5 -> (10, 11): in-order 4, 10, 11, 3.
+    assert sorted([3, 4, 10, 11], key=block_order_key) == [4, 10, 11, 3]
+    chunks = reconcile_chunks({3: 5, 4: 6, 10: 1, 11: 2}, target=6)
+    assert chunks == {4: 1, 10: 2, 11: 2, 3: 2}  # 6 | 1 + 2 + 5 = 8
+    assert reconcile_chunks({4: 3, 3: 2}, target=10) == {4: 1, 3: 1}
+    # A short last chunk folds into the previous one.
+    assert reconcile_chunks({4: 6, 10: 6, 3: 1}, target=6) == {4: 1, 10: 2, 3: 2}
+
+
+def test_two_reconcile_rounds(tmp_path: Path) -> None:
+    """Tiny blocks leave many records over: chunks first, then one last block."""
+    data = write_csv(tmp_path, rt_frame(1500, seed=16, max_items=6))
+    cfg = rt_config(tmp_path, data, partitioning={"max_block_rows": 12})
+    m = run_local(cfg).metrics
+    assert m["rows_reconciled"] > 0
+    assert m["reconcile_chunks"] >= 2
+    assert m["reconcile_last_block_rows"] > 0
+    assert m["verified"] is True
+    assert m["rows_out"] + m["rows_suppressed"] == 1500

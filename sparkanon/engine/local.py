@@ -49,7 +49,7 @@ def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
         raise InternalError(f"a step returned no column(s) {missing}")
     out = frame[names].copy()
     for name, ddl in schema:
-        if ddl == "string":
+        if ddl in ("string", "binary") or ddl.startswith("array<"):
             out[name] = out[name].astype(object).where(out[name].notna(), None)
         else:
             out[name] = out[name].astype(_PANDAS_TYPES[ddl])

@@ -40,7 +40,7 @@ def encoded_columns(schema: Schema, sets: bool = False) -> list[tuple[str, str]]
     """
     cols = [(RID, "long")]
     cols += [(c, k.code_type) for c, k in zip(schema.code_columns, schema.kinds, strict=True)]
-    cols += [(ITEMS, "string")] if sets else [(SENS, "long"), (LEVEL, "long")]
+    cols += [(ITEMS, "binary")] if sets else [(SENS, "long"), (LEVEL, "long")]
     return cols
 
 

@@ -22,8 +22,9 @@ Decided behaviours, each tested:
   unless ``sensitive.on_unknown_item: drop`` removes it from its set (counted; a set
   left with no item is the empty set).
 
-Encoded, a set is the text of its sorted, distinct leaf ids joined by spaces
-(:func:`sparkanon.attributes.itemsets.set_key`), in the column :data:`ITEMS`.
+Encoded, a set is its sorted, distinct leaf ids packed as little-endian int32 bytes
+(:func:`pack_sets`, a ``binary`` column :data:`ITEMS`): one buffer per record, decoded
+for a whole block by one ``frombuffer`` (:func:`decode_sets`).
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sparkanon.attributes.itemsets import ItemSets
 
 ITEMS = "_items"
-"""Encoded column: a record's leaf ids, sorted, distinct, joined by spaces."""
+"""Encoded column (``binary``): a record's leaf ids, sorted, distinct, packed int32."""
 
 ITEM_STATS = ("item", "item_unknown", "empty_sets", "duplicate_items", "set_items")
 """Statistics the profile adds for the set column (see :func:`item_stats`)."""
@@ -87,29 +90,70 @@ def set_missing(values: pd.Series, spec: ItemsSpec) -> np.ndarray:
 def exploded_items(values: pd.Series, spec: ItemsSpec) -> tuple[np.ndarray, np.ndarray]:
     """Every (record position, trimmed item) of non-missing sets, empty items left out.
 
+    Vectorised with pyarrow (split, flatten, trim): no Python loop over items.
+
     Args:
         values: the set column of records whose set is not missing (nulls of the
-            ``long`` layout count as empty sets).
+            ``delimited`` and ``long`` layouts count as empty sets).
         spec: the layout.
 
     Returns:
-        ``(record, item)``: the position of the record in ``values`` and the item,
-        one entry per item occurrence (duplicates kept), in record order.
+        ``(record, item)``: the position of the record in ``values`` (int64) and the
+        item (a pyarrow string array), one entry per item occurrence (duplicates kept),
+        in record order.
     """
-    positions = pd.Series(values.to_numpy(), index=np.arange(len(values)), dtype=object)
+    lists = _item_lists(values, spec)
+    flat = pc.utf8_trim_whitespace(pc.list_flatten(lists))
+    record = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    keep = pc.not_equal(flat, "")
+    keep_np = keep.to_numpy(zero_copy_only=False)
+    return record[keep_np], pc.filter(flat, keep)
+
+
+def _item_lists(values: pd.Series, spec: ItemsSpec) -> pa.ListArray:
+    """The set column as a pyarrow list array of strings (a null is an empty list)."""
     if spec.layout == "delimited":
-        lists = positions.fillna("").astype(str).str.split(spec.separator, regex=False)
-    else:
-        lists = positions.map(lambda v: [] if v is None or _is_nan(v) else list(v))
-    flat = lists.explode()
-    flat = flat[flat.notna()]
-    items = flat.astype(str).str.strip()
-    keep = (items != "").to_numpy(dtype=bool)
-    return flat.index.to_numpy(dtype=np.int64)[keep], items.to_numpy(dtype=object)[keep]
+        text = pa.array(values.to_numpy(dtype=object), type=pa.string(), from_pandas=True)
+        return pc.split_pattern(pc.fill_null(text, ""), spec.separator)
+    raw = [None if _is_nan(v) else v for v in values.to_numpy(dtype=object)]
+    lists = pa.array(raw, type=pa.list_(pa.string()), from_pandas=True)
+    if lists.null_count:
+        lists = pc.if_else(pc.is_null(lists), pa.scalar([], type=lists.type), lists)
+    return lists
 
 
 def _is_nan(v: object) -> bool:
     return isinstance(v, float) and np.isnan(v)
+
+
+def pack_sets(record: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
+    """Each record's sorted, distinct ids packed as little-endian int32 bytes.
+
+    Args:
+        record: the record of each id (positions ``0 .. n-1``).
+        ids: the ids (leaf or node ids), any order, repeats allowed.
+        n: the number of records.
+
+    Returns:
+        An object array of ``n`` ``bytes`` (``b""`` for the empty set).
+    """
+    order = np.lexsort((ids, record))
+    record, ids = record[order], ids[order]
+    if ids.size:
+        first = np.ones(ids.size, dtype=bool)
+        first[1:] = (record[1:] != record[:-1]) | (ids[1:] != ids[:-1])
+        record, ids = record[first], ids[first]
+    counts = np.bincount(record, minlength=n)
+    ends = np.cumsum(counts) * 4
+    starts = ends - counts * 4
+    return _slices(ids.astype("<i4").tobytes(), starts, ends)
+
+
+def _slices(buffer: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """``buffer[starts[i]:ends[i]]`` for every ``i``, as an object array of bytes."""
+    out = np.empty(len(starts), dtype=object)
+    out[:] = [buffer[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    return out
 
 
 def item_stats(values: pd.Series, spec: ItemsSpec) -> list[tuple[str, str | None, int]]:
@@ -127,25 +171,28 @@ def item_stats(values: pd.Series, spec: ItemsSpec) -> list[tuple[str, str | None
         ``set_items`` (distinct items over all records).
     """
     record, items = exploded_items(values, spec)
-    frame = pd.DataFrame({"r": record, "i": items})
-    distinct = frame.drop_duplicates()
+    encoded = pc.dictionary_encode(items)
+    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    labels = encoded.dictionary.to_pylist()
+    pairs = np.unique(record * max(len(labels), 1) + codes) if codes.size else codes
     out: list[tuple[str, str | None, int]] = []
-    counts = distinct["i"].value_counts()
-    for item, n in counts.items():
-        known = spec.known is None or item in spec.known
-        out.append(("item" if known else "item_unknown", str(item), int(n)))
+    per_item = np.bincount(pairs % max(len(labels), 1), minlength=len(labels))
+    for item, n in zip(labels, per_item.tolist(), strict=True):
+        if n:
+            known = spec.known is None or item in spec.known
+            out.append(("item" if known else "item_unknown", str(item), int(n)))
     holding = np.zeros(len(values), dtype=bool)
     holding[record] = True
     out.append(("empty_sets", None, int((~holding).sum())))
-    out.append(("duplicate_items", None, int(len(frame) - len(distinct))))
-    out.append(("set_items", None, int(len(distinct))))
+    out.append(("duplicate_items", None, int(codes.size - pairs.size)))
+    out.append(("set_items", None, int(pairs.size)))
     return out
 
 
 def make_set_encoder(
     codes: Mapping[str, int], spec: ItemsSpec
 ) -> Callable[[pd.Series], np.ndarray]:
-    """A function from a batch's set column to the encoded text of each record's leaf ids.
+    """A function from a batch's set column to each record's packed leaf ids.
 
     Args:
         codes: item -> leaf id (items absent from it are dropped: the profile
@@ -153,35 +200,37 @@ def make_set_encoder(
         spec: the layout.
 
     Returns:
-        ``encode(values) -> array of str``: each record's sorted, distinct leaf ids
-        joined by spaces (``""`` for the empty set).
+        ``encode(values) -> object array of bytes``: each record's sorted, distinct leaf
+        ids (:func:`pack_sets`).
     """
-    table = pd.Series(codes, dtype=np.int64)
+    names = sorted(codes, key=codes.__getitem__)
+    value_set = pa.array(names, type=pa.string())
+    ids_of = np.array([codes[name] for name in names], dtype=np.int64)
 
     def encode(values: pd.Series) -> np.ndarray:
         record, items = exploded_items(values, spec)
-        ids = pd.Series(items).map(table).to_numpy(dtype=float, na_value=np.nan)
-        known = ~np.isnan(ids)
-        pairs = pd.DataFrame({"r": record[known], "i": ids[known].astype(np.int64)})
-        pairs = pairs.drop_duplicates().sort_values(["r", "i"], kind="stable")
-        out = np.full(len(values), "", dtype=object)
-        if len(pairs):
-            joined = pairs["i"].astype(str).groupby(pairs["r"].to_numpy(), sort=True).agg(" ".join)
-            out[joined.index.to_numpy(dtype=np.int64)] = joined.to_numpy(dtype=object)
-        return out
+        position = pc.index_in(items, value_set=value_set)
+        known = pc.is_valid(position).to_numpy(zero_copy_only=False)
+        at = position.to_numpy(zero_copy_only=False)[known].astype(np.int64)
+        return pack_sets(record[known], ids_of[at], len(values))
 
     return encode
 
 
 def decode_sets(encoded: pd.Series) -> ItemSets:
-    """The :class:`ItemSets` of an encoded column (the text of space-joined ids)."""
-    text = encoded.fillna("").astype(str).to_numpy(dtype=object)
-    rows = [np.array(t.split(), dtype=np.int64) if t else np.zeros(0, np.int64) for t in text]
-    lengths = np.fromiter((len(r) for r in rows), dtype=np.int64, count=len(rows))
-    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    """The :class:`ItemSets` of a packed column (:func:`pack_sets`)."""
+    blobs = [b"" if v is None else bytes(v) for v in encoded.to_numpy(dtype=object)]
+    lengths = np.fromiter((len(b) // 4 for b in blobs), dtype=np.int64, count=len(blobs))
+    offsets = np.zeros(len(blobs) + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
-    nodes = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+    nodes = np.frombuffer(b"".join(blobs), dtype="<i4").astype(np.int64)
     return ItemSets(offsets=offsets, nodes=nodes)
+
+
+def pack_item_sets(sets: ItemSets) -> np.ndarray:
+    """:func:`pack_sets` of an :class:`ItemSets` (already sorted and distinct per record)."""
+    bounds = sets.offsets * 4
+    return _slices(sets.nodes.astype("<i4").tobytes(), bounds[:-1], bounds[1:])
 
 
 @dataclass(frozen=True)

@@ -10,12 +10,14 @@ is (k,l)-diverse too (a TBucket of the union is a union of TBuckets of at least 
 records each; groups never span blocks).
 
 Records a block suppresses (a set that cannot reach ``k`` records, an Anatomize
-leftover) are **reconciled**: all of them, from every block, form one more block (id
-:data:`RECONCILE_BLOCK`) that runs the same algorithm; what it still suppresses is
-suppressed for good and counted per reason. Only the leftover rows move.
+leftover) are **reconciled** in two rounds (:func:`reconcile_rt`): the leftovers of
+neighbouring blocks form chunks of at least ``chunk_rows`` records that run the same
+algorithm, one task each; what the chunks still suppress forms one last block (id
+:data:`RECONCILE_BLOCK`); what that suppresses is suppressed for good and counted per
+reason. Only the leftover rows move.
 
 Each published record carries its global group id (``block << CLASS_SHIFT | local
-group``), its generalized set (:data:`GSET`, the text of its node ids) and the number
+group``), its generalized set (:data:`GSET`, its packed node ids) and the number
 of its items and their NCP sum (He and Naughton 2009) for the information-loss metric.
 """
 
@@ -33,13 +35,13 @@ from sparkanon.algorithms.transaction.paa import paa
 from sparkanon.attributes.itemsets import ItemSets, ItemTree
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
 from sparkanon.stages.cluster import global_class
-from sparkanon.stages.items import ITEMS, decode_sets
+from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
 from sparkanon.stages.partition import Partitioning, route
 
 GSET = "_gset"
-"""Column: the record's published generalized set, node ids joined by spaces."""
+"""Column (``binary``): the record's published set, node ids packed as int32."""
 REASON = "_reason"
 """Column: why the record is suppressed (``REASONS`` of ``algorithms.transaction._result``)."""
 N_ITEMS = "_nitems"
@@ -61,7 +63,9 @@ def item_losses(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.nda
 
     He and Naughton (2009, section 2): a generalized item ``u`` costs
     ``|leaves(u)| / |I|`` (0 for an item published as itself) for every original item it
-    stands for. A record's published nodes are disjoint subtrees, so each item has one.
+    stands for. A record's published nodes are disjoint subtrees, so each item has one:
+    the lowest of its ancestors (itself included) that the record publishes, found level
+    by level for all item occurrences at once.
 
     Args:
         sets: the original sets (leaf ids).
@@ -69,19 +73,27 @@ def item_losses(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.nda
         tree: the taxonomy.
 
     Returns:
-        float64 per record.
+        float64 per record (0 for a record publishing nothing).
     """
-    out = np.zeros(len(sets), dtype=np.float64)
-    for i in range(len(sets)):
-        items, nodes = sets.row(i), generalized.row(i)
-        if items.size == 0 or nodes.size == 0:
-            continue
-        lo, hi = tree.leaf_lo[nodes], tree.leaf_hi[nodes]
-        order = np.argsort(lo, kind="stable")
-        at = np.searchsorted(lo[order], items, side="right") - 1
-        covering = nodes[order][at]
-        ok = (at >= 0) & (items <= hi[order][np.maximum(at, 0)])
-        out[i] = float(np.sum(tree.item_ncp(covering[ok])))
+    n = len(sets)
+    out = np.zeros(n, dtype=np.float64)
+    if sets.nodes.size == 0 or generalized.nodes.size == 0:
+        return out
+    width = np.int64(tree.n_nodes)
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(generalized.offsets))
+    published = np.sort(owner * width + generalized.nodes)
+    record = np.repeat(np.arange(n, dtype=np.int64), np.diff(sets.offsets))
+    node = sets.nodes.astype(np.int64).copy()
+    covering = np.full(node.size, -1, dtype=np.int64)
+    for _ in range(tree.taxonomy.height + 1):
+        key = record * width + node
+        at = np.minimum(np.searchsorted(published, key), published.size - 1)
+        hit = (published[at] == key) & (covering < 0)
+        covering[hit] = node[hit]
+        up = tree.parent[node]
+        node = np.where(up >= 0, up, node)
+    found = covering >= 0
+    np.add.at(out, record[found], tree.item_ncp(covering[found]))
     return out
 
 
@@ -103,14 +115,15 @@ def run_block(
     sets = decode_sets(rows[ITEMS])
     result = RT_ALGORITHMS[algorithm](sets, tree, k, l)
     group = global_class(np.full(len(rows), block, dtype=np.int64), result.group)
-    gsets = [" ".join(map(str, result.generalized.row(i))) for i in range(len(rows))]
-    loss = item_losses(sets, result.generalized, tree)
     kept = result.group >= 0
+    loss = item_losses(sets, result.generalized, tree)
+    gsets = pack_item_sets(result.generalized)
+    gsets[~kept] = b""
     out = rows.assign(
         **{
             BLOCK: np.full(len(rows), block, dtype=np.int64),
             CLASS: group,
-            GSET: np.where(kept, np.asarray(gsets, dtype=object), ""),
+            GSET: gsets,
             REASON: result.suppressed_reason.astype(np.int64),
             N_ITEMS: sets.sizes().astype(np.int64),
             ITEM_LOSS: np.where(kept, loss, 0.0),
@@ -163,7 +176,7 @@ def waiting(rows: pd.DataFrame, block: int) -> pd.DataFrame:
         **{
             BLOCK: np.full(len(rows), block, dtype=np.int64),
             CLASS: np.full(len(rows), -1, dtype=np.int64),
-            GSET: "",
+            GSET: np.full(len(rows), b"", dtype=object),
             REASON: np.full(len(rows), 1, dtype=np.int64),
             N_ITEMS: sets.sizes().astype(np.int64),
             ITEM_LOSS: 0.0,
@@ -176,7 +189,7 @@ def rt_columns(enc_cols: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return enc_cols + [
         (BLOCK, "long"),
         (CLASS, "long"),
-        (GSET, "string"),
+        (GSET, "binary"),
         (REASON, "long"),
         (N_ITEMS, "long"),
         (ITEM_LOSS, "double"),
@@ -224,6 +237,48 @@ def cluster_rt(
     return clustered, stats
 
 
+def block_order_key(block: int) -> tuple[int, int]:
+    """A sort key putting tree leaves in left-to-right order (neighbours on the QIs together).
+
+    Heap ids: the root is 1 and the children of ``b`` are ``2b`` and ``2b + 1``; a leaf's
+    path from the root, left-aligned to a common depth, orders leaves as an in-order walk.
+    """
+    depth = int(block).bit_length() - 1
+    path = int(block) - (1 << depth)
+    return path << (62 - depth), depth
+
+
+def reconcile_chunks(leftovers: dict[int, int], target: int) -> dict[int, int]:
+    """Group the blocks' leftover records into chunks of at least ``target`` records.
+
+    Blocks are walked left to right on the tree (:func:`block_order_key`), so a chunk
+    gathers the leftovers of neighbouring blocks; a chunk closes once it holds ``target``
+    records, and a short last chunk joins the one before it.
+
+    Args:
+        leftovers: records left over per block.
+        target: the fewest records per chunk.
+
+    Returns:
+        block -> chunk number (``1, 2, ...``).
+    """
+    chunk, held, out = 1, 0, {}
+    for block in sorted(leftovers, key=block_order_key):
+        out[block] = chunk
+        held += leftovers[block]
+        if held >= target:
+            chunk, held = chunk + 1, 0
+    if held and chunk > 1:  # the last chunk is short: fold it into the previous one
+        out = {b: (c - 1 if c == chunk else c) for b, c in out.items()}
+    return out
+
+
+RECONCILE_BASE = 1 << 40
+"""Block ids of the reconciliation chunks start here (far above every tree leaf id)."""
+RECONCILE_TARGET_BLOCKS = 10
+"""A reconciliation chunk gathers at least this many ``max_block_rows`` of leftovers."""
+
+
 def reconcile_rt(
     engine: Engine,
     clustered: Table,
@@ -233,43 +288,75 @@ def reconcile_rt(
     k: int,
     l: int,  # noqa: E741 (the paper's name)
     unplaced: int,
+    chunk_rows: int,
     timer: StageTimer,
-) -> tuple[Table, dict[str, int]]:
-    """Run the algorithm once more on every record the blocks suppressed, as one block.
+) -> tuple[Table, dict[str, int], dict[str, int]]:
+    """Run the algorithm again on the records the blocks suppressed, in two rounds.
+
+    Round one gathers the leftovers of neighbouring blocks into chunks of at least
+    ``chunk_rows`` records (:func:`reconcile_chunks`), one task each, so the work is spread
+    and stays local on the quasi-identifiers; round two runs what the chunks still
+    suppress as one block (:data:`RECONCILE_BLOCK`). Each chunk, like each block, is a
+    (k,l)-diverse publication of its own.
 
     Returns:
         All rows (placed ones with their group; still suppressed ones with ``_class
-        = -1`` and their reason) and the records suppressed per reason.
+        = -1`` and their reason), the records suppressed per reason, and the counts of
+        the two rounds: ``chunks`` and ``last_block_records``.
     """
     columns = rt_columns(enc_cols)
+    names = [c for c, _ in enc_cols]
     with timer.stage("reconcile"):
         if unplaced == 0:
-            return clustered, {name: 0 for code, name in REASONS.items() if code != KEPT}
-        placed = engine.where(clustered, CLASS, ">=", 0)
-        leftover = engine.select(engine.where(clustered, CLASS, "<", 0), [c for c, _ in enc_cols])
+            none = {name: 0 for code, name in REASONS.items() if code != KEPT}
+            return clustered, none, {"chunks": 0, "last_block_records": 0}
+        waiting_rows = engine.where(clustered, CLASS, "<", 0)
+        per_block = engine.collect_small(
+            engine.aggregate(waiting_rows, [BLOCK], {"n": ("count", BLOCK)}), MAX_STAT_ROWS
+        )
+        counts = {int(b): int(n) for b, n in zip(per_block[BLOCK], per_block["n"], strict=True)}
+        chunk_of = reconcile_chunks(counts, chunk_rows)
+
+        def to_chunk(batch: pd.DataFrame) -> pd.DataFrame:
+            chunk = batch[BLOCK].map(chunk_of).to_numpy(dtype=np.int64)
+            return batch[names].assign(**{BLOCK: RECONCILE_BASE + chunk})
 
         def again(rows: pd.DataFrame) -> pd.DataFrame:
-            return run_block(rows, items, algorithm, k, l, RECONCILE_BLOCK)
+            return run_block(rows, items, algorithm, k, l, int(rows[BLOCK].iloc[0]))
 
-        # One group holds every leftover: key them all to the reconciliation block.
-        keyed = engine.map_batches(
-            leftover,
-            lambda b: b.assign(**{BLOCK: np.full(len(b), RECONCILE_BLOCK, dtype=np.int64)}),
-            enc_cols + [(BLOCK, "long")],
+        keyed = engine.map_batches(waiting_rows, to_chunk, enc_cols + [(BLOCK, "long")])
+        first = engine.persist(engine.map_groups(keyed, BLOCK, again, columns), materialize=True)
+        still = engine.count(engine.where(first, CLASS, "<", 0))
+        second = first
+        n_chunks = len(set(chunk_of.values()))
+        rerun = still if n_chunks > 1 else 0
+        if rerun:
+            final = engine.map_batches(
+                engine.where(first, CLASS, "<", 0),
+                lambda b: b[names].assign(**{BLOCK: np.int64(RECONCILE_BLOCK)}),
+                enc_cols + [(BLOCK, "long")],
+            )
+            second = engine.union(
+                engine.where(first, CLASS, ">=", 0),
+                engine.map_groups(final, BLOCK, again, columns),
+            )
+        combined = engine.persist(
+            engine.union(engine.where(clustered, CLASS, ">=", 0), second), materialize=True
         )
-        redone = engine.map_groups(keyed, BLOCK, again, columns)
-        combined = engine.persist(engine.union(placed, redone), materialize=True)
+        engine.unpersist(first)
         reasons = engine.collect_small(
             engine.aggregate(
                 engine.where(combined, CLASS, "<", 0), [REASON], {"n": ("count", REASON)}
             ),
             len(REASONS),
         )
-        counts = {int(r): int(n) for r, n in zip(reasons[REASON], reasons["n"], strict=True)}
-        by_name = {name: counts.get(code, 0) for code, name in REASONS.items() if code != KEPT}
+        by_code = {int(r): int(n) for r, n in zip(reasons[REASON], reasons["n"], strict=True)}
+        by_name = {name: by_code.get(code, 0) for code, name in REASONS.items() if code != KEPT}
         log.info(
-            "reconcile: %d records re-run together, %d suppressed",
+            "reconcile: %d records in %d chunks, %d re-run together, %d suppressed",
             unplaced,
+            n_chunks,
+            rerun,
             sum(by_name.values()),
         )
-    return combined, by_name
+    return combined, by_name, {"chunks": n_chunks, "last_block_records": rerun}

@@ -26,12 +26,15 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications import Publication
 from sparkanon.stages._common import StageTimer, one_row
+from sparkanon.stages.items import decode_sets
 from sparkanon.stages.rt_cluster import GSET
 
 RT_TABLE = "rt"
@@ -62,14 +65,17 @@ def make_rt_rows_fn(columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataF
 def make_tt_rows_fn(
     tree: ItemTree, set_column: str, sep: str
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """TT rows from ``(group, node ids, count)``: the set's node labels joined by ``sep``."""
-    labels = np.asarray(tree.labels, dtype=object)
+    """TT rows from ``(group, packed node ids, count)``: the set's node labels joined by ``sep``.
+
+    Vectorised: the labels are taken and joined by pyarrow, no Python loop over rows.
+    """
+    labels = pa.array(list(tree.labels), type=pa.string())
 
     def rows(batch: pd.DataFrame) -> pd.DataFrame:
-        text = [
-            sep.join(labels[np.array(s.split(), dtype=np.int64)]) if s else ""
-            for s in batch[GSET].astype(str)
-        ]
+        sets = decode_sets(batch[GSET])
+        offsets = pa.array(sets.offsets.astype(np.int32), type=pa.int32())
+        named = pa.ListArray.from_arrays(offsets, labels.take(pa.array(sets.nodes)))
+        text = pc.binary_join(named, sep).to_numpy(zero_copy_only=False)
         return pd.DataFrame(
             {
                 GROUP_ID: batch[CLASS].to_numpy(dtype=np.int64),
