@@ -430,3 +430,12 @@ def test_two_reconcile_rounds(tmp_path: Path) -> None:
     assert m["reconcile_last_block_rows"] > 0
     assert m["verified"] is True
     assert m["rows_out"] + m["rows_suppressed"] == 1500
+
+
+def test_distinct_ints_matches_numpy_unique() -> None:
+    from sparkanon.attributes.itemsets import distinct_ints
+
+    rng = np.random.default_rng(17)
+    for shape in [(0,), (1,), (500,), (3, 40)]:
+        values = rng.integers(-5, 30, size=shape)
+        assert distinct_ints(values).tolist() == np.unique(values).tolist()

@@ -273,3 +273,19 @@ def sorted_items(items: Iterable[str]) -> list[str]:
     if distinct and all(v is not None for v in numbers.values()):
         return sorted(distinct, key=lambda item: (numbers[item], item))
     return sorted(distinct)
+
+
+def distinct_ints(values: np.ndarray) -> np.ndarray:
+    """The distinct values of an integer array (flattened), ascending, as ``np.unique`` gives.
+
+    A sort and a comparison of neighbours: numpy 2.3+ answers a bare ``np.unique`` on
+    integers with a hash-based path that is about ten times slower on the million-entry
+    arrays of a block's item occurrences.
+    """
+    ordered = np.sort(np.asarray(values).ravel(), kind="stable")
+    if ordered.size == 0:
+        return ordered
+    keep = np.empty(ordered.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
+    return ordered[keep]

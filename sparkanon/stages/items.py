@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkanon.attributes.itemsets import ItemSets
+from sparkanon.attributes.itemsets import ItemSets, distinct_ints
 
 ITEMS = "_items"
 """Encoded column (``binary``): a record's leaf ids, sorted, distinct, packed int32."""
@@ -174,7 +174,7 @@ def item_stats(values: pd.Series, spec: ItemsSpec) -> list[tuple[str, str | None
     encoded = pc.dictionary_encode(items)
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     labels = encoded.dictionary.to_pylist()
-    pairs = np.unique(record * max(len(labels), 1) + codes) if codes.size else codes
+    pairs = distinct_ints(record * max(len(labels), 1) + codes)
     out: list[tuple[str, str | None, int]] = []
     per_item = np.bincount(pairs % max(len(labels), 1), minlength=len(labels))
     for item, n in zip(labels, per_item.tolist(), strict=True):

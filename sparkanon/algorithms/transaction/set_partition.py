@@ -103,7 +103,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparkanon.attributes.itemsets import ItemSets, ItemTree
+from sparkanon.attributes.itemsets import ItemSets, ItemTree, distinct_ints
 
 _MASK_FANOUT = 62
 """Largest fanout whose child subsets are keyed by an int64 bit mask."""
@@ -267,7 +267,7 @@ def _subset_groups(
         subsets; labels ``0 .. G-1``), every record's distinct child positions ascending,
         concatenated, and the ``n_records + 1`` offsets of each record's run in them.
     """
-    pairs = np.unique(rec * fanout + pos)
+    pairs = distinct_ints(rec * fanout + pos)
     pair_rec, positions = pairs // fanout, pairs % fanout
     start = np.zeros(n_records + 1, dtype=np.int64)
     np.cumsum(np.bincount(pair_rec, minlength=n_records), out=start[1:])
@@ -365,7 +365,7 @@ def _refine(part: _Part, gen: np.ndarray, tables: _Tables) -> _Step | None:
         empty = np.zeros(0, dtype=np.int64)
         return _Step((_Part(part.records, part.occs, part.cut, excluded),), empty, empty)
     label = np.where(leftover, -1, group)
-    keys = np.unique(label[~leftover])
+    keys = distinct_ints(label[~leftover])
     rest = part.cut[part.cut != node]
     parts = []
     for records, occs in zip(
@@ -401,7 +401,7 @@ def _settle(part: _Part, tables: _Tables) -> _Part:
     n_nodes = len(tables.level)
     leaf = tables.leaf[part.occs]
     rec = np.searchsorted(part.records, tables.record[part.occs])
-    pairs = np.unique(rec * n_nodes + tables.ancestor[:, leaf])
+    pairs = distinct_ints(rec * n_nodes + tables.ancestor[:, leaf])
     count = np.bincount(pairs % n_nodes, minlength=n_nodes)
     full = count == len(part.records)
     split = np.zeros(n_nodes + 1, dtype=bool)
