@@ -444,12 +444,17 @@ class PartitioningConfig(_Frozen):
         infeasible_blocks: ``merge`` undoes a cut whose side could not host a
             class; ``reconcile`` keeps such a side as a block whose rows are
             sent to the nearest feasible block's classes.
+        reconcile_rows: relational-transaction jobs: the records the blocks leave
+            over are re-run in chunks of at least this many (neighbouring blocks
+            together, one task each) before one last block; larger chunks place more
+            records, smaller ones spread the work over more tasks.
     """
 
     max_block_rows: Annotated[Int, Field(ge=2)] = 2000
     task_rows: Annotated[Int, Field(ge=2)] = 200_000
     sample_rows: Annotated[Int, Field(ge=1000)] = 1_000_000
     infeasible_blocks: Literal["merge", "reconcile"] = "merge"
+    reconcile_rows: Annotated[Int, Field(ge=1)] = 100_000
 
 
 class OutputConfig(_Frozen):

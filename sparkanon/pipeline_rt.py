@@ -32,7 +32,6 @@ from sparkanon.stages.read import check_output, read_input
 from sparkanon.stages.rt_cluster import (
     ITEM_LOSS,
     N_ITEMS,
-    RECONCILE_TARGET_BLOCKS,
     cluster_rt,
     reconcile_rt,
 )
@@ -139,7 +138,7 @@ def run_rt_job(
     clustered, blocks = cluster_rt(
         engine, encoded, enc_cols, blocks_tree, infeasible, part, schema, tree, name, k, l, timer
     )
-    chunk_rows = RECONCILE_TARGET_BLOCKS * config.partitioning.max_block_rows
+    chunk_rows = config.partitioning.reconcile_rows
     unplaced = int(blocks["unplaced"] or 0)
     rows, suppressed, rounds = reconcile_rt(
         engine, clustered, enc_cols, tree, name, k, l, unplaced, chunk_rows, timer

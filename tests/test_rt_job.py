@@ -423,7 +423,7 @@ def test_reconcile_chunks_walk_the_tree_left_to_right() -> None:
 def test_two_reconcile_rounds(tmp_path: Path) -> None:
     """Tiny blocks leave many records over: chunks first, then one last block."""
     data = write_csv(tmp_path, rt_frame(1500, seed=16, max_items=6))
-    cfg = rt_config(tmp_path, data, partitioning={"max_block_rows": 12})
+    cfg = rt_config(tmp_path, data, partitioning={"max_block_rows": 12, "reconcile_rows": 120})
     m = run_local(cfg).metrics
     assert m["rows_reconciled"] > 0
     assert m["reconcile_chunks"] >= 2

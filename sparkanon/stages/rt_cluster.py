@@ -275,8 +275,6 @@ def reconcile_chunks(leftovers: dict[int, int], target: int) -> dict[int, int]:
 
 RECONCILE_BASE = 1 << 40
 """Block ids of the reconciliation chunks start here (far above every tree leaf id)."""
-RECONCILE_TARGET_BLOCKS = 10
-"""A reconciliation chunk gathers at least this many ``max_block_rows`` of leftovers."""
 
 
 def reconcile_rt(
