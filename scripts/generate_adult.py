@@ -67,6 +67,7 @@ DEFAULT_SOURCE = REPO_ROOT / "data" / "adult" / "adult.csv"
 
 # The column list is the one prepare_adult.py writes (scripts/ is on sys.path when
 # this file runs as a script).
+import _args  # noqa: E402
 from prepare_adult import COLUMNS, INT_COLUMNS  # noqa: E402
 
 SCHEMA = pa.schema(
@@ -250,48 +251,6 @@ def generate(
     return written
 
 
-def _positive_int(text: str) -> int:
-    """Parse a command-line integer that must be at least 1.
-
-    Args:
-        text: The argument as typed; ``_`` separators are allowed (``1_000_000``).
-
-    Returns:
-        The integer.
-
-    Raises:
-        argparse.ArgumentTypeError: If ``text`` is not an integer of at least 1.
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    """Parse a command-line seed (a non-negative integer).
-
-    Args:
-        text: The argument as typed.
-
-    Returns:
-        The seed.
-
-    Raises:
-        argparse.ArgumentTypeError: If ``text`` is not a non-negative integer.
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be non-negative: {text!r}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line interface.
 
@@ -304,10 +263,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description="Grow the Adult data set to any row count, deterministically, as Parquet."
     )
-    parser.add_argument("--rows", type=_positive_int, required=True, help="rows to write")
+    parser.add_argument("--rows", type=_args.positive_int, required=True, help="rows to write")
     parser.add_argument("--out", type=Path, required=True, help="Parquet file to write")
     parser.add_argument(
-        "--seed", type=_seed, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
+        "--seed",
+        type=_args.seed,
+        default=DEFAULT_SEED,
+        help=f"random seed (default {DEFAULT_SEED})",
     )
     parser.add_argument(
         "--source",
@@ -317,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--chunk-rows",
-        type=_positive_int,
+        type=_args.positive_int,
         default=DEFAULT_CHUNK_ROWS,
         help=f"rows per chunk and row group; part of what fixes the output "
         f"(default {DEFAULT_CHUNK_ROWS})",

@@ -66,6 +66,9 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _args  # noqa: E402
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT / "data" / "completejourney" / "households.csv"
 
@@ -364,48 +367,6 @@ def generate(
     return written
 
 
-def _positive_int(text: str) -> int:
-    """Parse a command-line integer that must be at least 1.
-
-    Args:
-        text: The argument as typed; ``_`` separators are allowed (``1_000_000``).
-
-    Returns:
-        The integer.
-
-    Raises:
-        argparse.ArgumentTypeError: If ``text`` is not an integer of at least 1.
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1: {text!r}")
-    return value
-
-
-def _seed(text: str) -> int:
-    """Parse a command-line seed (a non-negative integer).
-
-    Args:
-        text: The argument as typed.
-
-    Returns:
-        The seed.
-
-    Raises:
-        argparse.ArgumentTypeError: If ``text`` is not a non-negative integer.
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be non-negative: {text!r}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> int:
     """Run the command line interface.
 
@@ -419,10 +380,13 @@ def main(argv: list[str] | None = None) -> int:
         description="Grow the RT demo data (households + item sets) to any row count, "
         "deterministically, as CSV or Parquet."
     )
-    parser.add_argument("--rows", type=_positive_int, required=True, help="rows to write")
+    parser.add_argument("--rows", type=_args.positive_int, required=True, help="rows to write")
     parser.add_argument("--out", type=Path, required=True, help="file to write")
     parser.add_argument(
-        "--seed", type=_seed, default=DEFAULT_SEED, help=f"random seed (default {DEFAULT_SEED})"
+        "--seed",
+        type=_args.seed,
+        default=DEFAULT_SEED,
+        help=f"random seed (default {DEFAULT_SEED})",
     )
     parser.add_argument(
         "--format",
@@ -438,14 +402,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--chunk-rows",
-        type=_positive_int,
+        type=_args.positive_int,
         default=DEFAULT_CHUNK_ROWS,
         help=f"rows per chunk and row group, at most {MAX_CHUNK_ROWS:,}; part of what fixes "
         f"the output (default {DEFAULT_CHUNK_ROWS:,})",
     )
     parser.add_argument(
         "--rounds",
-        type=_seed,
+        type=_args.seed,
         default=DEFAULT_ROUNDS,
         help=f"rounds of item trades between copied sets, 0 for plain resampling "
         f"(default {DEFAULT_ROUNDS})",

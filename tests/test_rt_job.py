@@ -52,6 +52,16 @@ def rt_frame(n: int, seed: int, max_items: int = 4) -> pd.DataFrame:
     )
 
 
+def long_pairs(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """The warehouse layout of ``frame``'s sets: one (id, item) pair per item."""
+    return [
+        (rid, item)
+        for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
+        for item in s.split("|")
+        if item
+    ]
+
+
 def rt_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
     """A PAA job on ``data`` (CSV) with k = 4, l = 3, blocks of at most 300 records."""
     cfg: dict[str, Any] = {
@@ -206,12 +216,7 @@ def test_unknown_item_dropped_when_configured(tmp_path: Path) -> None:
 def test_long_layout_equals_delimited(tmp_path: Path) -> None:
     frame = rt_frame(300, seed=7)
     data = write_csv(tmp_path, frame)
-    pairs = [
-        (rid, item)
-        for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
-        for item in s.split("|")
-        if item
-    ]
+    pairs = long_pairs(frame)
     long = write_csv(tmp_path, pd.DataFrame(pairs, columns=["id", "item"]), "items.csv")
     wide = run_local(rt_config(tmp_path, data)).publication
     cfg = rt_config(
@@ -359,12 +364,7 @@ def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
     frame = rt_frame(700, seed=15)
     cfg = rt_config(tmp_path, write_csv(tmp_path, frame), algorithm={"name": "apa"})
     if layout == "long":
-        pairs = [
-            (rid, item)
-            for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
-            for item in s.split("|")
-            if item
-        ]
+        pairs = long_pairs(frame)
         long = write_csv(tmp_path, pd.DataFrame(pairs, columns=["id", "item"]), "items.csv")
         cfg = rt_config(
             tmp_path,

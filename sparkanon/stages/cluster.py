@@ -17,7 +17,7 @@ import pandas as pd
 
 from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.partition import BlockTree, plan_local
-from sparkanon.attributes.schema import BLOCK, CLASS
+from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import StageTimer, log, one_row
 from sparkanon.stages.partition import Partitioning, route
@@ -34,6 +34,35 @@ CLASS_SHIFT = 20
 def global_class(block: np.ndarray, local: np.ndarray) -> np.ndarray:
     """Global class id of local labels (``-1`` stays ``-1``)."""
     return np.where(local >= 0, (block.astype(np.int64) << CLASS_SHIFT) | local, -1)
+
+
+def plan_leaves(
+    top: pd.DataFrame, schema: Schema, part: Partitioning, infeasible: frozenset[int]
+) -> tuple[np.ndarray, set[int]]:
+    """Cut one top block's rows down to leaves (the rest of the tree, on its own rows).
+
+    Args:
+        top: the rows of one top block (column ``_block``).
+        schema: the encoded schema.
+        part: the cut rule.
+        infeasible: top blocks already known to be infeasible (kept whole).
+
+    Returns:
+        Each row's leaf, and the leaves that cannot host a class.
+    """
+    root = int(top[BLOCK].iloc[0])
+    if root in infeasible:
+        return np.full(len(top), root, dtype=np.int64), {root}
+    leaf, bad = plan_local(
+        schema.kinds,
+        part.bins(top, schema),
+        part.sensitive(top),
+        part.n_values,
+        part.policy,
+        part.feasible,
+        root=root,
+    )
+    return leaf, set(bad)
 
 
 def make_cluster_fn(
@@ -55,19 +84,7 @@ def make_cluster_fn(
     schema = ctx.schema
 
     def cluster(top: pd.DataFrame) -> pd.DataFrame:
-        root = int(top[BLOCK].iloc[0])
-        if root in infeasible:
-            leaf, bad = np.full(len(top), root, dtype=np.int64), {root}
-        else:
-            leaf, bad = plan_local(
-                schema.kinds,
-                part.bins(top, schema),
-                part.sensitive(top),
-                part.n_values,
-                part.policy,
-                part.feasible,
-                root=root,
-            )
+        leaf, bad = plan_leaves(top, schema, part, infeasible)
         classes = np.full(len(top), -1, dtype=np.int64)
         repairs = np.zeros(len(top), dtype=np.int64)
         for block in np.unique(leaf):

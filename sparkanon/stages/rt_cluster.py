@@ -28,7 +28,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from sparkanon.algorithms.partition import BlockTree, plan_local
+from sparkanon.algorithms.partition import BlockTree
 from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
 from sparkanon.algorithms.transaction.apa import apa
 from sparkanon.algorithms.transaction.paa import paa
@@ -36,7 +36,7 @@ from sparkanon.attributes.itemsets import ItemSets, ItemTree
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
-from sparkanon.stages.cluster import global_class
+from sparkanon.stages.cluster import global_class, plan_leaves
 from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
 from sparkanon.stages.partition import Partitioning, route
 
@@ -144,19 +144,7 @@ def make_rt_cluster_fn(
     """Cut one top block to leaves and run APA or PAA on each (infeasible leaves wait)."""
 
     def cluster(top: pd.DataFrame) -> pd.DataFrame:
-        root = int(top[BLOCK].iloc[0])
-        if root in infeasible:
-            leaf, bad = np.full(len(top), root, dtype=np.int64), {root}
-        else:
-            leaf, bad = plan_local(
-                schema.kinds,
-                part.bins(top, schema),
-                part.sensitive(top),
-                part.n_values,
-                part.policy,
-                part.feasible,
-                root=root,
-            )
+        leaf, bad = plan_leaves(top, schema, part, infeasible)
         parts = []
         for block in np.unique(leaf):
             rows = top.iloc[np.flatnonzero(leaf == block)]
