@@ -29,7 +29,7 @@ from sparkanon.stages.cluster import cluster_rows
 from sparkanon.stages.commit import commit as commit_output
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.measure import measure
-from sparkanon.stages.partition import Partitioning, plan_top, task_rows_for
+from sparkanon.stages.partition import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile, profile_input, sensitive_domain
 from sparkanon.stages.publish import publish
 from sparkanon.stages.read import check_output, read_input
@@ -137,20 +137,7 @@ def run_job(
     models = config.models.bind(domain)
     encoded, enc_cols = encode_input(engine, config, raw, schema, timer)
     part = partitioning(config, schema, models)
-    task_rows = task_rows_for(
-        config.partitioning.task_rows, part.policy.stop_rows, profile.usable, engine.parallelism
-    )
-    tree, infeasible = plan_top(
-        engine,
-        encoded,
-        schema,
-        part,
-        profile.usable,
-        task_rows,
-        timer,
-        sample_rows=config.partitioning.sample_rows,
-        seed=config.seed,
-    )
+    tree, infeasible = plan_job_top(engine, config, encoded, schema, part, profile.usable, timer)
     ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
     name, seed = config.algorithm.name, config.seed
     clustered, blocks = cluster_rows(

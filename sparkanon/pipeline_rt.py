@@ -26,7 +26,7 @@ from sparkanon.stages._common import StageTimer, log, one_row
 from sparkanon.stages.commit import commit as commit_output
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.items import ITEMS
-from sparkanon.stages.partition import Partitioning, plan_top, task_rows_for
+from sparkanon.stages.partition import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import check_output, read_input
 from sparkanon.stages.rt_cluster import (
@@ -120,20 +120,8 @@ def run_rt_job(
     distinct = one_row(engine, encoded, {"sets": ("nunique", ITEMS)})["sets"] or 0
     check_rt_feasible(config, profile.usable, int(distinct), k, l)
     part = rt_partitioning(config, k, l)
-    task_rows = task_rows_for(
-        config.partitioning.task_rows, part.policy.stop_rows, profile.usable, engine.parallelism
-    )
-    blocks_tree, infeasible = plan_top(
-        engine,
-        encoded,
-        schema,
-        part,
-        profile.usable,
-        task_rows,
-        timer,
-        sample_rows=config.partitioning.sample_rows,
-        seed=config.seed,
-    )
+    usable = profile.usable
+    blocks_tree, infeasible = plan_job_top(engine, config, encoded, schema, part, usable, timer)
     name = config.algorithm.name
     clustered, blocks = cluster_rt(
         engine, encoded, enc_cols, blocks_tree, infeasible, part, schema, tree, name, k, l, timer

@@ -36,6 +36,7 @@ from sparkanon.algorithms.partition import (
     settle_leaves,
 )
 from sparkanon.attributes.schema import BLOCK, RID, SENS, Schema
+from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 
@@ -235,3 +236,39 @@ def plan_top(
             len(tree.splits) + 1,
         )
     return tree, infeasible
+
+
+def plan_job_top(
+    engine: Engine,
+    config: JobConfig,
+    encoded: Table,
+    schema: Schema,
+    part: Partitioning,
+    rows: int,
+    timer: StageTimer,
+) -> tuple[BlockTree, set[int]]:
+    """:func:`plan_top` with the job's ``partitioning`` settings and parallelism.
+
+    Args:
+        engine: the engine.
+        config: the job config (``partitioning.task_rows``, ``sample_rows``, ``seed``).
+        encoded: the encoded rows.
+        schema: the encoded schema.
+        part: the cut rule.
+        rows: usable rows.
+        timer: the stage timer.
+    """
+    task_rows = task_rows_for(
+        config.partitioning.task_rows, part.policy.stop_rows, rows, engine.parallelism
+    )
+    return plan_top(
+        engine,
+        encoded,
+        schema,
+        part,
+        rows,
+        task_rows,
+        timer,
+        sample_rows=config.partitioning.sample_rows,
+        seed=config.seed,
+    )
