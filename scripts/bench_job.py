@@ -343,6 +343,8 @@ def run(args: argparse.Namespace) -> int:
                 "rows_suppressed",
                 "rows_reconciled",
                 "classes",
+                "groups",
+                "item_ncp",
                 "published_classes",
                 "class_size",
                 "blocks",
@@ -516,8 +518,11 @@ def report(runs_file: Path, prefixes: list[str] | None = None) -> int:
             value = q.get(key)
             return "" if value is None else f"{value:.{digits}f}"
 
+        # A relational-transaction run has groups, not classes (and no EPP or R_IL).
+        classes = q.get("classes") if q.get("classes") is not None else q.get("groups")
+        shown = "" if classes is None else f"{classes:,}"
         print(
-            f"| {r['label']} | {q['blocks']:,} | {q['classes']:,} | {num('EPP', 4)} "
+            f"| {r['label']} | {q['blocks']:,} | {shown} | {num('EPP', 4)} "
             f"| {num('R_IL', 4)} | {num('AVG_IL', 4)} | {num('GCP', 2)} "
             f"| {q['rows_suppressed']:,} | {q['verified']} |"
         )

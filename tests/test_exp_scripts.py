@@ -127,3 +127,86 @@ def test_exp_mondrian_tiny(tmp_path: Path) -> None:
     meta = (tmp_path / "mondrian_gong.meta.json").read_text(encoding="utf-8")
     assert '"rows": 300' in meta and '"code_sha"' in meta
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+
+
+def test_exp_seed002_tiny(tmp_path: Path) -> None:
+    import json
+
+    import numpy as np
+
+    from sparkanon.attributes.itemsets import ItemSets, ItemTree, even_taxonomy
+    from sparkanon.attributes.kinds import nominal_kind, ordinal_kind
+    from sparkanon.metrics import are as qm
+
+    exp = _load("exp_seed002")
+    # The script's pred2 against the module's set_scores, with an empty set and an empty
+    # combination (informs-like has neither).
+    tree = ItemTree.of(even_taxonomy([f"i{j}" for j in range(9)], 3))
+    gsets = ItemSets.from_lists([[9], [0, 1, 10], [], [12], [2, 3, 4]])
+    queries = qm.draw_queries({}, [(), (0,), (0, 1), (3, 4), (5, 7)], qd=0, s=0.5, qt=12, seed=1)
+    certain, uniform = exp.pred2_probabilities(gsets, tree, qm.compile_queries(queries))
+    np.testing.assert_array_equal(certain, qm.set_scores(gsets, queries, tree, "contains"))
+    np.testing.assert_allclose(
+        uniform, qm.set_scores(gsets, queries, tree, "contains", "uniform"), atol=1e-12
+    )
+    # RMR's pred1 shares: a range of ordinal ranks, one nominal value, a nominal '*'.
+    kinds = [
+        ordinal_kind("g", 1.0, ("a", "b", "c", "d", "e")),
+        nominal_kind("x", 1.0, ("p", "q", "r")),
+    ]
+    query = qm.CountQuery.of({"g": ["b", "e"], "x": ["p", "q"]}, [(0,)])
+    lo, hi = np.array([[1, 0], [0, 0]]), np.array([[3, 0], [4, 2]])
+    shares = exp.range_shares(lo, hi, kinds, qm.compile_queries([query]))
+    np.testing.assert_allclose(shares[:, 0], [1 / 3 * 1.0, 2 / 5 * 2 / 3])
+
+    argv = ["--n", "1200", "--k", "5", "10", "--l", "2", "5", "400", "--qd", "1", "5"]
+    argv += ["--s", "0.02", "--sizes", "600", "1200", "--blocks", "0", "300", "--cj-sizes", "801"]
+    argv += ["--qt", "60", "--sets-qt", "30", "--check-qt", "30"]
+    assert exp.main([*argv, "--out-dir", str(tmp_path), "--in-place"]) == 0
+
+    runs = _rows(tmp_path / "seed002_runs.csv")
+    assert set(exp.RUN_FIELDS) == set(runs[0])
+    by = {}
+    for r in runs:
+        by.setdefault(r["experiment"], []).append(r)
+    assert set(by) == {"k", "l", "qd", "s", "size", "blocking", "cj"}
+    assert sorted((r["algorithm"], r["k"]) for r in by["k"]) == [
+        ("apa", "10"),
+        ("apa", "5"),
+        ("paa", "10"),
+        ("paa", "5"),
+        ("rmr", "10"),
+        ("rmr", "5"),
+    ]
+    assert {r["algorithm"] for r in by["l"]} == {"apa", "paa"}  # RMR has no l
+    # k * l = 4000 > 1200 records: the job refuses, recorded as infeasible.
+    refused = [r for r in runs if r["status"] != "ok"]
+    assert {(r["algorithm"], r["l"], r["status"]) for r in refused} == {
+        ("apa", "400", "infeasible"),
+        ("paa", "400", "infeasible"),
+    }
+    assert all("model.l" in r["note"] or "k * l" in r["note"] for r in refused)
+    assert {r["max_block_rows"] for r in by["blocking"]} == {"whole", "300"}
+    assert {r["n"] for r in by["size"]} == {"600", "1200"}
+    assert {r["dataset"] for r in by["cj"]} == {"completejourney"}
+    for r in runs:
+        if r["status"] != "ok":
+            continue
+        assert float(r["are_certain"]) >= 0 and float(r["are_uniform"]) >= 0
+        assert r["qt"] == "60" and r["set_domain"] == "held"
+        if r["algorithm"] != "rmr":
+            assert r["verified"] == "True"
+            assert int(r["rows_out"]) + int(r["suppressed"]) == int(r["n"])
+    summary = _rows(tmp_path / "seed002.csv")
+    assert set(exp.summary_fields()) == set(summary[0])
+    meta = json.loads((tmp_path / "seed002.meta.json").read_text(encoding="utf-8"))
+    assert meta["informs_like"]["taxonomy_leaves"] == 1297
+    assert meta["informs_like"]["taxonomy_height"] == 5
+    assert all(d < 1e-9 for d in meta["estimator_check"]["max_abs_diff"].values())
+    assert {r["set_domain"] for r in meta["readings"]} == {"held", "leaves", "sets"}
+    for name in ("fig3", "fig4", "fig5", "fig6", "blocking", "cj"):
+        assert (tmp_path / f"seed002_{name}.png").stat().st_size > 0
+    assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+    (tmp_path / "seed002_fig3.png").unlink()
+    assert exp.main(["--plot", "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "seed002_fig3.png").stat().st_size > 0
