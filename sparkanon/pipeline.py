@@ -150,8 +150,7 @@ def run_job(
     registry = default_metrics(len(schema.kinds))
     entropy_base = config.algorithm.entropy_base
     summaries = summarise_classes(engine, placed, schema, entropy_base, publisher, registry, timer)
-    out_path = config.output.path.rstrip("/")
-    tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
+    tmp_path = temporary_output(config)
     try:
         publication = publish(
             engine,
@@ -193,10 +192,7 @@ def run_job(
                 f"verification failed: {metrics['violations']} published equivalence classes "
                 f"violate {describe_models(models)}; nothing was written"
             )
-        if commit:
-            with timer.stage("commit"):
-                commit_output(engine, config, tmp_path, metrics)
-            publication = reread(engine, publication, out_path, config.output.format)
+        publication = commit_verified(engine, config, timer, tmp_path, metrics, publication, commit)
     except BaseException:
         if commit:
             engine.delete_path(tmp_path)
@@ -205,6 +201,32 @@ def run_job(
         for t in (encoded, clustered, summaries):
             engine.unpersist(t)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def temporary_output(config: JobConfig) -> str:
+    """Where the publication is written before verification: a sibling of the output."""
+    return f"{config.output.path.rstrip('/')}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
+
+
+def commit_verified(
+    engine: Engine,
+    config: JobConfig,
+    timer: StageTimer,
+    tmp_path: str,
+    metrics: dict[str, Any],
+    publication: Publication,
+    commit: bool,
+) -> Publication:
+    """Move the verified publication into place with its metrics and read it back.
+
+    Without ``commit`` the publication is returned as it is (kept in memory).
+    """
+    if not commit:
+        return publication
+    with timer.stage("commit"):
+        commit_output(engine, config, tmp_path, metrics)
+    out_path = config.output.path.rstrip("/")
+    return reread(engine, publication, out_path, config.output.format)
 
 
 def reread(engine: Engine, publication: Publication, out_path: str, fmt: str) -> Publication:

@@ -11,7 +11,6 @@ statistics only (per item, per block, per reason), never records.
 
 from __future__ import annotations
 
-import uuid
 from typing import Any
 
 import numpy as np
@@ -23,7 +22,6 @@ from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InternalError, PrivacyViolationError
 from sparkanon.stages._common import StageTimer, log, one_row
-from sparkanon.stages.commit import commit as commit_output
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.items import ITEMS
 from sparkanon.stages.partition import Partitioning, plan_job_top
@@ -103,7 +101,7 @@ def run_rt_job(
         UserError: bad config or input (exit 2); nothing is written.
         PrivacyViolationError: verification failed (exit 3); nothing is written.
     """
-    from sparkanon.pipeline import JobResult, reread
+    from sparkanon.pipeline import JobResult, commit_verified, temporary_output
 
     sens = config.sensitive
     assert isinstance(sens, ItemsetConfig)
@@ -135,8 +133,7 @@ def run_rt_job(
     from sparkanon.attributes.schema import CLASS
 
     placed = engine.where(rows, CLASS, ">=", 0)
-    out_path = config.output.path.rstrip("/")
-    tmp_path = f"{out_path}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
+    tmp_path = temporary_output(config)
     try:
         publication = publish_rt(
             engine,
@@ -164,10 +161,7 @@ def run_rt_job(
                 f"{verdict['inconsistent_groups']} groups whose RT and TT sizes differ; "
                 "nothing was written"
             )
-        if commit:
-            with timer.stage("commit"):
-                commit_output(engine, config, tmp_path, metrics)
-            publication = reread(engine, publication, out_path, config.output.format)
+        publication = commit_verified(engine, config, timer, tmp_path, metrics, publication, commit)
     except BaseException:
         if commit:
             engine.delete_path(tmp_path)
