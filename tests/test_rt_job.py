@@ -439,3 +439,39 @@ def test_distinct_ints_matches_numpy_unique() -> None:
     for shape in [(0,), (1,), (500,), (3, 40)]:
         values = rng.integers(-5, 30, size=shape)
         assert distinct_ints(values).tolist() == np.unique(values).tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.integers(0, 40),
+    width=st.integers(1, 400),
+    per_record=st.integers(0, 30),
+    seed=st.integers(0, 2**16),
+)
+def test_distinct_pairs_matches_numpy_unique(n: int, width: int, per_record: int, seed: int) -> None:
+    """Both paths (presence table for dense pairs, sort for sparse ones) give np.unique's pairs."""
+    from sparkanon.attributes.itemsets import distinct_pairs
+
+    rng = np.random.default_rng(seed)
+    m = n * per_record
+    record = rng.integers(0, max(n, 1), size=m) if n else np.zeros(0, dtype=np.int64)
+    ids = rng.integers(0, width, size=m)
+    got_record, got_ids = distinct_pairs(record, ids, n)
+    keys = np.unique(record * width + ids)
+    assert got_record.tolist() == (keys // width).tolist()
+    assert got_ids.tolist() == (keys % width).tolist()
+
+
+def test_item_occurrences_trim_and_drop_empty_and_null_items() -> None:
+    """Items are trimmed once per distinct string; empty and null items are no items."""
+    from sparkanon.stages.items import ItemsSpec, item_occurrences, item_stats
+
+    spec = ItemsSpec(column="x", layout="array", separator="|", known=None, missing_tokens=frozenset())
+    values = pd.Series([["a", None, " b", ""], [None], [], [" a", "a "]], dtype=object)
+    record, label, labels = item_occurrences(values, spec)
+    assert [(int(r), labels[i]) for r, i in zip(record, label, strict=True)] == [(0, "a"), (0, "b"), (3, "a"), (3, "a")]
+    stats = {(s, v): n for s, v, n in item_stats(values, spec)}
+    assert stats[("item", "a")] == 2 and stats[("item", "b")] == 1
+    assert stats[("empty_sets", None)] == 2  # a set of null items is empty
+    assert stats[("duplicate_items", None)] == 1
+    assert stats[("set_items", None)] == 3

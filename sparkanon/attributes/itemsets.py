@@ -289,3 +289,81 @@ def distinct_ints(values: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(ordered[1:], ordered[:-1], out=keep[1:])
     return ordered[keep]
+
+
+_BITMAP_CELLS = 1 << 25
+"""Largest ``records x width`` presence table :func:`distinct_pairs` builds (32 MiB of bools)."""
+
+
+def distinct_pairs(
+    record: np.ndarray, ids: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``(record, id)`` pairs, ordered by record, then id.
+
+    What ``np.unique(record * width + ids)`` gives, split back into its two parts. Dense
+    pairs (many per record, few distinct ids: a basket of 126 of 299 categories) are
+    marked in an ``n x width`` table of booleans and read back with ``nonzero``, which
+    costs one pass instead of a sort of every occurrence; sparse ones are sorted
+    (:func:`distinct_ints`).
+
+    Args:
+        record: the record of each pair, ``0 .. n - 1``, any order.
+        ids: the id of each pair, non-negative integers.
+        n: the number of records.
+
+    Returns:
+        ``(record, ids)`` as int64 arrays of the distinct pairs.
+    """
+    record = np.asarray(record, dtype=np.int64)
+    ids = np.asarray(ids, dtype=np.int64)
+    if ids.size == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty.copy()
+    width = int(ids.max()) + 1
+    cells = n * width
+    if cells <= _BITMAP_CELLS and cells <= 64 * ids.size:
+        present = np.zeros((n, width), dtype=bool)
+        present[record, ids] = True
+        rows, cols = np.nonzero(present)
+        return rows.astype(np.int64), cols.astype(np.int64)
+    keys = distinct_ints(record * width + ids)
+    return keys // width, keys % width
+
+
+def covering_nodes(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.ndarray:
+    """For every item occurrence, the node of its record's generalized set covering it.
+
+    A record's generalized nodes are disjoint subtrees (never nested), each covering the
+    contiguous leaf range ``leaf_lo .. leaf_hi``; so one search of ``(record, leaf)``
+    among the ``(record, leaf_lo)`` of all generalized nodes finds the only candidate.
+
+    Args:
+        sets: the original sets (leaf ids).
+        generalized: the generalized set of every record, same order (non-nested nodes).
+        tree: the taxonomy.
+
+    Returns:
+        int64 per occurrence of ``sets.nodes``: the covering node, ``-1`` when none covers
+        the item (a record published with an empty set).
+
+    Raises:
+        ValueError: a record's generalized set holds nested nodes (one covering another).
+    """
+    items = np.asarray(sets.nodes, dtype=np.int64)
+    gen_nodes = np.asarray(generalized.nodes, dtype=np.int64)
+    if items.size == 0 or gen_nodes.size == 0:
+        return np.full(items.size, -1, dtype=np.int64)
+    span = np.int64(tree.n_leaves + 1)
+    gen_rec = np.repeat(np.arange(len(generalized), dtype=np.int64), generalized.sizes())
+    lo, hi = tree.leaf_lo[gen_nodes], tree.leaf_hi[gen_nodes]
+    order = np.argsort(gen_rec * span + lo, kind="stable")
+    gen_rec, gen_nodes, lo, hi = gen_rec[order], gen_nodes[order], lo[order], hi[order]
+    same = gen_rec[1:] == gen_rec[:-1]
+    if np.any(same & (lo[1:] <= hi[:-1])):
+        raise ValueError("a generalized set holds nested nodes")
+    item_rec = np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes())
+    at = np.searchsorted(gen_rec * span + lo, item_rec * span + items, side="right") - 1
+    safe = np.maximum(at, 0)
+    covered = (at >= 0) & (gen_rec[safe] == item_rec) & (hi[safe] >= items)
+    return np.where(covered, gen_nodes[safe], -1)
+

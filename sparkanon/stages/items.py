@@ -9,7 +9,8 @@ A record's set arrives in one of three layouts (``sensitive.layout``):
 
 Decided behaviours, each tested:
 
-* items are trimmed; an empty item (``a||b``, a trailing separator) is no item;
+* items are trimmed; an empty item (``a||b``, a trailing separator) is no item, nor is a
+  null element of an ``array``;
 * an empty string or an empty array is the **empty set** (the record holds no item), a
   value of its own; so is a null of the ``delimited`` layout (Spark's CSV reader reads
   an empty field as null) and a record without any item row in the ``long`` layout; a
@@ -37,7 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from sparkanon.attributes.itemsets import ItemSets, distinct_ints
+from sparkanon.attributes.itemsets import ItemSets, distinct_pairs
 
 ITEMS = "_items"
 """Encoded column (``binary``): a record's leaf ids, sorted, distinct, packed int32."""
@@ -87,10 +88,15 @@ def set_missing(values: pd.Series, spec: ItemsSpec) -> np.ndarray:
     return missing
 
 
-def exploded_items(values: pd.Series, spec: ItemsSpec) -> tuple[np.ndarray, np.ndarray]:
-    """Every (record position, trimmed item) of non-missing sets, empty items left out.
+def item_occurrences(
+    values: pd.Series, spec: ItemsSpec
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Every item occurrence of non-missing sets as ``(record, label)``, empty items left out.
 
-    Vectorised with pyarrow (split, flatten, trim): no Python loop over items.
+    Vectorised with pyarrow: the column's lists are flattened and dictionary-encoded
+    once; trimming and the empty-item test then run on the distinct strings only (a
+    batch of 10,000 baskets holds 1.26M occurrences of 299 categories), never per
+    occurrence.
 
     Args:
         values: the set column of records whose set is not missing (nulls of the
@@ -98,16 +104,32 @@ def exploded_items(values: pd.Series, spec: ItemsSpec) -> tuple[np.ndarray, np.n
         spec: the layout.
 
     Returns:
-        ``(record, item)``: the position of the record in ``values`` (int64) and the
-        item (a pyarrow string array), one entry per item occurrence (duplicates kept),
-        in record order.
+        ``(record, label, labels)``: per occurrence (duplicates kept, record order) the
+        record's position in ``values`` and the index of its trimmed item in
+        ``labels``, the distinct trimmed items (none empty).
     """
     lists = _item_lists(values, spec)
-    flat = pc.utf8_trim_whitespace(pc.list_flatten(lists))
-    record = pc.list_parent_indices(lists).to_numpy(zero_copy_only=False).astype(np.int64)
-    keep = pc.not_equal(flat, "")
-    keep_np = keep.to_numpy(zero_copy_only=False)
-    return record[keep_np], pc.filter(flat, keep)
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy(zero_copy_only=False)
+    record = np.repeat(np.arange(len(values), dtype=np.int64), lengths.astype(np.int64))
+    flat = pc.dictionary_encode(pc.list_flatten(lists))
+    raw = flat.indices
+    if raw.null_count:  # a null item is no item
+        raw = pc.fill_null(raw, -1)
+    trimmed = pc.dictionary_encode(pc.utf8_trim_whitespace(flat.dictionary))
+    labels: list[str] = trimmed.dictionary.to_pylist()
+    label_of_raw = trimmed.indices.to_numpy(zero_copy_only=False).astype(np.int32)
+    if "" in labels:  # an empty item is no item: drop it, renumber the others
+        empty = labels.index("")
+        label_of_raw = np.where(
+            label_of_raw == empty, -1, label_of_raw - (label_of_raw > empty)
+        ).astype(np.int32)
+        labels.pop(empty)
+    # Index -1 (a null item) takes the appended -1.
+    label = np.append(label_of_raw, np.int32(-1))[raw.to_numpy(zero_copy_only=False)]
+    if label.size and int(label.min()) < 0:
+        keep = label >= 0
+        record, label = record[keep], label[keep]
+    return record, label.astype(np.int64), labels
 
 
 def _item_lists(values: pd.Series, spec: ItemsSpec) -> pa.ListArray:
@@ -137,12 +159,7 @@ def pack_sets(record: np.ndarray, ids: np.ndarray, n: int) -> np.ndarray:
     Returns:
         An object array of ``n`` ``bytes`` (``b""`` for the empty set).
     """
-    order = np.lexsort((ids, record))
-    record, ids = record[order], ids[order]
-    if ids.size:
-        first = np.ones(ids.size, dtype=bool)
-        first[1:] = (record[1:] != record[:-1]) | (ids[1:] != ids[:-1])
-        record, ids = record[first], ids[first]
+    record, ids = distinct_pairs(record, ids, n)
     counts = np.bincount(record, minlength=n)
     ends = np.cumsum(counts) * 4
     starts = ends - counts * 4
@@ -170,22 +187,18 @@ def item_stats(values: pd.Series, spec: ItemsSpec) -> list[tuple[str, str | None
         unknown items), ``duplicate_items`` (repeated occurrences removed) and
         ``set_items`` (distinct items over all records).
     """
-    record, items = exploded_items(values, spec)
-    encoded = pc.dictionary_encode(items)
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    labels = encoded.dictionary.to_pylist()
-    pairs = distinct_ints(record * max(len(labels), 1) + codes)
+    record, label, labels = item_occurrences(values, spec)
+    pair_record, pair_label = distinct_pairs(record, label, len(values))
     out: list[tuple[str, str | None, int]] = []
-    per_item = np.bincount(pairs % max(len(labels), 1), minlength=len(labels))
+    per_item = np.bincount(pair_label, minlength=len(labels))
     for item, n in zip(labels, per_item.tolist(), strict=True):
         if n:
             known = spec.known is None or item in spec.known
             out.append(("item" if known else "item_unknown", str(item), int(n)))
-    holding = np.zeros(len(values), dtype=bool)
-    holding[record] = True
+    holding = np.bincount(pair_record, minlength=len(values)) > 0
     out.append(("empty_sets", None, int((~holding).sum())))
-    out.append(("duplicate_items", None, int(codes.size - pairs.size)))
-    out.append(("set_items", None, int(pairs.size)))
+    out.append(("duplicate_items", None, int(record.size - pair_record.size)))
+    out.append(("set_items", None, int(pair_record.size)))
     return out
 
 
@@ -203,16 +216,13 @@ def make_set_encoder(
         ``encode(values) -> object array of bytes``: each record's sorted, distinct leaf
         ids (:func:`pack_sets`).
     """
-    names = sorted(codes, key=codes.__getitem__)
-    value_set = pa.array(names, type=pa.string())
-    ids_of = np.array([codes[name] for name in names], dtype=np.int64)
 
     def encode(values: pd.Series) -> np.ndarray:
-        record, items = exploded_items(values, spec)
-        position = pc.index_in(items, value_set=value_set)
-        known = pc.is_valid(position).to_numpy(zero_copy_only=False)
-        at = position.to_numpy(zero_copy_only=False)[known].astype(np.int64)
-        return pack_sets(record[known], ids_of[at], len(values))
+        record, label, labels = item_occurrences(values, spec)
+        leaf_of_label = np.array([codes.get(item, -1) for item in labels], dtype=np.int64)
+        leaf = leaf_of_label[label]
+        known = leaf >= 0
+        return pack_sets(record[known], leaf[known], len(values))
 
     return encode
 

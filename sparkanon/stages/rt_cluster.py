@@ -32,7 +32,7 @@ from sparkanon.algorithms.partition import BlockTree
 from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
 from sparkanon.algorithms.transaction.apa import apa
 from sparkanon.algorithms.transaction.paa import paa
-from sparkanon.attributes.itemsets import ItemSets, ItemTree
+from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
@@ -63,9 +63,8 @@ def item_losses(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.nda
 
     He and Naughton (2009, section 2): a generalized item ``u`` costs
     ``|leaves(u)| / |I|`` (0 for an item published as itself) for every original item it
-    stands for. A record's published nodes are disjoint subtrees, so each item has one:
-    the lowest of its ancestors (itself included) that the record publishes, found level
-    by level for all item occurrences at once.
+    stands for; a record's published nodes are disjoint subtrees, so each item has one
+    (:func:`~sparkanon.attributes.itemsets.covering_nodes`).
 
     Args:
         sets: the original sets (leaf ids).
@@ -75,26 +74,12 @@ def item_losses(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.nda
     Returns:
         float64 per record (0 for a record publishing nothing).
     """
-    n = len(sets)
-    out = np.zeros(n, dtype=np.float64)
-    if sets.nodes.size == 0 or generalized.nodes.size == 0:
-        return out
-    width = np.int64(tree.n_nodes)
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.diff(generalized.offsets))
-    published = np.sort(owner * width + generalized.nodes)
-    record = np.repeat(np.arange(n, dtype=np.int64), np.diff(sets.offsets))
-    node = sets.nodes.astype(np.int64).copy()
-    covering = np.full(node.size, -1, dtype=np.int64)
-    for _ in range(tree.taxonomy.height + 1):
-        key = record * width + node
-        at = np.minimum(np.searchsorted(published, key), published.size - 1)
-        hit = (published[at] == key) & (covering < 0)
-        covering[hit] = node[hit]
-        up = tree.parent[node]
-        node = np.where(up >= 0, up, node)
+    covering = covering_nodes(sets, generalized, tree)
     found = covering >= 0
-    np.add.at(out, record[found], tree.item_ncp(covering[found]))
-    return out
+    record = np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes())
+    return np.bincount(
+        record[found], weights=tree.item_ncp(covering[found]), minlength=len(sets)
+    ).astype(np.float64)
 
 
 def run_block(

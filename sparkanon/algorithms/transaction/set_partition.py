@@ -103,7 +103,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparkanon.attributes.itemsets import ItemSets, ItemTree, distinct_ints
+from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes, distinct_ints
 
 _MASK_FANOUT = 62
 """Largest fanout whose child subsets are keyed by an int64 bit mask."""
@@ -542,21 +542,7 @@ def information_loss(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> f
     total = int(sets.offsets[-1] - sets.offsets[0]) if len(sets) else 0
     if total == 0:
         return 0.0
-    gen_nodes = np.asarray(generalized.nodes, dtype=np.int64)
-    if gen_nodes.size == 0:
-        return 1.0
-    span = tree.n_leaves + 1
-    gen_rec = np.repeat(np.arange(len(generalized), dtype=np.int64), generalized.sizes())
-    lo, hi = tree.leaf_lo[gen_nodes], tree.leaf_hi[gen_nodes]
-    order = np.lexsort((lo, gen_rec))
-    gen_rec, gen_nodes, lo, hi = gen_rec[order], gen_nodes[order], lo[order], hi[order]
-    same = gen_rec[1:] == gen_rec[:-1]
-    if np.any(same & (lo[1:] <= hi[:-1])):
-        raise ValueError("a generalized set holds nested nodes")
-    item_rec = np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes())
-    items = np.asarray(sets.nodes, dtype=np.int64)
-    at = np.searchsorted(gen_rec * span + lo, item_rec * span + items, side="right") - 1
-    safe = np.maximum(at, 0)
-    covered = (at >= 0) & (gen_rec[safe] == item_rec) & (hi[safe] >= items)
-    ncp = np.where(covered, tree.item_ncp(gen_nodes[safe]), 1.0)
+    covering = covering_nodes(sets, generalized, tree)
+    safe = np.maximum(covering, 0)
+    ncp = np.where(covering >= 0, tree.item_ncp(safe), 1.0)
     return float(ncp.sum() / total)
