@@ -475,3 +475,41 @@ def test_item_occurrences_trim_and_drop_empty_and_null_items() -> None:
     assert stats[("empty_sets", None)] == 2  # a set of null items is empty
     assert stats[("duplicate_items", None)] == 1
     assert stats[("set_items", None)] == 3
+
+
+def _verify_output_module() -> Any:
+    import importlib.util
+
+    from tests._adult import ROOT
+
+    spec = importlib.util.spec_from_file_location("verify_output", ROOT / "scripts" / "verify_output.py")
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_independent_verifier_reads_rt_outputs(tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """scripts/verify_output.py passes a committed RT output and fails a tampered one."""
+    verify = _verify_output_module()
+    data = write_csv(tmp_path, rt_frame(300, seed=4))
+    cfg = rt_config(tmp_path, data, output__format=fmt)
+    assert run_command(str(write_config(tmp_path, cfg)), [], engine_name="local") == EXIT_OK
+    out = tmp_path / "out"
+    assert verify.main([str(out)]) == 0
+    assert "violations=0" in capsys.readouterr().out
+    # Tamper: one group's first TT row now counts its whole group (a set above |G|/l).
+    tt_dir = out / "tt"
+    tt = verify.read_table_dir(tt_dir)
+    first = tt["group_id"].astype(str) == tt["group_id"].astype(str).iloc[0]
+    tt.loc[first.idxmax(), "count"] = int(pd.to_numeric(tt.loc[first, "count"]).sum())
+    for part in tt_dir.iterdir():
+        part.unlink()
+    if fmt == "csv":
+        tt.to_csv(tt_dir / "part-0.csv", index=False)
+    else:
+        tt.to_parquet(tt_dir / "part-0.parquet", index=False)
+    assert verify.main([str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "frequent_groups=1" in printed and "inconsistent_groups=1" in printed
