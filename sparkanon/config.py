@@ -83,6 +83,12 @@ class InputConfig(_Frozen):
             read (e.g. ``*.txt``); by default the format's suffixes
             (``.csv``, ``.csv.gz``, ``.tsv``...; ``.parquet``; ``.orc``). Hidden
             files (``.``- or ``_``-prefixed, e.g. ``_SUCCESS``) are never read.
+        max_split_bytes: on Spark, the most bytes of input file one read task takes
+            (``spark.sql.files.maxPartitionBytes``); default: Spark's (128 MiB), or
+            16 MiB for a set-valued sensitive attribute, whose records carry whole
+            sets (a 128 MiB Parquet split of baskets is over a million records and
+            about 600 MiB once encoded, more than a task can cache in Spark's default
+            1 GiB heap).
     """
 
     format: Literal["csv", "parquet", "orc"] = "csv"
@@ -94,6 +100,7 @@ class InputConfig(_Frozen):
     on_invalid: Literal["error", "drop"] = "error"
     on_malformed: Literal["error", "drop"] = "error"
     glob: str | None = None
+    max_split_bytes: Annotated[Int, Field(ge=1 << 20)] | None = None
 
 
 class _Attribute(_Frozen):

@@ -383,6 +383,7 @@ def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
     local = run_job(LocalEngine(), config, commit=False)
     remote = run_job(SparkEngine(spark), config, commit=False)
     assert remote.metrics["verified"] is True
+    assert spark.conf.get("spark.sql.files.maxPartitionBytes") == str(16 << 20)
     for key in ("rows_out", "rows_suppressed", "groups", "tbuckets", "item_ncp", "blocks"):
         assert remote.metrics[key] == local.metrics[key], key
     for name, keys in (("rt", ["record_id"]), ("tt", ["group_id", "disease"])):
@@ -513,3 +514,17 @@ def test_independent_verifier_reads_rt_outputs(tmp_path: Path, fmt: str, capsys:
     assert verify.main([str(out)]) == 1
     printed = capsys.readouterr().out
     assert "frequent_groups=1" in printed and "inconsistent_groups=1" in printed
+
+
+def test_rt_jobs_read_in_small_splits_unless_configured(tmp_path: Path) -> None:
+    """A set-valued job reads 16 MiB splits by default (wide records); a set value wins."""
+    from sparkanon.pipeline_rt import RT_SPLIT_BYTES, with_rt_defaults
+
+    data = write_csv(tmp_path, rt_frame(50, seed=1))
+    default = with_rt_defaults(parse_config(rt_config(tmp_path, data)))
+    assert default.input.max_split_bytes == RT_SPLIT_BYTES == 16 << 20
+    chosen = rt_config(tmp_path, data, input={**rt_config(tmp_path, data)["input"], "max_split_bytes": 64 << 20})
+    assert with_rt_defaults(parse_config(chosen)).input.max_split_bytes == 64 << 20
+    too_small = rt_config(tmp_path, data, input={**rt_config(tmp_path, data)["input"], "max_split_bytes": 1000})
+    with pytest.raises(ConfigError, match="max_split_bytes"):
+        parse_config(too_small)

@@ -125,6 +125,10 @@ class SparkEngine(Engine):
 
     def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
         files, root = self._input_files(cfg)
+        # A session setting (Spark has no per-read option for it), read when a scan is
+        # planned; sparkanon's own job session keeps it for the job's later scans.
+        if cfg.max_split_bytes is not None:
+            self.spark.conf.set("spark.sql.files.maxPartitionBytes", str(cfg.max_split_bytes))
         reader = self.spark.read
         if root is not None:
             reader = reader.option("basePath", root)
