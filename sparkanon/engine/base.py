@@ -164,13 +164,16 @@ class Engine(ABC):
         """A table from a small driver-side frame."""
 
     @abstractmethod
-    def persist(self, table: Table, materialize: bool = False) -> Table:
+    def persist(self, table: Table, materialize: bool = False, disk: bool = False) -> Table:
         """Keep a table materialised for reuse.
 
         Args:
             table: the table.
             materialize: compute it now (inside the caller's stage timer) rather
                 than at its first use.
+            disk: keep it on local disk only, streamed there as it is computed, never
+                held in memory whole: for tables of wide rows (whole item sets), whose
+                partitions can exceed the memory a task may cache in.
         """
 
     @property

@@ -238,7 +238,9 @@ class LocalEngine(Engine):
     def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:  # noqa: D102
         return _conform(frame, schema)
 
-    def persist(self, table: pd.DataFrame, materialize: bool = False) -> pd.DataFrame:  # noqa: D102
+    def persist(  # noqa: D102
+        self, table: pd.DataFrame, materialize: bool = False, disk: bool = False
+    ) -> pd.DataFrame:
         return table
 
     def unpersist(self, table: pd.DataFrame) -> None:  # noqa: D102

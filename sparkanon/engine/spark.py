@@ -333,8 +333,12 @@ class SparkEngine(Engine):
         conformed = _conform(frame, schema)
         return self.spark.createDataFrame(conformed, schema=_ddl(schema))
 
-    def persist(self, table: DataFrame, materialize: bool = False) -> DataFrame:  # noqa: D102
-        table = table.persist()
+    def persist(  # noqa: D102
+        self, table: DataFrame, materialize: bool = False, disk: bool = False
+    ) -> DataFrame:
+        from pyspark import StorageLevel
+
+        table = table.persist(StorageLevel.DISK_ONLY) if disk else table.persist()
         if materialize:
             table.count()
         return table

@@ -129,5 +129,9 @@ def encode_input(
             spec if spec.drop_invalid else None,
             None if spec.items is None else (spec.items, item_codes or {}),
         )
-        encoded = engine.persist(engine.map_batches(raw.table, fn, columns), materialize=True)
+        # Rows that carry whole item sets go to disk: a partition of them can outgrow the
+        # memory a task may cache in (10M baskets ran Spark's default heap out of it).
+        encoded = engine.persist(
+            engine.map_batches(raw.table, fn, columns), materialize=True, disk=sets
+        )
     return encoded, columns

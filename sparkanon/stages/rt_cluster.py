@@ -193,7 +193,9 @@ def cluster_rt(
     with timer.stage("cluster"):
         routed = route(engine, encoded, schema, part, tree)
         fn = make_rt_cluster_fn(schema, items, algorithm, k, l, part, frozenset(infeasible))
-        clustered = engine.persist(engine.map_groups(routed, BLOCK, fn, columns), materialize=True)
+        clustered = engine.persist(
+            engine.map_groups(routed, BLOCK, fn, columns), materialize=True, disk=True
+        )
         per_block = engine.aggregate(clustered, [BLOCK], {"n": ("count", BLOCK)})
         stats = one_row(
             engine,
@@ -296,7 +298,9 @@ def reconcile_rt(
             return run_block(rows, items, algorithm, k, l, int(rows[BLOCK].iloc[0]))
 
         keyed = engine.map_batches(waiting_rows, to_chunk, enc_cols + [(BLOCK, "long")])
-        first = engine.persist(engine.map_groups(keyed, BLOCK, again, columns), materialize=True)
+        first = engine.persist(
+            engine.map_groups(keyed, BLOCK, again, columns), materialize=True, disk=True
+        )
         still = engine.count(engine.where(first, CLASS, "<", 0))
         second = first
         n_chunks = len(set(chunk_of.values()))
@@ -312,7 +316,9 @@ def reconcile_rt(
                 engine.map_groups(final, BLOCK, again, columns),
             )
         combined = engine.persist(
-            engine.union(engine.where(clustered, CLASS, ">=", 0), second), materialize=True
+            engine.union(engine.where(clustered, CLASS, ">=", 0), second),
+            materialize=True,
+            disk=True,
         )
         engine.unpersist(first)
         reasons = engine.collect_small(
