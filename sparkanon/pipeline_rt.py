@@ -37,21 +37,32 @@ from sparkanon.stages.rt_publish import publish_rt, verify_rt
 
 RT_SPLIT_BYTES = 16 << 20
 """Default ``input.max_split_bytes`` of a relational-transaction job (16 MiB of input file)."""
+RT_TASK_ROWS = 25_000
+"""Default ``partitioning.task_rows`` of a relational-transaction job (records per top block)."""
 
 
 def with_rt_defaults(config: JobConfig) -> JobConfig:
     """The config with the relational-transaction defaults of keys left unset.
 
-    ``input.max_split_bytes``: :data:`RT_SPLIT_BYTES`. A record carries its whole set
-    (126 items a basket in the Complete Journey data), so Spark's default 128 MiB split
-    of Parquet is over a million records, about 600 MiB once encoded: two such tasks
-    caching their rows ran out of the default 1 GiB heap on 10M records. 16 MiB splits
-    are about 150,000 records, and give every core work from 1M records on.
+    A record carries its whole set (126 items a basket in the Complete Journey data), so
+    the defaults sized for one-value rows hold too much in one task:
+
+    * ``input.max_split_bytes``: :data:`RT_SPLIT_BYTES`. Spark's default 128 MiB split of
+      Parquet is over a million records, about 600 MiB once encoded: two such tasks
+      caching their rows ran out of the default 1 GiB heap on 10M records. 16 MiB splits
+      are about 150,000 records, and give every core work from 1M records on.
+    * ``partitioning.task_rows``: :data:`RT_TASK_ROWS`. A top block is one pandas group,
+      all its records and sets sent to one Python worker and back as one Arrow batch:
+      25,000 baskets are about 15 MiB where the default 200,000 are about 130 MiB.
     """
-    if config.input.max_split_bytes is not None:
-        return config
-    source = config.input.model_copy(update={"max_split_bytes": RT_SPLIT_BYTES})
-    return config.model_copy(update={"input": source})
+    updates = {}
+    if config.input.max_split_bytes is None:
+        source = config.input.model_copy(update={"max_split_bytes": RT_SPLIT_BYTES})
+        updates["input"] = source
+    if "task_rows" not in config.partitioning.model_fields_set:
+        blocks = config.partitioning.model_copy(update={"task_rows": RT_TASK_ROWS})
+        updates["partitioning"] = blocks
+    return config.model_copy(update=updates) if updates else config
 
 
 def item_tree(sens: ItemsetConfig, profile: Profile) -> ItemTree:
@@ -141,7 +152,19 @@ def run_rt_job(
     blocks_tree, infeasible = plan_job_top(engine, config, encoded, schema, part, usable, timer)
     name = config.algorithm.name
     clustered, blocks = cluster_rt(
-        engine, encoded, enc_cols, blocks_tree, infeasible, part, schema, tree, name, k, l, timer
+        engine,
+        encoded,
+        enc_cols,
+        blocks_tree,
+        infeasible,
+        part,
+        schema,
+        tree,
+        name,
+        k,
+        l,
+        timer,
+        records=usable,
     )
     chunk_rows = config.partitioning.reconcile_rows
     unplaced = int(blocks["unplaced"] or 0)

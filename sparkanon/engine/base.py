@@ -83,9 +83,23 @@ class Engine(ABC):
 
     @abstractmethod
     def map_groups(
-        self, table: Table, key: str, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+        self,
+        table: Table,
+        key: str,
+        fn: Callable[[pd.DataFrame], pd.DataFrame],
+        schema: Columns,
+        partitions: int | None = None,
     ) -> Table:
-        """Apply ``fn`` to all rows of each value of ``key`` at once."""
+        """Apply ``fn`` to all rows of each value of ``key`` at once.
+
+        Args:
+            table: the rows.
+            key: the group column.
+            fn: the group function.
+            schema: its output schema.
+            partitions: how many partitions the groups are spread over (and the result
+                has); ``None``: the engine's default (Spark's shuffle partitions).
+        """
 
     @abstractmethod
     def cogroup(

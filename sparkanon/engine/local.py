@@ -153,6 +153,7 @@ class LocalEngine(Engine):
         key: str,
         fn: Callable[[pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> pd.DataFrame:
         parts = [fn(g.reset_index(drop=True)) for _, g in table.groupby(key, sort=True)]
         if not parts:

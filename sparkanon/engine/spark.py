@@ -220,10 +220,13 @@ class SparkEngine(Engine):
         key: str,
         fn: Callable[[pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> DataFrame:
         def run(frame: pd.DataFrame) -> pd.DataFrame:
             return _conform(fn(frame), schema)
 
+        if partitions is not None:  # the grouping reuses this hash partitioning: one shuffle
+            table = table.repartition(partitions, key)
         return table.groupBy(key).applyInPandas(run, _ddl(schema))
 
     def cogroup(  # noqa: D102

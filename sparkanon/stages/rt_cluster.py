@@ -23,6 +23,7 @@ of its items and their NCP sum (He and Naughton 2009) for the information-loss m
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -50,6 +51,17 @@ ITEM_LOSS = "_iloss"
 """Column: the sum over the record's items of the NCP of the published node covering it."""
 RECONCILE_BLOCK = 0
 """Block id of the reconciliation block (tree nodes are numbered from 1)."""
+
+PARTITION_RECORDS = 50_000
+"""Records per partition of the cluster and reconcile stages' grouped rows (about 30 MiB of
+baskets of 126 items): Spark's default 8 shuffle partitions would put 1.25M records of a
+10M-record input, several hundred MiB, in one task."""
+
+
+def group_partitions(records: int) -> int:
+    """How many partitions the blocks of ``records`` records are spread over."""
+    return max(1, math.ceil(records / PARTITION_RECORDS))
+
 
 RT_ALGORITHMS: dict[str, Callable[[ItemSets, ItemTree, int, int], RTResult]] = {
     "apa": apa,
@@ -182,8 +194,12 @@ def cluster_rt(
     k: int,
     l: int,  # noqa: E741 (the paper's name)
     timer: StageTimer,
+    records: int | None = None,
 ) -> tuple[Table, dict]:
     """Run the algorithm on every block; cache the rows with their group and published set.
+
+    ``records`` (the usable records) sizes the partitions (:func:`group_partitions`);
+    ``None`` leaves them to the engine.
 
     Returns:
         The rows (:func:`rt_columns`) and block statistics: ``blocks``, ``min`` and
@@ -193,8 +209,9 @@ def cluster_rt(
     with timer.stage("cluster"):
         routed = route(engine, encoded, schema, part, tree)
         fn = make_rt_cluster_fn(schema, items, algorithm, k, l, part, frozenset(infeasible))
+        partitions = None if records is None else group_partitions(records)
         clustered = engine.persist(
-            engine.map_groups(routed, BLOCK, fn, columns), materialize=True, disk=True
+            engine.map_groups(routed, BLOCK, fn, columns, partitions), materialize=True, disk=True
         )
         per_block = engine.aggregate(clustered, [BLOCK], {"n": ("count", BLOCK)})
         stats = one_row(
@@ -298,8 +315,9 @@ def reconcile_rt(
             return run_block(rows, items, algorithm, k, l, int(rows[BLOCK].iloc[0]))
 
         keyed = engine.map_batches(waiting_rows, to_chunk, enc_cols + [(BLOCK, "long")])
+        spread = group_partitions(unplaced)
         first = engine.persist(
-            engine.map_groups(keyed, BLOCK, again, columns), materialize=True, disk=True
+            engine.map_groups(keyed, BLOCK, again, columns, spread), materialize=True, disk=True
         )
         still = engine.count(engine.where(first, CLASS, "<", 0))
         second = first
