@@ -1,4 +1,8 @@
-"""The ``sparkanon`` command line: ``sparkanon run CONFIG [--set key=value ...]``.
+"""The ``sparkanon`` command line: ``run``, ``backfill`` and ``validate`` a job config.
+
+``sparkanon run CONFIG [--set key=value ...] [--partition ds=2026-11-23]``,
+``sparkanon backfill CONFIG --from ds=2026-11-01 --to ds=2026-11-23``,
+``sparkanon validate CONFIG``, ``sparkanon --version``.
 
 Exit codes: 0 success, 2 invalid config or input (nothing written), 3 the
 published table failed privacy verification (nothing written), 1 an internal
@@ -23,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sparkanon.errors import EXIT_INTERNAL, EXIT_OK, SparkanonError
+from sparkanon.errors import EXIT_INTERNAL, EXIT_OK, ConfigError, InputError, SparkanonError
 
 log = logging.getLogger("sparkanon")
 
@@ -47,12 +51,10 @@ METRIC_GLOSSARY = {
 """One line per headline metric, printed by ``--format table``."""
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sparkanon", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run an anonymization job")
-    run.add_argument("config", help="YAML job config")
-    run.add_argument(
+def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The arguments every command that loads a job config takes."""
+    cmd.add_argument("config", help="YAML job config")
+    cmd.add_argument(
         "--set",
         dest="overrides",
         action="append",
@@ -60,27 +62,80 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="override a config key (repeatable), e.g. --set model.k=10",
     )
-    run.add_argument(
+    cmd.add_argument(
         "--engine",
         choices=["spark", "local"],
         default="spark",
         help="spark (default; local mode unless spark-submit set a master) or local "
         "(pandas, one process, for small data)",
     )
-    run.add_argument(
+    cmd.add_argument(
         "--master",
         default=None,
         help="Spark master when not started by spark-submit (default local[*])",
     )
-    run.add_argument(
+    cmd.add_argument(
+        "--remote",
+        default=None,
+        metavar="sc://HOST:PORT",
+        help="run through a Spark Connect server instead of a local or cluster master",
+    )
+    cmd.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        default=None,
+        help="sparkanon's log level (default INFO; --quiet is WARNING)",
+    )
+    cmd.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+
+
+def _add_output_arguments(cmd: argparse.ArgumentParser) -> None:
+    cmd.add_argument(
         "--format",
         choices=["auto", "json", "table"],
         default="auto",
         help="how to print the metrics on stdout: json, a readable table, or auto "
         "(table on a terminal, json otherwise)",
     )
-    run.add_argument("--metrics-out", default=None, metavar="FILE", help="also write metrics JSON")
-    run.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+    cmd.add_argument("--metrics-out", default=None, metavar="FILE", help="also write metrics JSON")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from sparkanon import __version__
+
+    parser = argparse.ArgumentParser(prog="sparkanon", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"sparkanon {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run an anonymization job")
+    _add_job_arguments(run)
+    run.add_argument(
+        "--partition",
+        default=None,
+        metavar="COL=VALUE[,COL=VALUE]",
+        help="anonymize one partition of the input table into the same partition of the "
+        "output table (sets input.partition)",
+    )
+    _add_output_arguments(run)
+    backfill = sub.add_parser(
+        "backfill", help="run the job on every input partition in a range, oldest first"
+    )
+    _add_job_arguments(backfill)
+    backfill.add_argument(
+        "--from", dest="first", required=True, metavar="COL=VALUE", help="first partition"
+    )
+    backfill.add_argument(
+        "--to", dest="last", required=True, metavar="COL=VALUE", help="last partition"
+    )
+    backfill.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="run the remaining partitions after one fails (default: stop at the first)",
+    )
+    validate = sub.add_parser(
+        "validate", help="check a config and its input's schema without running the job"
+    )
+    _add_job_arguments(validate)
+    validate.add_argument("--partition", default=None, metavar="COL=VALUE[,COL=VALUE]")
     return parser
 
 
@@ -114,6 +169,59 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _with_partition(overrides: Sequence[str], partition: str | None) -> list[str]:
+    """The overrides, plus ``input.partition`` from ``--partition`` (validated)."""
+    if partition is None:
+        return list(overrides)
+    from sparkanon.config import parse_partition
+
+    spec = parse_partition(partition)
+    return [*overrides, "input.partition=" + json.dumps(spec)]
+
+
+def make_engine(
+    engine_name: str, config: Any, master: str | None = None, remote: str | None = None
+) -> Any:
+    """The engine a command runs on (a Spark session is created or reused).
+
+    Args:
+        engine_name: ``spark`` or ``local``.
+        config: the job config (catalog tables turn Hive support on).
+        master: Spark master when no session exists and spark-submit set none.
+        remote: a Spark Connect URL (``sc://host:port``) instead of a master.
+    """
+    if engine_name == "local":
+        from sparkanon.engine.local import LocalEngine
+
+        return LocalEngine()
+    from sparkanon.engine.spark import SparkEngine
+
+    uses_tables = config.input.table is not None or config.output.table is not None
+    if remote is not None:
+        from sparkanon.engine.session import connect_session
+
+        return SparkEngine(connect_session(remote))
+    from sparkanon.engine.session import get_or_create_session
+
+    return SparkEngine(get_or_create_session(master=master, hive=uses_tables))
+
+
+def _report_failure(exc: BaseException) -> int:
+    """Print an error the way the command line does and return its exit code."""
+    if isinstance(exc, SparkanonError):
+        print(f"sparkanon: error: {exc}", file=_stderr())
+        return exc.exit_code
+    from sparkanon.errors import worker_environment_error
+
+    env_error = worker_environment_error(exc)
+    if env_error is not None:
+        print(f"sparkanon: error: {env_error}", file=_stderr())
+        return env_error.exit_code
+    log.error("internal error", exc_info=exc)
+    print(f"sparkanon: internal error (please report): {exc!r}", file=_stderr())
+    return EXIT_INTERNAL
+
+
 def run_command(
     config_path: str,
     overrides: Sequence[str],
@@ -121,40 +229,137 @@ def run_command(
     master: str | None = None,
     output_format: str = "json",
     metrics_out: str | None = None,
+    partition: str | None = None,
+    remote: str | None = None,
 ) -> int:
     """Load the config, run the job and print the metrics; return the exit code."""
     from sparkanon.config import load_config
     from sparkanon.pipeline import run_job
 
     try:
-        config = load_config(config_path, overrides)
-        if engine_name == "local":
-            from sparkanon.engine.local import LocalEngine
-
-            result = run_job(LocalEngine(), config)
-        else:
-            from sparkanon.engine.session import get_or_create_session
-            from sparkanon.engine.spark import SparkEngine
-
-            spark = get_or_create_session(master=master)
-            result = run_job(SparkEngine(spark), config)
-    except SparkanonError as exc:
-        print(f"sparkanon: error: {exc}", file=_stderr())
-        return exc.exit_code
-    except Exception as exc:  # noqa: BLE001 - anything else is our bug, or the environment's
-        from sparkanon.errors import worker_environment_error
-
-        env_error = worker_environment_error(exc)
-        if env_error is not None:
-            print(f"sparkanon: error: {env_error}", file=_stderr())
-            return env_error.exit_code
-        log.exception("internal error")
-        print(f"sparkanon: internal error (please report): {exc!r}", file=_stderr())
-        return EXIT_INTERNAL
+        config = load_config(config_path, _with_partition(overrides, partition))
+        result = run_job(make_engine(engine_name, config, master, remote), config)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes an exit code
+        return _report_failure(exc)
     text = json.dumps(result.metrics, indent=2)
     if metrics_out:
         Path(metrics_out).write_text(text + "\n", encoding="utf-8")
     print(metrics_table(result.metrics) if output_format == "table" else text)
+    return EXIT_OK
+
+
+def backfill_command(
+    config_path: str,
+    overrides: Sequence[str],
+    first: str,
+    last: str,
+    engine_name: str = "spark",
+    master: str | None = None,
+    remote: str | None = None,
+    keep_going: bool = False,
+    metrics_out: str | None = None,
+) -> int:
+    """Run the job on every partition of the input table from ``first`` to ``last``.
+
+    The range is over one partition column (``--from ds=2026-11-01 --to
+    ds=2026-11-23``), compared as text (ISO dates sort as dates), both ends included;
+    the partitions are taken from the input table, oldest first, each run as a
+    ``run --partition`` of its own. One JSON line per partition is printed (its
+    partition, exit code and row counts) and a summary last.
+
+    Returns:
+        0 when every partition committed; else the first failure's exit code.
+    """
+    from sparkanon.config import load_config, parse_partition, partition_text
+    from sparkanon.pipeline import run_job
+
+    results: list[dict[str, Any]] = []
+    try:
+        lo, hi = parse_partition(first), parse_partition(last)
+        if len(lo) != 1 or list(lo) != list(hi):
+            raise ConfigError(
+                f"--from {first!r} --to {last!r}: a backfill ranges over one partition "
+                "column, the same in both (e.g. --from ds=2026-11-01 --to ds=2026-11-23)"
+            )
+        column = next(iter(lo))
+        config = load_config(config_path, overrides)
+        if config.input.table is None:
+            raise ConfigError("backfill: input.table must name a partitioned catalog table")
+        engine = make_engine(engine_name, config, master, remote)
+        catalog = engine.catalog()
+        info = catalog.require(config.input.table, "input.table")
+        if [c for c, _ in info.partition_columns] != [column]:
+            raise ConfigError(
+                f"--from/--to: table {info.name} is partitioned by "
+                f"{[c for c, _ in info.partition_columns] or 'nothing'}; a backfill ranges over "
+                "its one partition column"
+            )
+        specs = sorted(
+            (p for p in catalog.partitions(info.name) if lo[column] <= p[column] <= hi[column]),
+            key=lambda p: p[column],
+        )
+        if not specs:
+            raise InputError(
+                f"--from {first} --to {last}: table {info.name} has no partition in that range"
+            )
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    worst = EXIT_OK
+    for spec in specs:
+        text = partition_text(spec)
+        line: dict[str, Any] = {"partition": text}
+        try:
+            job = load_config(config_path, _with_partition(overrides, text))
+            metrics = run_job(engine, job).metrics
+            line |= {
+                "exit_code": EXIT_OK,
+                "rows_in": metrics["rows_in"],
+                "rows_out": metrics["rows_out"],
+                "rows_suppressed": metrics["rows_suppressed"],
+                "verified": metrics["verified"],
+            }
+        except Exception as exc:  # noqa: BLE001
+            line["exit_code"] = _report_failure(exc)
+            worst = worst or line["exit_code"]
+        results.append(line)
+        print(json.dumps(line))
+        log.info("backfill: partition %s exit %d", text, line["exit_code"])
+        if line["exit_code"] != EXIT_OK and not keep_going:
+            break
+    summary = {
+        "partitions": len(specs),
+        "run": len(results),
+        "committed": sum(1 for r in results if r["exit_code"] == EXIT_OK),
+        "failed": [r["partition"] for r in results if r["exit_code"] != EXIT_OK],
+    }
+    if metrics_out:
+        Path(metrics_out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(summary))
+    return worst
+
+
+def validate_command(
+    config_path: str,
+    overrides: Sequence[str],
+    engine_name: str = "spark",
+    master: str | None = None,
+    remote: str | None = None,
+    partition: str | None = None,
+) -> int:
+    """Check a config and its input's schema without running the job (exit 0 or 2).
+
+    Prints what was checked as JSON.
+    """
+    from sparkanon.config import load_config
+    from sparkanon.validate import validate_job
+
+    try:
+        config = load_config(config_path, _with_partition(overrides, partition))
+        engine = make_engine(engine_name, config, master, remote)
+        report = validate_job(engine, config)
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    print(json.dumps(report, indent=2))
     return EXIT_OK
 
 
@@ -182,13 +387,17 @@ def _stderr() -> Any:
     return _jvm_stderr or sys.stderr
 
 
-def configure_logging(quiet: bool) -> None:
+def configure_logging(quiet: bool, level: str | None = None) -> None:
     """Send sparkanon's log lines and errors to stderr, never to stdout.
 
     sparkanon's logger gets its own handler and does not propagate (the root logger
     may write elsewhere). Under ``spark-submit`` the Python driver's stderr is merged
     into stdout, so the handler writes through the JVM's stderr instead
     (:func:`sparkanon.engine.session.spark_submit_stderr`).
+
+    Args:
+        quiet: warnings and errors only.
+        level: an explicit level (``DEBUG`` ... ``ERROR``), winning over ``quiet``.
     """
     global _jvm_stderr
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
@@ -199,18 +408,35 @@ def configure_logging(quiet: bool) -> None:
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     log.handlers[:] = [handler]
     log.propagate = False
-    log.setLevel(logging.WARNING if quiet else logging.INFO)
+    log.setLevel(level or (logging.WARNING if quiet else logging.INFO))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sparkanon`` console script."""
     args = _parser().parse_args(argv)
-    configure_logging(args.quiet)
+    configure_logging(args.quiet, args.log_level)
+    common = {"engine_name": args.engine, "master": args.master, "remote": args.remote}
+    if args.command == "validate":
+        return validate_command(args.config, args.overrides, partition=args.partition, **common)
+    if args.command == "backfill":
+        return backfill_command(
+            args.config,
+            args.overrides,
+            args.first,
+            args.last,
+            keep_going=args.keep_going,
+            **common,
+        )
     output_format = args.format
     if output_format == "auto":
         output_format = "table" if sys.stdout.isatty() else "json"
     return run_command(
-        args.config, args.overrides, args.engine, args.master, output_format, args.metrics_out
+        args.config,
+        args.overrides,
+        output_format=output_format,
+        metrics_out=args.metrics_out,
+        partition=args.partition,
+        **common,
     )
 
 

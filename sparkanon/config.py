@@ -61,8 +61,13 @@ class InputConfig(_Frozen):
     """Where and how to read the input table.
 
     Attributes:
-        format: ``csv``, ``parquet`` or ``orc``.
-        path: file or directory to read.
+        format: ``csv``, ``parquet`` or ``orc`` (a ``path`` input).
+        path: file or directory to read; or
+        table: a Spark SQL catalog table, ``db.name`` or ``name`` (Spark engine only;
+            exactly one of ``path`` and ``table``).
+        partition: with ``table``: the one partition to anonymize, ``{column: value}``
+            for every partition column of the table (``sparkanon run --partition
+            ds=2026-11-23`` sets it); the output table gets the same partition.
         options: reader options passed through to the reader (for CSV:
             ``header``, ``sep``...).
         columns: column names for a headerless CSV, in file order.
@@ -92,7 +97,9 @@ class InputConfig(_Frozen):
     """
 
     format: Literal["csv", "parquet", "orc"] = "csv"
-    path: str
+    path: str | None = None
+    table: str | None = None
+    partition: dict[str, str] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
     columns: tuple[str, ...] | None = None
     missing_values: tuple[str, ...] = ("?", "")
@@ -101,6 +108,81 @@ class InputConfig(_Frozen):
     on_malformed: Literal["error", "drop"] = "error"
     glob: str | None = None
     max_split_bytes: Annotated[Int, Field(ge=1 << 20)] | None = None
+
+    @field_validator("partition", mode="before")
+    @classmethod
+    def _partition_values_as_text(cls, raw: Any) -> Any:
+        if isinstance(raw, Mapping):  # YAML reads ds=20261123 as a number
+            return {str(k): str(v) for k, v in raw.items()}
+        return raw
+
+    @model_validator(mode="after")
+    def _one_source(self) -> InputConfig:
+        if self.path is None and self.table is None:
+            raise ValueError(
+                "path: required key is missing; give path (files) or table (a catalog table, "
+                "db.name)"
+            )
+        if self.path is not None and self.table is not None:
+            raise ValueError("table: give path (files) or table (a catalog table), not both")
+        if self.table is not None:
+            check_table_name(self.table, "table")
+        if self.partition is not None and self.table is None:
+            raise ValueError(
+                "partition: a partition is read from a partitioned catalog table; set "
+                "input.table (or drop --partition)"
+            )
+        if self.partition is not None and not self.partition:
+            raise ValueError("partition: empty; give column: value pairs")
+        return self
+
+    @property
+    def source(self) -> str:
+        """The input as the messages name it: the path, or ``table db.name [partition]``."""
+        if self.table is None:
+            return repr(self.path)
+        spec = "" if not self.partition else " partition " + partition_text(self.partition)
+        return f"table {self.table}{spec}"
+
+
+def check_table_name(name: str, key: str) -> None:
+    """A table name must be ``db.name`` or ``name`` of plain identifiers.
+
+    Raises:
+        ValueError: naming the key and the bad name.
+    """
+    parts = name.split(".")
+    if len(parts) > 2 or not all(re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", p) for p in parts):
+        raise ValueError(
+            f"{key}: {name!r} is not db.name or name (letters, digits and _, not starting "
+            "with a digit)"
+        )
+
+
+def partition_text(spec: Mapping[str, str]) -> str:
+    """``ds=2026-11-23`` (columns joined by ``,``), as ``--partition`` takes it."""
+    return ",".join(f"{k}={v}" for k, v in spec.items())
+
+
+def parse_partition(text: str) -> dict[str, str]:
+    """``ds=2026-11-23[,region=eu]`` as an ordered ``{column: value}`` mapping.
+
+    Raises:
+        ConfigError: a part is not ``column=value`` or a column repeats.
+    """
+    spec: dict[str, str] = {}
+    for part in text.split(","):
+        col, sep, value = part.partition("=")
+        col = col.strip()
+        if not sep or not col or not value.strip():
+            raise ConfigError(
+                f"--partition {text!r}: expected column=value[,column=value], e.g. "
+                "--partition ds=2026-11-23"
+            )
+        if col in spec:
+            raise ConfigError(f"--partition {text!r}: column {col!r} given twice")
+        spec[col] = value.strip()
+    return spec
 
 
 class _Attribute(_Frozen):
@@ -469,7 +551,10 @@ class OutputConfig(_Frozen):
 
     Attributes:
         path: output directory; the table goes to ``<path>/data`` and the
-            metrics to ``<path>/metrics.json``.
+            metrics to ``<path>/metrics.json``; or
+        table: a Spark SQL catalog table (``db.name``; exactly one of ``path`` and
+            ``table``), created with the published schema when absent; with a partitioned
+            input (``input.partition``) the run replaces that one partition of it.
         format: ``parquet`` or ``csv``.
         mode: ``error`` fails when the path exists, ``overwrite`` replaces it
             (only after the new table passed verification).
@@ -484,11 +569,40 @@ class OutputConfig(_Frozen):
             set, count), as seed 002 does.
     """
 
-    path: str
+    path: str | None = None
+    table: str | None = None
     format: Literal["parquet", "csv"] = "parquet"
     mode: Literal["error", "overwrite"] = "error"
     decimals: Annotated[Int, Field(ge=0)] | None = None
     publish: Literal["centroids", "generalized", "anatomy"] = "centroids"
+
+    @model_validator(mode="after")
+    def _one_target(self) -> OutputConfig:
+        if self.path is None and self.table is None:
+            raise ValueError(
+                "path: required key is missing; give path (a directory) or table (a catalog "
+                "table, db.name)"
+            )
+        if self.path is not None and self.table is not None:
+            raise ValueError("table: give path (a directory) or table (a catalog table), not both")
+        if self.table is not None:
+            check_table_name(self.table, "table")
+            if self.format != "parquet":
+                raise ValueError(
+                    f"format: {self.format!r}: catalog tables are written as Parquet; drop "
+                    "output.format or use output.path for CSV"
+                )
+            if self.publish == "anatomy":
+                raise ValueError(
+                    "table: publish: anatomy writes two tables (rt and tt) that must be "
+                    "committed together, which one catalog table cannot hold; use output.path"
+                )
+        return self
+
+    @property
+    def target(self) -> str:
+        """The output as the messages name it."""
+        return repr(self.path) if self.table is None else f"table {self.table}"
 
 
 class JobConfig(_Frozen):

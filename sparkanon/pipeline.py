@@ -8,7 +8,6 @@ per-column, per-node and per-block statistics, never rows.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -26,13 +25,13 @@ from sparkanon.models import ClassSummaries, ModelSet
 from sparkanon.publications import PUBLISHERS, Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.cluster import cluster_rows
-from sparkanon.stages.commit import commit as commit_output
+from sparkanon.stages.commit import OutputTarget, opened_output
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.measure import measure
 from sparkanon.stages.partition import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile, profile_input, sensitive_domain
 from sparkanon.stages.publish import publish
-from sparkanon.stages.read import check_output, read_input
+from sparkanon.stages.read import read_input
 from sparkanon.stages.reconcile import reconcile_rows
 from sparkanon.stages.summarise import summarise_classes
 from sparkanon.stages.verify import verify
@@ -126,8 +125,18 @@ def run_job(
 
         return run_rt_job(engine, config, table, commit)
     timer = StageTimer(engine)
-    if commit:
-        check_output(engine, config, reads_path=table is None)
+    with opened_output(engine, config, table is not None, commit) as target:
+        return _run_job(engine, config, table, target, timer)
+
+
+def _run_job(
+    engine: Engine,
+    config: JobConfig,
+    table: Table | None,
+    target: OutputTarget | None,
+    timer: StageTimer,
+) -> JobResult:
+    """:func:`run_job` for a one-value sensitive attribute, with its output opened."""
     raw = read_input(engine, config, timer, table)
     # The input is scanned twice (profile, then encode). Caching the raw rows in the
     # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
@@ -150,7 +159,6 @@ def run_job(
     registry = default_metrics(len(schema.kinds))
     entropy_base = config.algorithm.entropy_base
     summaries = summarise_classes(engine, placed, schema, entropy_base, publisher, registry, timer)
-    tmp_path = temporary_output(config)
     try:
         publication = publish(
             engine,
@@ -158,12 +166,17 @@ def run_job(
             placed,
             summaries,
             timer,
-            tmp_path if commit else None,
+            target.staging() if target else None,
             config.output.format,
         )
         worst_keys = list(models.worst(domain.global_summary()))
         with timer.stage("verify"):
             verdict = verify(engine, publication, schema, models, worst_keys)
+            timer.note(
+                rows=int(verdict["rows"] or 0),
+                classes=int(verdict["groups"] or 0),
+                violations=int(verdict["violations"] or 0),
+            )
         rows_out = int(verdict["rows"] or 0)
         with timer.stage("metrics"):
             facts = RunFacts(
@@ -192,41 +205,31 @@ def run_job(
                 f"verification failed: {metrics['violations']} published equivalence classes "
                 f"violate {describe_models(models)}; nothing was written"
             )
-        publication = commit_verified(engine, config, timer, tmp_path, metrics, publication, commit)
-    except BaseException:
-        if commit:
-            engine.delete_path(tmp_path)
-        raise
+        publication = commit_verified(engine, target, timer, metrics, publication, config)
     finally:
         for t in (encoded, clustered, summaries):
             engine.unpersist(t)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
 
 
-def temporary_output(config: JobConfig) -> str:
-    """Where the publication is written before verification: a sibling of the output."""
-    return f"{config.output.path.rstrip('/')}.__sparkanon_tmp_{uuid.uuid4().hex[:12]}"
-
-
 def commit_verified(
     engine: Engine,
-    config: JobConfig,
+    target: OutputTarget | None,
     timer: StageTimer,
-    tmp_path: str,
     metrics: dict[str, Any],
     publication: Publication,
-    commit: bool,
+    config: JobConfig,
 ) -> Publication:
-    """Move the verified publication into place with its metrics and read it back.
+    """Commit the verified publication with its metrics and read it back from its place.
 
-    Without ``commit`` the publication is returned as it is (kept in memory).
+    Without a target (the run does not commit) the publication is returned as it is.
     """
-    if not commit:
+    if target is None:
         return publication
     with timer.stage("commit"):
-        commit_output(engine, config, tmp_path, metrics)
-    out_path = config.output.path.rstrip("/")
-    return reread(engine, publication, out_path, config.output.format)
+        schemas = {name: engine.schema_of(t) for name, t in publication.tables.items()}
+        where = target.commit(target.staging(), metrics, schemas)
+    return reread(engine, publication, where, config.output.format)
 
 
 def reread(engine: Engine, publication: Publication, out_path: str, fmt: str) -> Publication:

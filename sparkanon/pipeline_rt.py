@@ -22,11 +22,12 @@ from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InternalError, PrivacyViolationError
 from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages.commit import OutputTarget, opened_output
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.items import ITEMS
 from sparkanon.stages.partition import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile, profile_input
-from sparkanon.stages.read import check_output, read_input
+from sparkanon.stages.read import read_input
 from sparkanon.stages.rt_cluster import (
     ITEM_LOSS,
     N_ITEMS,
@@ -130,16 +131,26 @@ def run_rt_job(
         UserError: bad config or input (exit 2); nothing is written.
         PrivacyViolationError: verification failed (exit 3); nothing is written.
     """
-    from sparkanon.pipeline import JobResult, commit_verified, temporary_output
-
     config = with_rt_defaults(config)
+    timer = StageTimer(engine)
+    with opened_output(engine, config, table is not None, commit) as target:
+        return _run_rt_job(engine, config, table, target, timer)
+
+
+def _run_rt_job(
+    engine: Engine,
+    config: JobConfig,
+    table: Table | None,
+    target: OutputTarget | None,
+    timer: StageTimer,
+) -> Any:
+    """:func:`run_rt_job` with its output opened."""
+    from sparkanon.pipeline import JobResult, commit_verified
+
     sens = config.sensitive
     assert isinstance(sens, ItemsetConfig)
     model = config.model[0]
     k, l = int(model.k), int(model.l)  # noqa: E741
-    timer = StageTimer(engine)
-    if commit:
-        check_output(engine, config, reads_path=table is None)
     raw = read_input(engine, config, timer, table)
     profile, schema = profile_input(engine, config, raw, timer)
     tree = item_tree(sens, profile)
@@ -175,7 +186,6 @@ def run_rt_job(
     from sparkanon.attributes.schema import CLASS
 
     placed = engine.where(rows, CLASS, ">=", 0)
-    tmp_path = temporary_output(config)
     try:
         publication = publish_rt(
             engine,
@@ -185,11 +195,16 @@ def run_rt_job(
             sens.name,
             sens.separator,
             timer,
-            tmp_path if commit else None,
+            target.staging() if target else None,
             config.output.format,
         )
         with timer.stage("verify"):
             verdict = verify_rt(engine, publication, sens.name, k, l)
+            timer.note(
+                rows=int(verdict["rows"] or 0),
+                groups=int(verdict["groups"] or 0),
+                violations=int(verdict["violations"] or 0),
+            )
         with timer.stage("metrics"):
             loss = one_row(engine, placed, {"loss": ("sum", ITEM_LOSS), "items": ("sum", N_ITEMS)})
         metrics = rt_report(
@@ -203,11 +218,7 @@ def run_rt_job(
                 f"{verdict['inconsistent_groups']} groups whose RT and TT sizes differ; "
                 "nothing was written"
             )
-        publication = commit_verified(engine, config, timer, tmp_path, metrics, publication, commit)
-    except BaseException:
-        if commit:
-            engine.delete_path(tmp_path)
-        raise
+        publication = commit_verified(engine, target, timer, metrics, publication, config)
     finally:
         for t in (encoded, clustered, rows):
             engine.unpersist(t)

@@ -15,12 +15,18 @@ ADULT_CONF = ROOT / "conf" / "adult_hpk.yaml"
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[object]:
-    """One local SparkSession for the whole run: UI off, few shuffle partitions."""
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """One local SparkSession for the whole run: UI off, few shuffle partitions.
+
+    With Hive support (the catalog-table tests), its embedded Derby metastore and
+    warehouse in a temporary folder of the run, as sparkanon sets them up in local mode.
+    """
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
     from pyspark.sql import SparkSession
 
-    session = (
+    from sparkanon.engine.session import local_warehouse_conf
+
+    builder = (
         SparkSession.builder.master("local[2]")
         .appName("sparkanon-tests")
         .config("spark.ui.enabled", "false")
@@ -28,8 +34,11 @@ def spark() -> Iterator[object]:
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+        .enableHiveSupport()
     )
+    for key, value in local_warehouse_conf(str(tmp_path_factory.mktemp("warehouse"))).items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

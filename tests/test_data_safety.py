@@ -235,7 +235,7 @@ def test_stdout_is_the_metrics_json_and_logs_go_to_stderr(tmp_path: Path, capsys
     assert code == EXIT_OK, captured.err
     metrics = json.loads(captured.out)
     assert metrics["rows_in"] == 80
-    assert "stage cluster" in captured.err
+    assert "stage=cluster" in captured.err
     assert "stage" not in captured.out
 
 

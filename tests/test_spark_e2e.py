@@ -162,7 +162,7 @@ def test_spark_submit_entry_point(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     # Without --quiet the log lines still go to stderr: stdout is the metrics JSON alone.
     metrics = json.loads(done.stdout)
-    assert "stage cluster" in done.stderr
+    assert "stage=cluster" in done.stderr
     assert metrics["rows_out"] == 600
     assert metrics["verified"] is True
     _independent_check(path, out)

@@ -23,6 +23,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -38,6 +39,92 @@ Columns = Sequence[tuple[str, str]]
 AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median", "collect")
 """Aggregations :meth:`Engine.aggregate` supports (``collect``: the list of a group's values,
 in no particular order)."""
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """A catalog table as the job needs it.
+
+    Attributes:
+        name: the qualified name ``db.table``.
+        columns: the data columns, ``(name, spark type)``, partition columns left out.
+        partition_columns: the partition columns, ``(name, spark type)``, in order.
+        location: the table's location (a URI).
+        properties: the table properties.
+    """
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    partition_columns: tuple[tuple[str, str], ...]
+    location: str
+    properties: Mapping[str, str]
+
+
+class Catalog(ABC):
+    """Catalog tables: the warehouse side of an engine (Spark SQL's catalog)."""
+
+    @abstractmethod
+    def qualified(self, name: str) -> str:
+        """``db.table``, the current database filled in."""
+
+    @abstractmethod
+    def table(self, name: str) -> TableInfo | None:
+        """The table, or ``None`` when it does not exist."""
+
+    @abstractmethod
+    def require(self, name: str, key: str) -> TableInfo:
+        """The table, or a user error naming ``key`` when it does not exist."""
+
+    @abstractmethod
+    def partitions(self, name: str) -> list[dict[str, str]]:
+        """Every partition of a partitioned table, as ``{column: value}`` specs."""
+
+    @abstractmethod
+    def has_partition(self, name: str, spec: Mapping[str, str]) -> bool:
+        """Whether the table holds that partition."""
+
+    @abstractmethod
+    def read(self, info: TableInfo, spec: Mapping[str, str] | None) -> Table:
+        """The rows of the table (of one partition), without the partition columns."""
+
+    @abstractmethod
+    def database_location(self, name: str) -> str:
+        """The location of the database the table lives (or will live) in."""
+
+    @abstractmethod
+    def create_table(
+        self,
+        name: str,
+        columns: Sequence[tuple[str, str]],
+        partition_columns: Sequence[tuple[str, str]],
+        location: str,
+        properties: Mapping[str, str],
+    ) -> None:
+        """Create a Parquet table at ``location``."""
+
+    @abstractmethod
+    def point_table(self, name: str, location: str) -> None:
+        """Point an unpartitioned table at another location (one metastore update)."""
+
+    @abstractmethod
+    def point_partition(self, name: str, spec: Mapping[str, str], location: str) -> str | None:
+        """Point one partition at ``location`` (adding it when absent); its old location."""
+
+    @abstractmethod
+    def set_properties(self, name: str, properties: Mapping[str, str]) -> None:
+        """Set table properties."""
+
+    @abstractmethod
+    def create_lock(self, lock_name: str, holder: Mapping[str, Any]) -> bool:
+        """Create the lock ``lock_name`` atomically; ``False`` when someone holds it."""
+
+    @abstractmethod
+    def lock_holder(self, lock_name: str) -> str:
+        """Who holds a lock, as its creator recorded it, or ``""``."""
+
+    @abstractmethod
+    def drop_lock(self, lock_name: str) -> None:
+        """Release a lock."""
 
 
 class Engine(ABC):
@@ -220,13 +307,34 @@ class Engine(ABC):
         """Move ``src`` to ``dst`` (``dst`` must not exist)."""
 
     @abstractmethod
+    def list_names(self, directory: str) -> list[str]:
+        """The names of the entries of a directory (``[]`` when it does not exist)."""
+
+    @abstractmethod
     def write_text(self, path: str, text: str) -> None:
         """Write a small text file."""
+
+    def catalog(self) -> Catalog:
+        """The catalog of persistent tables (``input.table``, ``output.table``).
+
+        Raises:
+            ConfigError: the engine has none (the local engine reads and writes files).
+        """
+        from sparkanon.errors import ConfigError
+
+        raise ConfigError(
+            f"input.table / output.table: catalog tables need the Spark engine; the {self.name} "
+            "engine reads and writes files (drop --engine local, or use input.path / output.path)"
+        )
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Label the work done inside (the Spark UI shows it as the job description)."""
         yield
+
+    def progress(self, name: str) -> tuple[int, int] | None:
+        """``(tasks done, tasks in all)`` of a running stage's jobs, when the engine knows."""
+        return None
 
     def jobs_launched(self) -> dict[str, int] | None:
         """Distributed jobs launched so far, per stage name (``None``: the engine has none)."""

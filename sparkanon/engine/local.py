@@ -276,6 +276,10 @@ class LocalEngine(Engine):
         Path(dst).parent.mkdir(parents=True, exist_ok=True)
         Path(src).rename(dst)
 
+    def list_names(self, directory: str) -> list[str]:  # noqa: D102
+        p = Path(directory)
+        return sorted(c.name for c in p.iterdir()) if p.is_dir() else []
+
     def write_text(self, path: str, text: str) -> None:  # noqa: D102
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")

@@ -24,12 +24,18 @@ def _use_driver_python(master: str) -> None:
     os.environ["PYSPARK_PYTHON"] = sys.executable
 
 
-def get_or_create_session(master: str | None = None, app_name: str = "sparkanon") -> SparkSession:
+def get_or_create_session(
+    master: str | None = None, app_name: str = "sparkanon", hive: bool = False
+) -> SparkSession:
     """The active session, or a new one (local mode unless spark-submit set a master).
 
     Args:
         master: master URL when no session exists and spark-submit set none.
         app_name: application name shown in the Spark UI.
+        hive: the job reads or writes catalog tables: Spark's Hive support, with the
+            user's metastore when one is configured (a cluster's ``hive-site.xml`` or
+            ``--conf``), else an embedded Derby metastore and a warehouse folder in the
+            working directory, or in ``$SPARKANON_WAREHOUSE`` (:func:`local_warehouse_conf`).
 
     Returns:
         A session with Arrow-based pandas UDFs.
@@ -44,6 +50,12 @@ def get_or_create_session(master: str | None = None, app_name: str = "sparkanon"
         builder = builder.master(master or "local[*]")
         # (Under spark-submit the driver already runs the interpreter the workers use.)
         _use_driver_python(master or "local[*]")
+    if hive:
+        builder = builder.enableHiveSupport()
+        folder = os.environ.get("SPARKANON_WAREHOUSE") or os.getcwd()
+        for key, value in local_warehouse_conf(folder).items():
+            if not _user_set(key):
+                builder = builder.config(key, value)
     if not _user_set("spark.sql.adaptive.enabled"):
         # Adaptive execution runs every shuffle of a query as a job of its own (the
         # Adult job launched 31 jobs with it, 17 without) to re-plan between them;
@@ -57,6 +69,82 @@ def get_or_create_session(master: str | None = None, app_name: str = "sparkanon"
         .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
     )
+
+
+def connect_session(remote: str) -> SparkSession:
+    """A session on a Spark Connect server (``sc://host:port``), set up as sparkanon runs.
+
+    The server owns the executors and the catalog; sparkanon's runtime settings (Arrow,
+    shuffle partitions, adaptive execution off unless the server's conf says otherwise)
+    are set on the session.
+
+    Raises:
+        ConfigError: the Spark Connect client's packages are missing, or the URL is not
+            ``sc://``.
+    """
+    from sparkanon.errors import ConfigError
+
+    if not remote.startswith("sc://"):
+        raise ConfigError(f"--remote {remote!r}: a Spark Connect URL starts with sc://")
+    try:
+        import pyspark.sql.connect.session  # noqa: F401 - needs grpcio and friends
+    except ImportError as exc:
+        raise ConfigError(
+            f"--remote: the Spark Connect client needs packages this environment lacks "
+            f"({exc.name or exc}); install them with pip install 'sparkanon[connect]'"
+        ) from None
+    spark = SparkSession.builder.remote(remote).getOrCreate()
+    if os.environ.get("SPARKANON_CONNECT_SHIP", "1") != "0":
+        # The server's Python workers run sparkanon's functions: ship this package to
+        # the session (PySpark's artifact upload) rather than require it installed there.
+        spark.addArtifacts(package_zip(), pyfile=True)
+    spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+    spark.conf.set(
+        "spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8")
+    )
+    return spark
+
+
+def package_zip() -> str:
+    """This sparkanon package as a zip (``sparkanon/`` at its root), for shipping to Spark.
+
+    Made once per process in a temporary folder.
+    """
+    global _PACKAGE_ZIP
+    if _PACKAGE_ZIP is None:
+        import shutil
+        import tempfile
+
+        import sparkanon
+
+        package = os.path.dirname(os.path.abspath(sparkanon.__file__))
+        folder = tempfile.mkdtemp(prefix="sparkanon_pkg_")
+        _PACKAGE_ZIP = shutil.make_archive(
+            os.path.join(folder, "sparkanon"), "zip", os.path.dirname(package), "sparkanon"
+        )
+    return _PACKAGE_ZIP
+
+
+_PACKAGE_ZIP: str | None = None
+
+
+def local_warehouse_conf(folder: str) -> dict[str, str]:
+    """Where an embedded metastore keeps its tables when the user configured none.
+
+    ``<folder>/spark-warehouse`` for the tables' files and ``<folder>/metastore_db`` for
+    the Derby metastore (``derby.log`` beside it), Spark's own defaults spelt out so
+    that they do not depend on where the JVM happens to start. A key the user set
+    (``--conf``, ``spark-defaults.conf``) wins, and a ``hive-site.xml`` naming another
+    metastore is used unchanged. The embedded Derby metastore admits one process at a
+    time: a second job started in the same folder while one runs fails at its start.
+    """
+    return {
+        "spark.sql.warehouse.dir": os.path.join(folder, "spark-warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={os.path.join(folder, 'metastore_db')};create=true"
+        ),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={folder}",
+    }
 
 
 def _user_set(key: str) -> bool:

@@ -9,9 +9,12 @@ Spark can write to.
 
 from __future__ import annotations
 
+import os
+import shutil
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -20,18 +23,34 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.config import InputConfig
-from sparkanon.engine.base import Columns, Engine
-from sparkanon.errors import InputError, InternalError
+from sparkanon.engine.base import Catalog, Columns, Engine
+from sparkanon.errors import ConfigError, InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
     CsvDialect,
     canonical_local,
     csv_field_count,
     data_files_of,
+    list_local_files,
     local_path,
 )
 
 _CORRUPT = "_sparkanon_corrupt_record"
+
+STAGE_DESCRIPTIONS = {
+    "read": "read the input",
+    "profile": "profile the columns",
+    "encode": "encode the rows",
+    "partition": "plan the blocks",
+    "cluster": "cluster blocks",
+    "reconcile": "reconcile leftover rows",
+    "summarise": "summarise the classes",
+    "publish": "publish the tables",
+    "verify": "verify the privacy model",
+    "metrics": "measure information loss",
+    "commit": "commit the output",
+}
+"""What each stage's Spark jobs are described as in the Spark UI (``sparkanon: ...``)."""
 
 _SPARK_TO_DDL = {
     "bigint": "long",
@@ -100,18 +119,29 @@ class SparkEngine(Engine):
         self.spark = spark
         self._run = uuid.uuid4().hex[:12]
         self._jobs: dict[str, int] = {}
+        # A Spark Connect session has no SparkContext and no JVM gateway in this process.
+        self.connect = type(spark).__module__.startswith("pyspark.sql.connect")
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
-        """Label the Spark jobs started inside with the stage name and count them.
+        """Label the Spark jobs started inside with the stage's description and count them.
 
-        The jobs run in a job group of their own (``sparkanon-<run>-<stage>``), so the
-        Spark UI shows the stage as their description and Spark's status tracker
-        tells how many jobs the stage launched.
+        The jobs run in a job group of their own (``sparkanon-<run>-<stage>``) described
+        as ``sparkanon: <what the stage does>`` (:data:`STAGE_DESCRIPTIONS`), so the Spark
+        UI shows which step runs, and Spark's status tracker tells how many jobs the stage
+        launched. Under Spark Connect the jobs carry the group as a tag instead (the
+        server's UI lists it) and are not counted.
         """
-        sc = self.spark.sparkContext
         group = f"sparkanon-{self._run}-{name}"
-        sc.setJobGroup(group, f"sparkanon: {name}")
+        if self.connect:
+            self.spark.addTag(group)
+            try:
+                yield
+            finally:
+                self.spark.removeTag(group)
+            return
+        sc = self.spark.sparkContext
+        sc.setJobGroup(group, f"sparkanon: {STAGE_DESCRIPTIONS.get(name, name)}")
         try:
             yield
         finally:
@@ -120,8 +150,28 @@ class SparkEngine(Engine):
             sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
             sc.setJobDescription(None)  # type: ignore[arg-type]
 
-    def jobs_launched(self) -> dict[str, int]:  # noqa: D102
-        return dict(self._jobs)
+    def progress(self, name: str) -> tuple[int, int] | None:
+        """``(tasks done, tasks in all)`` of the stage's running jobs so far, if known."""
+        if self.connect:
+            return None
+        tracker = self.spark.sparkContext.statusTracker()
+        done = total = 0
+        for job_id in tracker.getJobIdsForGroup(f"sparkanon-{self._run}-{name}"):
+            job = tracker.getJobInfo(job_id)
+            for stage_id in job.stageIds if job is not None else ():
+                info = tracker.getStageInfo(stage_id)
+                if info is not None:
+                    done += info.numCompletedTasks
+                    total += info.numTasks
+        return done, total
+
+    def jobs_launched(self) -> dict[str, int] | None:  # noqa: D102
+        return None if self.connect else dict(self._jobs)
+
+    def catalog(self) -> Catalog:  # noqa: D102
+        from sparkanon.engine.catalog import SparkCatalog
+
+        return SparkCatalog(self.spark)
 
     def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
         files, root = self._input_files(cfg)
@@ -176,6 +226,8 @@ class SparkEngine(Engine):
         return [f"{root}/{rel}" for rel in data], root
 
     def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:  # noqa: D102
+        if self.connect:  # reading lines by index needs the RDD API
+            return None
         dialect = CsvDialect.from_options(cfg.options)
         width = len(self.read(cfg).columns) - 1
         files, _ = self._input_files(cfg)
@@ -195,6 +247,9 @@ class SparkEngine(Engine):
         return None
 
     def canonical_path(self, path: str) -> str:  # noqa: D102
+        if self.connect:
+            local = local_path(path)
+            return canonical_local(local) if local is not None else path.rstrip("/")
         fs, jpath = self._fs(path)
         qualified = str(fs.makeQualified(jpath).toString())
         local = local_path(qualified) if qualified.startswith("file:") else None
@@ -348,6 +403,9 @@ class SparkEngine(Engine):
 
     @property
     def parallelism(self) -> int:  # noqa: D102
+        if self.connect:
+            configured = self.spark.conf.get("spark.default.parallelism", None)
+            return int(configured) if configured else 2
         return int(self.spark.sparkContext.defaultParallelism)
 
     def unpersist(self, table: DataFrame) -> None:  # noqa: D102
@@ -366,6 +424,21 @@ class SparkEngine(Engine):
         return self.spark.read.option("header", "true").csv(path)
 
     def _fs(self, path: str) -> tuple[Any, Any]:
+        """The Hadoop FileSystem of ``path`` and the path, through the JVM gateway.
+
+        Under Spark Connect there is no gateway in this process: the file steps run on
+        this machine's filesystem (:class:`_ClientFiles`), so the paths must be local
+        ones that the server sees too (the same machine or a shared mount).
+        """
+        if self.connect:
+            local = local_path(path)
+            if local is None:
+                raise ConfigError(
+                    f"{path!r}: under Spark Connect, sparkanon moves and lists files from the "
+                    "client, which reaches local paths only; use a local or mounted path, or "
+                    "run the job with spark-submit"
+                )
+            return _ClientFiles(), _ClientPath(local)
         jvm = self.spark._jvm  # noqa: SLF001
         jpath = jvm.org.apache.hadoop.fs.Path(path)
         conf = self.spark._jsc.hadoopConfiguration()  # noqa: SLF001
@@ -389,6 +462,12 @@ class SparkEngine(Engine):
         if not fs.rename(jsrc, jdst):
             raise InternalError(f"could not move {src!r} to {dst!r}")
 
+    def list_names(self, directory: str) -> list[str]:  # noqa: D102
+        fs, jpath = self._fs(directory)
+        if not fs.exists(jpath):
+            return []
+        return sorted(str(st.getPath().getName()) for st in fs.listStatus(jpath))
+
     def write_text(self, path: str, text: str) -> None:  # noqa: D102
         fs, jpath = self._fs(path)
         stream = fs.create(jpath, True)
@@ -396,3 +475,97 @@ class SparkEngine(Engine):
             stream.write(bytearray(text.encode("utf-8")))
         finally:
             stream.close()
+
+
+class _ClientFiles:
+    """The Hadoop FileSystem calls the engine makes, on this machine's filesystem.
+
+    Used under Spark Connect (no JVM in the client). Paths are local path strings.
+    """
+
+    def exists(self, path: Any) -> bool:
+        path = _text(path)
+        return os.path.exists(path)
+
+    def delete(self, path: Any, recursive: bool) -> bool:
+        path = _text(path)
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
+        return True
+
+    def rename(self, src: Any, dst: Any) -> bool:
+        src, dst = _text(src), _text(dst)
+        if os.path.exists(dst):
+            return False
+        os.rename(src, dst)
+        return True
+
+    def mkdirs(self, path: Any) -> bool:
+        path = _text(path)
+        os.makedirs(path, exist_ok=True)
+        return True
+
+    def getFileStatus(self, path: Any) -> Any:  # noqa: N802 - Hadoop's name
+        path = _text(path)
+        return _ClientStatus(path)
+
+    def makeQualified(self, path: Any) -> Any:  # noqa: N802
+        path = _text(path)
+        return _ClientPath(canonical_local(path))
+
+    def listStatus(self, path: Any) -> list[Any]:  # noqa: N802
+        path = _text(path)
+        return [_ClientStatus(os.path.join(path, n)) for n in sorted(os.listdir(path))]
+
+    def listFiles(self, path: Any, recursive: bool) -> Any:  # noqa: N802
+        path = _text(path)
+        files = [os.path.join(path, rel) for rel in list_local_files(Path(path))]
+        return _ClientIterator([_ClientStatus(f) for f in files])
+
+    def create(self, path: Any, overwrite: bool) -> Any:
+        path = _text(path)
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        return open(path, "wb")  # noqa: SIM115 - closed by the caller
+
+
+class _ClientPath:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def toString(self) -> str:  # noqa: N802
+        return self.path
+
+    def getName(self) -> str:  # noqa: N802
+        return os.path.basename(self.path.rstrip("/"))
+
+    def getParent(self) -> _ClientPath:  # noqa: N802
+        return _ClientPath(os.path.dirname(self.path.rstrip("/")))
+
+
+class _ClientStatus:
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def isDirectory(self) -> bool:  # noqa: N802
+        return os.path.isdir(self.path)
+
+    def getPath(self) -> _ClientPath:  # noqa: N802
+        return _ClientPath(self.path)
+
+
+class _ClientIterator:
+    def __init__(self, items: list[Any]) -> None:
+        self.items = list(items)
+
+    def hasNext(self) -> bool:  # noqa: N802
+        return bool(self.items)
+
+    def next(self) -> Any:
+        return self.items.pop(0)
+
+
+def _text(path: Any) -> str:
+    """A client path as text (a :class:`_ClientPath` or a string)."""
+    return path.path if isinstance(path, _ClientPath) else str(path)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,9 +21,22 @@ MAX_STAT_ROWS = 1_000_000
 """Largest statistics table the driver accepts (per-block or per-value rows)."""
 
 
+PROGRESS_SECONDS = 30.0
+"""How often a running stage logs a progress line (``SPARKANON_PROGRESS_SECONDS`` overrides)."""
+
+
+def _format_counts(counts: dict[str, Any]) -> str:
+    return "".join(f" {k}={v}" for k, v in counts.items())
+
+
 @dataclass
 class StageTimer:
     """Seconds per stage, logged and reported in ``metrics.json``.
+
+    Each stage logs one structured line when it ends, ``stage=<name> seconds=<s>`` and
+    the counts the stage noted (:meth:`note`: rows, classes, blocks...; counts only,
+    never a value of the data), and, while it runs, a progress line every
+    :data:`PROGRESS_SECONDS` with the Spark tasks done so far.
 
     A stage that persists a table materialises it inside its own timer
     (:meth:`~sparkanon.engine.base.Engine.persist` with ``materialize``), so the work
@@ -30,17 +45,42 @@ class StageTimer:
 
     engine: Engine
     seconds: dict[str, float] = field(default_factory=dict)
+    counts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _current: list[str] = field(default_factory=list)
+
+    def note(self, **counts: Any) -> None:
+        """Record counts of the running stage for its closing log line."""
+        if self._current:
+            self.counts.setdefault(self._current[-1], {}).update(counts)
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         """Time, log and label (Spark UI job description) the work done inside."""
         start = time.perf_counter()
-        log.info("stage %s: start", name)
-        with self.engine.stage(name):
-            yield
+        log.info("stage=%s start", name)
+        self._current.append(name)
+        stop = threading.Event()
+        watcher = threading.Thread(
+            target=self._progress, args=(name, start, stop), daemon=True, name=f"progress-{name}"
+        )
+        watcher.start()
+        try:
+            with self.engine.stage(name):
+                yield
+        finally:
+            stop.set()
+            self._current.pop()
         elapsed = time.perf_counter() - start
         self.seconds[name] = round(self.seconds.get(name, 0.0) + elapsed, 3)
-        log.info("stage %s: %.2fs", name, elapsed)
+        noted = _format_counts(self.counts.get(name, {}))
+        log.info("stage=%s seconds=%.2f%s", name, elapsed, noted)
+
+    def _progress(self, name: str, start: float, stop: threading.Event) -> None:
+        every = float(os.environ.get("SPARKANON_PROGRESS_SECONDS", PROGRESS_SECONDS))
+        while not stop.wait(every):
+            tasks = self.engine.progress(name)
+            done = "" if tasks is None else f" tasks={tasks[0]}/{tasks[1]}"
+            log.info("stage=%s running seconds=%.0f%s", name, time.perf_counter() - start, done)
 
 
 def one_row(engine: Engine, table: Table, aggs: dict[str, tuple[str, str]]) -> dict[str, Any]:

@@ -159,6 +159,7 @@ def cluster_rows(
             },
         )
         stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))
+        timer.note(blocks=stats["blocks"], unplaced=stats["unplaced"])
         log.info(
             "cluster: %d blocks, %d rows left for reconciliation",
             stats["blocks"],

@@ -229,6 +229,7 @@ def plan_top(
                 100 * fraction,
                 len(tree.splits),
             )
+        timer.note(top_blocks=len(tree.splits) + 1)
         log.info(
             "partition: top planned on %s rows, %d cuts, %d top blocks",
             "all" if exact else "sampled",

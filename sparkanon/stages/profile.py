@@ -326,7 +326,7 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
 
     total = int(rows("rows")["n"].sum())
     if total == 0:
-        raise InputError(f"input {config.input.path!r} is empty (0 rows)")
+        raise InputError(f"input {config.input.source} is empty (0 rows)")
     missing = rows("missing")
     missing = missing[missing["n"] > 0]
     if config.input.on_missing == "error" and len(missing):
@@ -419,7 +419,7 @@ def malformed_error(engine: Engine, config: JobConfig, count: int) -> InputError
         else "the first could not be located"
     )
     return InputError(
-        f"input {config.input.path!r}: {count} malformed CSV record(s) (a field count that "
+        f"input {config.input.source}: {count} malformed CSV record(s) (a field count that "
         f"differs from the header's); {first}. Fix the file, or set input.on_malformed: drop "
         "to suppress such records"
     )
@@ -447,7 +447,7 @@ def check_feasible(config: JobConfig, models: ModelSet, domain: SensitiveDomain,
     """
     if rows == 0:
         raise InputError(
-            f"input {config.input.path!r}: every row holds a missing value "
+            f"input {config.input.source}: every row holds a missing value "
             f"({list(config.input.missing_values)}) or, with input.on_invalid: drop, an "
             "invalid value in a quasi-identifier or the sensitive column: no rows left after "
             "dropping them; check input.missing_values and the data"
@@ -578,6 +578,7 @@ def profile_input(
             check_feasible(config, config.models, sensitive_domain(schema, profile), profile.usable)
         elif profile.usable == 0:
             check_feasible(config, config.models, sensitive_domain(schema, profile), 0)
+        timer.note(rows=profile.rows_in, usable=profile.usable)
         log.info(
             "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
             "invalid values",

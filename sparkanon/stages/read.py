@@ -1,14 +1,14 @@
-"""Stage ``read``: the output location's safety, the input table, the columns the job needs."""
+"""Stage ``read``: the input (files or a catalog table's partition), the columns the job needs."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from sparkanon.attributes.schema import RID
-from sparkanon.config import InputConfig, ItemsetConfig, JobConfig
+from sparkanon.config import InputConfig, ItemsetConfig, JobConfig, partition_text
 from sparkanon.engine.base import Engine, Table
-from sparkanon.errors import ConfigError, InputError, OutputExistsError
-from sparkanon.io import MALFORMED, path_conflict
+from sparkanon.errors import ConfigError, InputError
+from sparkanon.io import MALFORMED
 from sparkanon.stages._common import StageTimer
 
 
@@ -29,33 +29,40 @@ class RawInput:
     passthrough_types: list[tuple[str, str]]
 
 
-def check_output(engine: Engine, config: JobConfig, reads_path: bool) -> None:
-    """Refuse an output that would destroy or pollute the input, or that exists, before any work.
-
-    Args:
-        engine: the engine (its filesystem resolves the paths).
-        config: the job config.
-        reads_path: whether the input comes from ``input.path`` (not a given table).
+def read_catalog_input(engine: Engine, config: JobConfig) -> tuple[Table, list[tuple[str, str]]]:
+    """The rows of ``input.table`` (of ``input.partition``) and the table's partition columns.
 
     Raises:
-        ConfigError: the output is, contains or lies inside the input.
-        OutputExistsError: the output exists and ``output.mode`` is ``error``.
+        InputError: the table does not exist, or the partition does not.
+        ConfigError: a partition is asked of an unpartitioned table, names a column that
+            is not a partition column, or misses one.
     """
-    out_path = config.output.path.rstrip("/")
-    if reads_path:
-        inp = engine.canonical_path(config.input.path)
-        out = engine.canonical_path(config.output.path)
-        relation = path_conflict(inp, out)
-        if relation is not None:
+    source = config.input
+    assert source.table is not None
+    catalog = engine.catalog()
+    info = catalog.require(source.table, "input.table")
+    columns = [c for c, _ in info.partition_columns]
+    spec = source.partition
+    if spec is not None:
+        if not columns:
             raise ConfigError(
-                f"output.path: {config.output.path!r} ({out}) {relation} "
-                f"{config.input.path!r} ({inp}); writing there would destroy or pollute the "
-                "input. Choose an output path outside the input"
+                f"input.partition: table {info.name} is not partitioned; drop --partition"
             )
-    if config.output.mode == "error" and engine.path_exists(out_path):
-        raise OutputExistsError(
-            f"output.path: {out_path!r} already exists; remove it or set output.mode: overwrite"
-        )
+        unknown = [c for c in spec if c not in columns]
+        missing = [c for c in columns if c not in spec]
+        if unknown or missing:
+            raise ConfigError(
+                f"input.partition: {partition_text(spec)}: table {info.name} is partitioned "
+                f"by {columns}"
+                + (f"; {unknown} is not a partition column" if unknown else "")
+                + (f"; give a value for {missing}" if missing else "")
+            )
+        spec = {c: spec[c] for c in columns}  # the table's order
+        if not catalog.has_partition(info.name, spec):
+            raise InputError(
+                f"input.partition: table {info.name} has no partition {partition_text(spec)}"
+            )
+    return catalog.read(info, spec), list(info.partition_columns) if spec is not None else []
 
 
 def check_columns(config: JobConfig, present: list[str]) -> None:
@@ -91,10 +98,15 @@ def read_input(
     else:
         passthrough = [config.sensitive.name] + list(config.kept_columns)
     with timer.stage("read"):
-        raw = engine.read(config.input) if table is None else table
+        if table is not None:
+            raw = table
+        elif config.input.table is not None:
+            raw, _ = read_catalog_input(engine, config)
+        else:
+            raw = engine.read(config.input)
         raw_schema = engine.schema_of(raw)
         if not raw_schema:
-            raise InputError(f"input {config.input.path!r} is empty (no columns, no rows)")
+            raise InputError(f"input {config.input.source} is empty (no columns, no rows)")
         check_columns(config, [n for n, _ in raw_schema])
         types = dict(raw_schema)
         if sets:

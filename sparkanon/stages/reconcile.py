@@ -146,6 +146,7 @@ def reconcile_rows(
         if not unplaced:
             return placed, 0, 0
         placed, still = _send_to_nearest(engine, rows, placed, ctx.schema, ctx, algorithm, seed)
+        timer.note(rows=unplaced, placed=unplaced - still, suppressed=still)
         log.info(
             "reconcile: %d rows placed in other blocks, %d suppressed", unplaced - still, still
         )

@@ -221,6 +221,7 @@ def cluster_rt(
         )
         stats["infeasible"] = len(infeasible)
         stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))
+        timer.note(blocks=stats["blocks"], unplaced=stats["unplaced"])
         log.info(
             "cluster: %d blocks, %d records left for reconciliation",
             stats["blocks"],
@@ -347,6 +348,7 @@ def reconcile_rt(
         )
         by_code = {int(r): int(n) for r, n in zip(reasons[REASON], reasons["n"], strict=True)}
         by_name = {name: by_code.get(code, 0) for code, name in REASONS.items() if code != KEPT}
+        timer.note(rows=unplaced, chunks=n_chunks, suppressed=sum(by_name.values()))
         log.info(
             "reconcile: %d records in %d chunks, %d re-run together, %d suppressed",
             unplaced,
