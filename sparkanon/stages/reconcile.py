@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms import BlockContext, place_rows
-from sparkanon.attributes.schema import BLOCK, CLASS, Schema
+from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
@@ -26,6 +26,8 @@ def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Centroid codes of one block's placed rows: the block's centre for reconciliation."""
 
     def centre(block: pd.DataFrame) -> pd.DataFrame:
+        # Row-id order: a centroid's float sum must not depend on the shuffle's order.
+        block = block.iloc[np.argsort(block[RID].to_numpy(), kind="stable")]
         out = {BLOCK: [int(block[BLOCK].iloc[0])]}
         for c, kind in zip(schema.code_columns, schema.kinds, strict=True):
             out[c] = [kind.centroid(block[c].to_numpy())]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, SENS, Schema
+from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.metrics.registry import ClassBatch, Metric, block_term_columns, term_columns
 from sparkanon.publications import Publisher
@@ -29,7 +29,15 @@ def summary_columns(publisher: Publisher, metrics: Sequence[Metric]) -> list[tup
 def class_batch(
     block: pd.DataFrame, schema: Schema, entropy_base: float
 ) -> tuple[np.ndarray, ClassBatch]:
-    """Every class of one block's rows as one :class:`ClassBatch`, with the class ids."""
+    """Every class of one block's rows as one :class:`ClassBatch`, with the class ids.
+
+    The rows are taken in row-id order: a class's sums (centroids, metric terms) are
+    floating-point sums whose last bits depend on the order of their terms, and Spark
+    delivers a group's rows in the order its shuffle fetched them, which differs between
+    a local run and a cluster (a centroid one ulp apart publishes another value).
+    """
+    if RID in block.columns:
+        block = block.iloc[np.argsort(block[RID].to_numpy(), kind="stable")]
     return ClassBatch.of_rows(
         kinds=schema.kinds,
         codes=[block[c].to_numpy() for c in schema.code_columns],
