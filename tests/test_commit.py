@@ -34,6 +34,13 @@ def test_nothing_to_recover(tmp_path: Path) -> None:
     assert recover_interrupted_commit(LocalEngine(), str(tmp_path / "missing")) is None
 
 
+def test_an_old_output_left_aside_after_the_move_is_deleted(tmp_path: Path) -> None:
+    _output(tmp_path / "out", 6)  # the new output, in place
+    _output(tmp_path / "out.__sparkanon_old_aaaa", 4)  # killed before deleting the old one
+    assert recover_interrupted_commit(LocalEngine(), str(tmp_path / "out")) == "cleaned"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_a_job_finishes_the_interrupted_overwrite_before_its_own(tmp_path: Path) -> None:
     from sparkanon.cli import run_command
     from tests._adult import adult_config, adult_sample, write_config

@@ -192,18 +192,24 @@ def recover_interrupted_commit(engine: Engine, out_path: str) -> str | None:
     Such a run left ``<out>.__sparkanon_old_<id>`` (the previous output, whole) and no
     ``<out>``. If a staged output of that run is complete (it holds ``metrics.json``,
     written only after verification), it is moved into place (forward), else the
-    previous output is moved back. Only the output's own siblings are looked at.
+    previous output is moved back. A run killed after its second rename left the new
+    output in place and the old one aside: the old one is deleted. Only the output's own
+    siblings are looked at.
 
     Returns:
-        ``"forward"``, ``"back"``, or ``None`` when there was nothing to recover.
+        ``"forward"``, ``"back"``, ``"cleaned"`` (an old output deleted), or ``None``
+        when there was nothing to recover.
     """
-    if engine.path_exists(out_path):
-        return None
     parent, slash, _ = out_path.rpartition("/")
     siblings = [f"{parent}{slash}{n}" for n in engine.list_names(parent if slash else ".")]
     old = sorted(p for p in siblings if p.startswith(out_path + _OLD))
     if not old:
         return None
+    if engine.path_exists(out_path):
+        for path in old:
+            engine.delete_path(path)
+        log.warning("commit: a previous output a killed run left aside was deleted")
+        return "cleaned"
     staged = sorted(
         p
         for p in siblings
