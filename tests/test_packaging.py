@@ -1,0 +1,98 @@
+"""Packaging: a wheel from the standard build frontend, run from the wheel alone.
+
+The wheel is built with ``python -m build --wheel`` and unpacked into a folder that is
+the only place sparkanon is imported from (``PYTHONPATH``; the working folder is outside
+the source tree). ``--version`` answers, and ``spark-submit`` runs the job with the
+application file the wheel carries (``sparkanon/submit.py``) and the wheel itself in
+``--py-files``. Slow (a build and a Spark run).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import sparkanon
+from tests._adult import ROOT, adult_config, adult_sample, write_config
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("build", reason="the build frontend: pip install -e '.[test]'")
+    dist = tmp_path_factory.mktemp("dist")
+    built = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    (found,) = dist.glob("sparkanon-*.whl")
+    return found
+
+
+def test_wheel_holds_the_package_and_its_entry_points(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "sparkanon/submit.py" in names and "sparkanon/cli.py" in names
+    assert not [n for n in names if n.startswith(("tests/", "conf/", "data/", "scripts/"))]
+    entry = next(n for n in names if n.endswith("entry_points.txt"))
+    assert "sparkanon = sparkanon.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    assert wheel.name.startswith(f"sparkanon-{sparkanon.__version__}-")
+
+
+def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zipfile.ZipFile(wheel).extractall(site)
+    env = os.environ | {"PYTHONPATH": str(site), "PYSPARK_PYTHON": sys.executable}
+    where = subprocess.run(
+        [sys.executable, "-c", "import sparkanon, sys; print(sparkanon.__file__)"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert where.stdout.strip().startswith(str(site))
+    version = subprocess.run(
+        [sys.executable, "-m", "sparkanon.cli", "--version"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert version.stdout.strip() == f"sparkanon {sparkanon.__version__}"
+    sample = adult_sample(tmp_path, 1500)
+    raw = adult_config(tmp_path, sample, tmp_path / "out", partitioning={"max_block_rows": 500})
+    config = write_config(tmp_path, raw)
+    import pyspark
+
+    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    for command in (["validate"], []):
+        done = subprocess.run(
+            [
+                str(spark_submit),
+                "--master",
+                "local[2]",
+                "--py-files",
+                str(wheel),
+                str(site / "sparkanon" / "submit.py"),
+                *command,
+                str(config),
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+    assert (tmp_path / "out" / "metrics.json").exists()
+    assert '"verified": true' in done.stdout
