@@ -3,7 +3,9 @@
 ``scripts/local_cluster.sh`` starts the cluster from the pyspark installation; the job is
 submitted with ``spark-submit --master spark://127.0.0.1:PORT`` and the package shipped
 as a zip in ``--py-files``, as PySpark documents. The published table must equal the
-local-mode table row for row (after sorting) and verify. Slow (about two minutes).
+local-mode table row for row (after sorting) and verify; and the job run twice on the
+cluster into one partition of a Hive table (embedded Derby metastore) must publish the
+same rows both times. Slow (about four minutes).
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ def _table(out: Path) -> pd.DataFrame:
     return frame[cols].sort_values(cols).reset_index(drop=True)
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> str:
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One cluster for the module's tests (a start costs about ten seconds)."""
+    tmp_path = tmp_path_factory.mktemp("cluster")
     env = os.environ | {
         "SPARKANON_CLUSTER_DIR": str(tmp_path / "cluster"),
         "SPARKANON_MASTER_PORT": str(_free_port()),
@@ -65,6 +69,72 @@ def cluster(tmp_path: Path) -> str:
         yield started.stdout.strip().splitlines()[-1]
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop"], env=env, capture_output=True, check=False)
+
+
+def _submit(master: str, args: list[str], tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            _spark_submit(),
+            "--master",
+            master,
+            "--py-files",
+            str(package_zip(tmp_path)),
+            "--conf",
+            f"spark.pyspark.python={sys.executable}",
+            "--conf",
+            "spark.executor.memory=1g",
+            *args,
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+_MAKE_INPUT = """
+import sys
+from pyspark.sql import functions as F
+from sparkanon.engine.session import get_or_create_session
+spark = get_or_create_session(hive=True)
+people = spark.read.option("header", "true").csv(sys.argv[1]).withColumn("ds", F.lit("2026-11-23"))
+people.write.partitionBy("ds").format("parquet").saveAsTable("default.people")
+"""
+
+
+def test_adult_job_twice_into_a_partitioned_hive_table_on_the_cluster(cluster: str, tmp_path: Path) -> None:
+    warehouse = tmp_path / "warehouse"
+    warehouse.mkdir()
+    env = os.environ | {
+        "PYSPARK_PYTHON": sys.executable,
+        "PYSPARK_DRIVER_PYTHON": sys.executable,
+        "SPARKANON_WAREHOUSE": str(warehouse),
+    }
+    script = tmp_path / "make_input.py"
+    script.write_text(_MAKE_INPUT, encoding="utf-8")
+    made = _submit(cluster, [str(script), str(ROOT / "data" / "adult" / "adult.csv")], tmp_path, env)
+    assert made.returncode == 0, made.stderr[-4000:]
+    job = [
+        str(ROOT / "jobs" / "anonymize.py"),
+        "conf/adult_hpk.yaml",
+        "--partition",
+        "ds=2026-11-23",
+        "--set",
+        "input={table: default.people}",
+        "--set",
+        "output={table: default.people_anon, mode: overwrite}",
+    ]
+    published = []
+    for _ in range(2):
+        done = _submit(cluster, job, tmp_path, env)
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert '"verified": true' in done.stdout
+        folder = warehouse / "spark-warehouse" / "people_anon" / "ds=2026-11-23"
+        (version,) = [p for p in folder.iterdir() if p.name.startswith("v-")]
+        published.append(_table(version))
+    assert len(published[0]) == 45222
+    pd.testing.assert_frame_equal(published[0], published[1])
 
 
 def test_adult_job_on_the_standalone_cluster_equals_local_mode(cluster: str, tmp_path: Path) -> None:
