@@ -30,16 +30,21 @@ import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
+from _spark_procs import (
+    ROOT,
+    cluster_env,
+    published_table,
+    python_env,
+    started,
+    submit_command,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "docs" / "bench" / "fault_runs.jsonl"
 STEPS = ("path-aside", "path-in", "table-before", "table-after")
 
@@ -52,44 +57,14 @@ def record(entry: dict[str, Any]) -> None:
         fh.write(json.dumps(entry) + "\n")
 
 
-def table_of(out: Path) -> pd.DataFrame:
-    frame = pd.concat(pd.read_parquet(p) for p in sorted((out / "data").glob("*.parquet")))
-    cols = sorted(frame.columns)
-    return frame[cols].sort_values(cols).reset_index(drop=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-# --------------------------------------------------------------------------- worker
-
-
-def submit(master: str, zip_path: Path, out: Path, log_path: Path) -> subprocess.Popen:
-    import pyspark
-
-    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    env = os.environ | {"PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+def submit(master: str, out: Path, log_path: Path) -> subprocess.Popen:
+    """The Adult job submitted to the cluster, its log to ``log_path``."""
+    app = str(ROOT / "jobs" / "anonymize.py")
+    job = [app, "conf/adult_hpk.yaml", "--set", f"output.path={out}"]
     return subprocess.Popen(
-        [
-            str(spark_submit),
-            "--master",
-            master,
-            "--py-files",
-            str(zip_path),
-            "--conf",
-            f"spark.pyspark.python={sys.executable}",
-            "--conf",
-            "spark.executor.memory=1g",
-            str(ROOT / "jobs" / "anonymize.py"),
-            "conf/adult_hpk.yaml",
-            "--set",
-            f"output.path={out}",
-        ],
+        submit_command(master, job),
         cwd=ROOT,
-        env=env,
+        env=python_env(),
         stdout=subprocess.PIPE,
         stderr=log_path.open("w", encoding="utf-8"),
         text=True,
@@ -97,26 +72,13 @@ def submit(master: str, zip_path: Path, out: Path, log_path: Path) -> subprocess
 
 
 def worker_run(work: Path) -> None:
-    import shutil
-
-    env = os.environ | {
-        "SPARKANON_CLUSTER_DIR": str(work / "cluster"),
-        "SPARKANON_MASTER_PORT": str(free_port()),
-        "PYTHON": sys.executable,
-    }
-    script = ROOT / "scripts" / "local_cluster.sh"
-    started = subprocess.run(
-        ["bash", str(script), "start"], env=env, capture_output=True, text=True, check=True
-    )
-    master = started.stdout.strip().splitlines()[-1]
-    zip_path = Path(shutil.make_archive(str(work / "sparkanon"), "zip", ROOT, "sparkanon"))
-    try:
+    with started("local_cluster.sh", cluster_env(work / "cluster")) as master:
         t0 = time.time()
-        calm = submit(master, zip_path, work / "calm", work / "calm.log")
+        calm = submit(master, work / "calm", work / "calm.log")
         calm_out, _ = calm.communicate()
         calm_seconds = time.time() - t0
         t0 = time.time()
-        hit = submit(master, zip_path, work / "hit", work / "hit.log")
+        hit = submit(master, work / "hit", work / "hit.log")
         killed_at = None
         while hit.poll() is None:
             text = (work / "hit.log").read_text(encoding="utf-8", errors="replace")
@@ -135,7 +97,9 @@ def worker_run(work: Path) -> None:
             time.sleep(0.5)
         hit_out, _ = hit.communicate()
         hit_seconds = time.time() - t0
-        same = hit.returncode == 0 and table_of(work / "calm").equals(table_of(work / "hit"))
+        same = hit.returncode == 0 and published_table(work / "calm").equals(
+            published_table(work / "hit")
+        )
         metrics = json.loads(hit_out) if hit.returncode == 0 else {}
         record(
             {
@@ -152,8 +116,6 @@ def worker_run(work: Path) -> None:
                 "undisturbed_verified": json.loads(calm_out).get("verified") if calm_out else None,
             }
         )
-    finally:
-        subprocess.run(["bash", str(script), "stop"], env=env, capture_output=True, check=False)
 
 
 # --------------------------------------------------------------------------- commit
@@ -258,7 +220,7 @@ def inspect_output(work: Path, step: str) -> dict[str, Any]:
             "k_right_after_kill": k,
             "recovery": direction,
             "k_after_recovery": after_k,
-            "whole_table_after_recovery": len(table_of(out)) > 0,
+            "whole_table_after_recovery": len(published_table(out)) > 0,
             "leftover_siblings": leftovers,
         }
     from pyspark.sql import SparkSession

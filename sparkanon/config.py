@@ -118,15 +118,7 @@ class InputConfig(_Frozen):
 
     @model_validator(mode="after")
     def _one_source(self) -> InputConfig:
-        if self.path is None and self.table is None:
-            raise ValueError(
-                "path: required key is missing; give path (files) or table (a catalog table, "
-                "db.name)"
-            )
-        if self.path is not None and self.table is not None:
-            raise ValueError("table: give path (files) or table (a catalog table), not both")
-        if self.table is not None:
-            check_table_name(self.table, "table")
+        check_path_or_table(self.path, self.table, "files")
         if self.partition is not None and self.table is None:
             raise ValueError(
                 "partition: a partition is read from a partitioned catalog table; set "
@@ -143,6 +135,28 @@ class InputConfig(_Frozen):
             return repr(self.path)
         spec = "" if not self.partition else " partition " + partition_text(self.partition)
         return f"table {self.table}{spec}"
+
+
+def check_path_or_table(path: str | None, table: str | None, files: str) -> None:
+    """Exactly one of ``path`` and ``table``, and a table name of plain identifiers.
+
+    Args:
+        path: the section's ``path``.
+        table: the section's ``table``.
+        files: what a path is, for the message (``files``, ``a directory``).
+
+    Raises:
+        ValueError: neither or both given, or a malformed table name.
+    """
+    if path is None and table is None:
+        raise ValueError(
+            f"path: required key is missing; give path ({files}) or table (a catalog table, "
+            "db.name)"
+        )
+    if path is not None and table is not None:
+        raise ValueError(f"table: give path ({files}) or table (a catalog table), not both")
+    if table is not None:
+        check_table_name(table, "table")
 
 
 def check_table_name(name: str, key: str) -> None:
@@ -578,15 +592,8 @@ class OutputConfig(_Frozen):
 
     @model_validator(mode="after")
     def _one_target(self) -> OutputConfig:
-        if self.path is None and self.table is None:
-            raise ValueError(
-                "path: required key is missing; give path (a directory) or table (a catalog "
-                "table, db.name)"
-            )
-        if self.path is not None and self.table is not None:
-            raise ValueError("table: give path (a directory) or table (a catalog table), not both")
+        check_path_or_table(self.path, self.table, "a directory")
         if self.table is not None:
-            check_table_name(self.table, "table")
             if self.format != "parquet":
                 raise ValueError(
                     f"format: {self.format!r}: catalog tables are written as Parquet; drop "

@@ -670,3 +670,42 @@ def test_unknown_algorithm(raw: dict[str, Any]) -> None:
     raw["algorithm"] = {"name": "mondrian2"}
     msg = _error(raw)
     assert "algorithm.name" in msg and "mondrian2" in msg and "maa_sae" in msg
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (lambda c: c["input"].update(table="db.people"), "input.table: give path (files) or table"),
+        (lambda c: c["output"].update(table="db.out"), "output.table: give path (a directory) or table"),
+        (lambda c: c["input"].update(path=None, table="db.1people"), "input.table: 'db.1people' is not db.name"),
+        (lambda c: c["input"].update(path=None, table="a.b.c"), "input.table: 'a.b.c' is not db.name"),
+        (lambda c: c["input"].update(partition={"ds": "2026-11-23"}), "input.partition: a partition is read from"),
+        (
+            lambda c: c["output"].update(path=None, table="db.out", format="csv"),
+            "output.format: 'csv': catalog tables are written as Parquet",
+        ),
+    ],
+)
+def test_tables_in_the_config(raw: dict[str, Any], change, needle: str) -> None:
+    change(raw)
+    assert needle in _error(raw)
+
+
+def test_partition_values_are_text_and_the_flag_parses(raw: dict[str, Any]) -> None:
+    from sparkanon.config import parse_partition
+
+    raw["input"].update(path=None, table="db.people", partition={"ds": 20261123})
+    assert parse_config(raw).input.partition == {"ds": "20261123"}
+    assert parse_partition("ds=2026-11-23, region=eu") == {"ds": "2026-11-23", "region": "eu"}
+    for bad in ("ds", "ds=", "=x", "ds=1,ds=2"):
+        with pytest.raises(ConfigError, match="--partition"):
+            parse_partition(bad)
+
+
+def test_tables_need_the_spark_engine(tmp_path: Path, raw: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+    from sparkanon.cli import run_command
+    from tests._inputs import write_config
+
+    raw["output"].update(path=None, table="db.out")
+    assert run_command(str(write_config(tmp_path, raw)), [], engine_name="local") == EXIT_USER
+    assert "catalog tables need the Spark engine" in capsys.readouterr().err

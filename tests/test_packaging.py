@@ -20,6 +20,9 @@ import pytest
 import sparkanon
 from tests._adult import ROOT, adult_config, adult_sample, write_config
 
+sys.path.insert(0, str(ROOT / "scripts"))
+from _spark_procs import spark_submit  # noqa: E402
+
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
@@ -72,13 +75,10 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
     sample = adult_sample(tmp_path, 1500)
     raw = adult_config(tmp_path, sample, tmp_path / "out", partitioning={"max_block_rows": 500})
     config = write_config(tmp_path, raw)
-    import pyspark
-
-    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     for command in (["validate"], []):
         done = subprocess.run(
             [
-                str(spark_submit),
+                spark_submit(),
                 "--master",
                 "local[2]",
                 "--py-files",
