@@ -33,7 +33,12 @@ from pydantic import (
     model_validator,
 )
 
-from sparkanon.algorithms import ALGORITHMS, RT_ALGORITHMS, AlgorithmConfig
+from sparkanon.algorithms import (
+    ALGORITHMS,
+    FULL_DOMAIN_ALGORITHMS,
+    RT_ALGORITHMS,
+    AlgorithmConfig,
+)
 from sparkanon.algorithms.maa_slie import MaaSlieParams
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.itemsets import ItemTree, even_taxonomy, sorted_items
@@ -199,6 +204,73 @@ def parse_partition(text: str) -> dict[str, str]:
     return spec
 
 
+class BinsConfig(_Frozen):
+    """Generated interval levels (``levels.bins``).
+
+    Attributes:
+        method: ``equal_width`` bins over the data's range, or ``quantile`` bins
+            holding about the same number of rows each.
+        count: intervals of the finest level.
+        merge: consecutive intervals merged into one at each coarser level.
+    """
+
+    method: Literal["equal_width", "quantile"] = "equal_width"
+    count: Annotated[Int, Field(ge=2)]
+    merge: Annotated[Int, Field(ge=2)] = 2
+
+
+class IntervalLevelsConfig(_Frozen):
+    """Interval generalization levels of a continuous or ordinal column (``attributes[].levels``).
+
+    Full-domain generalization (``algorithm.name: samarati | incognito``) publishes one
+    level of every quasi-identifier for the whole table; these are the levels of a numeric
+    or graded column, finest first, the root ``*`` added last. Give exactly one of:
+
+    Attributes:
+        widths: intervals of these widths (raw units; ranks for an ordinal column), each
+            a multiple of the one before so the intervals nest, aligned at ``origin``.
+        origin: where the width grid starts (continuous columns).
+        breakpoints: per level, finest first, the interval edges: for a continuous
+            column the bounds included (values outside the first and last edge are an
+            error); for an ordinal column the values that begin an interval. Each
+            coarser level's edges are a subset of the finer level's.
+        bins: generated levels (:class:`BinsConfig`).
+        exact: level 0 publishes the value itself (continuous columns; with ``false``
+            the finest interval is level 0, for columns with very many distinct values).
+    """
+
+    widths: tuple[Annotated[Float, Field(gt=0)], ...] | None = Field(default=None, min_length=1)
+    origin: Float = 0.0
+    breakpoints: tuple[tuple[Float | str, ...], ...] | None = Field(default=None, min_length=1)
+    bins: BinsConfig | None = None
+    exact: bool = True
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> IntervalLevelsConfig:
+        given = [k for k in ("widths", "breakpoints", "bins") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "levels: give exactly one of widths, breakpoints or bins (got "
+                + (", ".join(given) or "none")
+                + ")"
+            )
+        if self.widths is not None:
+            for i in range(1, len(self.widths)):
+                a, b = self.widths[i - 1], self.widths[i]
+                ratio = b / a
+                if b <= a or abs(ratio - round(ratio)) > 1e-9:
+                    raise ValueError(
+                        f"levels.widths: {b:g} after {a:g}: each width must be a larger "
+                        "multiple of the one before, so that every interval nests in the next "
+                        "level's"
+                    )
+        if self.breakpoints is not None:
+            for i, level in enumerate(self.breakpoints):
+                if len(level) < 1:
+                    raise ValueError(f"levels.breakpoints.{i}: an empty level")
+        return self
+
+
 class _Attribute(_Frozen):
     """A column of the input and what it is (``attributes[]``).
 
@@ -234,6 +306,7 @@ class ContinuousAttribute(_QuasiIdentifier):
     """A numeric quasi-identifier, normalised with the whole input's range (seed 000 eq. 3-5)."""
 
     kind: Literal["continuous"]
+    levels: IntervalLevelsConfig | None = None
 
 
 class OrdinalAttribute(_QuasiIdentifier):
@@ -253,6 +326,7 @@ class OrdinalAttribute(_QuasiIdentifier):
     order: tuple[str, ...] = Field(min_length=1)
     rank_weights: tuple[Annotated[Float, Field(gt=0)], ...] | None = None
     centroid: Literal["mean_frequency", "median"] = "mean_frequency"
+    levels: IntervalLevelsConfig | None = None
 
     @model_validator(mode="after")
     def _order_and_weights(self) -> OrdinalAttribute:
@@ -675,6 +749,12 @@ class JobConfig(_Frozen):
                 "output.publish: anatomy publishes a set-valued sensitive attribute "
                 "(sensitive.kind: itemset); use centroids or generalized"
             )
+        if self.is_full_domain and self.output.publish != "generalized":
+            problems.append(
+                f"output.publish: {self.output.publish!r}: algorithm {self.algorithm.name!r} "
+                "publishes every quasi-identifier at one level of its hierarchy; use publish: "
+                "generalized"
+            )
         for i, model in enumerate(self.model):
             if model.name == "kl_diversity":
                 key = "model" if len(self.model) == 1 else f"model.{i}"
@@ -709,8 +789,10 @@ class JobConfig(_Frozen):
                     f"class but {declared_by} declares only {len(declared)} values; lower p to at "
                     f"most {len(declared)}"
                 )
-            if not model.monotonic and model.name not in (
-                ALGORITHMS[self.algorithm.name].guarantees
+            if (
+                not model.monotonic
+                and self.algorithm.name in ALGORITHMS
+                and model.name not in ALGORITHMS[self.algorithm.name].guarantees
             ):
                 problems.append(
                     f"{key}: {model.name} is not monotonic, so classes cannot be repaired by "
@@ -749,6 +831,11 @@ class JobConfig(_Frozen):
                     f"raise max_block_rows to at least {need}"
                 )
         return problems
+
+    @property
+    def is_full_domain(self) -> bool:
+        """Whether the algorithm searches the lattice of full-domain generalizations (seed 004)."""
+        return self.algorithm.name in FULL_DOMAIN_ALGORITHMS
 
     @property
     def is_relational_transaction(self) -> bool:
@@ -862,7 +949,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
 _TAGS = {
     "attributes": ("kind", ATTRIBUTE_KINDS),
     "model": ("name", tuple(MODELS)),
-    "algorithm": ("name", tuple(ALGORITHMS) + tuple(RT_ALGORITHMS)),
+    "algorithm": ("name", tuple(ALGORITHMS) + tuple(RT_ALGORITHMS) + tuple(FULL_DOMAIN_ALGORITHMS)),
     "sensitive": ("kind", ("value", "itemset")),
 }
 """The unions of the config: their section, the key that selects a variant, the variants."""
@@ -905,6 +992,7 @@ def _variant_keys(section: str) -> dict[str, frozenset[str]]:
     elif section == "algorithm":
         classes = {name: algorithm.Params for name, algorithm in ALGORITHMS.items()}
         classes |= RT_ALGORITHMS
+        classes |= FULL_DOMAIN_ALGORITHMS
     else:
         members = get_args(get_args(AttributeConfig)[0])
         classes = {get_args(c.model_fields["kind"].annotation)[0]: c for c in members}

@@ -124,6 +124,10 @@ def run_job(
         from sparkanon.pipeline_rt import run_rt_job
 
         return run_rt_job(engine, config, table, commit)
+    if config.is_full_domain:
+        from sparkanon.pipeline_fd import run_fd_job
+
+        return run_fd_job(engine, config, table, commit)
     timer = StageTimer(engine)
     with opened_output(engine, config, table is not None, commit) as target:
         return _run_job(engine, config, table, target, timer)

@@ -18,6 +18,7 @@ from sparkanon.algorithms._base import BlockAlgorithm, native_target
 from sparkanon.algorithms._block import Block, BlockContext
 from sparkanon.algorithms.gpkc import Gpkc
 from sparkanon.algorithms.kl_cluster import KLCluster
+from sparkanon.algorithms.lattice._params import FullDomainParams, IncognitoParams, SamaratiParams
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
 from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.algorithms.mdav import Mdav
@@ -38,9 +39,20 @@ RT_ALGORITHMS: dict[str, type[RTParams]] = {"apa": ApaParams, "paa": PaaParams}
 They run per block on a set-valued sensitive attribute (:mod:`sparkanon.algorithms.transaction`),
 not through :class:`BlockAlgorithm`."""
 
+FULL_DOMAIN_ALGORITHMS: dict[str, type[FullDomainParams]] = {
+    "samarati": SamaratiParams,
+    "incognito": IncognitoParams,
+}
+"""Full-domain generalization (seed 004 section 20.3.1) by config name, with their parameters.
+
+They search the lattice of generalization levels over the whole table
+(:mod:`sparkanon.algorithms.lattice`, :mod:`sparkanon.pipeline_fd`), not per block."""
+
 AlgorithmConfig = Annotated[
     Union[  # noqa: UP007
-        tuple(cls.Params for cls in ALGORITHMS.values()) + tuple(RT_ALGORITHMS.values())
+        tuple(cls.Params for cls in ALGORITHMS.values())
+        + tuple(RT_ALGORITHMS.values())
+        + tuple(FULL_DOMAIN_ALGORITHMS.values())
     ],
     Field(discriminator="name"),
 ]
@@ -48,6 +60,7 @@ AlgorithmConfig = Annotated[
 
 __all__ = [
     "ALGORITHMS",
+    "FULL_DOMAIN_ALGORITHMS",
     "RT_ALGORITHMS",
     "Block",
     "BlockAlgorithm",

@@ -41,6 +41,27 @@ AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median", "collect
 in no particular order)."""
 
 
+NODE = "_node"
+"""Column of :meth:`Engine.with_node_keys`: the lattice node a row is keyed for."""
+KEY = "_key"
+"""Column of :meth:`Engine.with_node_keys`: the row's equivalence class under that node."""
+
+
+@dataclass(frozen=True, eq=False)
+class NodeKey:
+    """How one lattice node keys a row: ``sum(lookup(code) * stride)`` over its attributes.
+
+    Attributes:
+        node: the node's id (the :data:`NODE` value).
+        parts: per attribute the node keeps, ``(code column, lookup, stride)``: the
+            generalized code is ``lookup[code]`` (``None``: the code itself), its
+            place in the mixed-radix key ``stride``.
+    """
+
+    node: int
+    parts: tuple[tuple[str, Any, int], ...]
+
+
 @dataclass(frozen=True)
 class TableInfo:
     """A catalog table as the job needs it.
@@ -202,7 +223,11 @@ class Engine(ABC):
 
     @abstractmethod
     def join(self, left: Table, right: Table, on: Sequence[str], how: str = "inner") -> Table:
-        """Join two tables on equal key columns."""
+        """Join two tables on equal key columns.
+
+        ``how``: ``inner``, ``left``, ``outer``, or ``left_anti`` (the left rows that
+        match no right row).
+        """
 
     @abstractmethod
     def union(self, first: Table, second: Table) -> Table:
@@ -245,6 +270,22 @@ class Engine(ABC):
                 ``scale`` (``clip(floor(code * factor), 0, factor - 1)``), ``divide``
                 (``code // factor``) and ``identity``
                 (:class:`sparkanon.algorithms.partition.BinRule`).
+        """
+
+    @abstractmethod
+    def with_node_keys(self, table: Table, nodes: Sequence[NodeKey], keep: Sequence[str]) -> Table:
+        """One row per input row and node: the node id, the row's class key, the ``keep`` columns.
+
+        Computed natively (no UDF): the generalized codes are array lookups, shared by
+        the nodes that use the same attribute at the same level.
+
+        Args:
+            table: rows holding the code columns the nodes name.
+            nodes: the nodes (:class:`NodeKey`).
+            keep: columns copied to every output row.
+
+        Returns:
+            Columns :data:`NODE`, :data:`KEY` (``long``), then ``keep``.
         """
 
     @abstractmethod

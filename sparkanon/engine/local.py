@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.config import InputConfig
-from sparkanon.engine.base import Columns, Engine
+from sparkanon.engine.base import KEY, NODE, Columns, Engine, NodeKey
 from sparkanon.errors import InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
@@ -180,6 +180,14 @@ class LocalEngine(Engine):
     def join(
         self, left: pd.DataFrame, right: pd.DataFrame, on: Sequence[str], how: str = "inner"
     ) -> pd.DataFrame:  # noqa: D102
+        if how == "left_anti":  # the left rows without a match (Spark's left_anti)
+            keys = right[list(on)].drop_duplicates()
+            marked = left.merge(keys, on=list(on), how="left", indicator="_match")
+            return (
+                marked[marked["_match"] == "left_only"]
+                .drop(columns="_match")
+                .reset_index(drop=True)
+            )
         return left.merge(right, on=list(on), how=how)
 
     def union(self, first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:  # noqa: D102
@@ -227,6 +235,23 @@ class LocalEngine(Engine):
         codes = [BinRule(op, factor).apply(table[c].to_numpy()) for c, op, factor in bins]
         matrix = np.vstack(codes) if codes else np.zeros((0, len(table)), dtype=np.int64)
         return table.assign(**{out: BlockTree(dict(splits)).assign(matrix)})
+
+    def with_node_keys(  # noqa: D102
+        self, table: pd.DataFrame, nodes: Sequence[NodeKey], keep: Sequence[str]
+    ) -> pd.DataFrame:
+        parts = []
+        for nk in nodes:
+            key = np.zeros(len(table), dtype=np.int64)
+            for column, lookup, stride in nk.parts:
+                codes = table[column].to_numpy(dtype=np.int64)
+                key += (codes if lookup is None else np.asarray(lookup)[codes]) * stride
+            frame = pd.DataFrame({NODE: np.full(len(table), nk.node, dtype=np.int64), KEY: key})
+            for c in keep:
+                frame[c] = table[c].to_numpy()
+            parts.append(frame)
+        if not parts:
+            return pd.DataFrame({NODE: [], KEY: [], **{c: [] for c in keep}})
+        return pd.concat(parts, ignore_index=True)
 
     def count(self, table: pd.DataFrame) -> int:  # noqa: D102
         return len(table)

@@ -17,13 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.config import InputConfig
-from sparkanon.engine.base import Catalog, Columns, Engine
+from sparkanon.engine.base import KEY, NODE, Catalog, Columns, Engine, NodeKey
 from sparkanon.errors import ConfigError, InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
@@ -256,10 +257,7 @@ class SparkEngine(Engine):
         return canonical_local(local) if local is not None else qualified.rstrip("/")
 
     def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
-        return [
-            (f.name, _ddl_of(f.dataType.simpleString()))
-            for f in table.schema.fields
-        ]
+        return [(f.name, _ddl_of(f.dataType.simpleString())) for f in table.schema.fields]
 
     def with_row_id(self, table: DataFrame, column: str) -> DataFrame:  # noqa: D102
         return table.withColumn(column, F.monotonically_increasing_id())
@@ -377,6 +375,46 @@ class SparkEngine(Engine):
             return F.when(bin_of(attr) <= F.lit(cut), leaf(2 * node)).otherwise(leaf(2 * node + 1))
 
         return table.withColumn(out, leaf(1))
+
+    def with_node_keys(  # noqa: D102
+        self, table: DataFrame, nodes: Sequence[NodeKey], keep: Sequence[str]
+    ) -> DataFrame:
+        lookups: dict[tuple[str, bytes], str] = {}
+        looked = table
+        for nk in nodes:
+            for column, lookup, _ in nk.parts:
+                if lookup is None:
+                    continue
+                arr = np.asarray(lookup, dtype=np.int64)
+                ident = (column, arr.tobytes())
+                if ident in lookups:
+                    continue
+                name = f"_lk{len(lookups)}"
+                lookups[ident] = name
+                values = F.array(*[F.lit(int(v)) for v in arr])
+                code = F.col(f"`{column}`").cast("int") + F.lit(1)
+                looked = looked.withColumn(name, F.element_at(values, code).cast("long"))
+
+        def key_of(nk: NodeKey) -> Any:
+            key = F.lit(0).cast("long")
+            for column, lookup, stride in nk.parts:
+                if lookup is None:
+                    code = F.col(f"`{column}`").cast("long")
+                else:
+                    ident = (column, np.asarray(lookup, dtype=np.int64).tobytes())
+                    code = F.col(lookups[ident])
+                key = key + code * F.lit(int(stride)).cast("long")
+            return key
+
+        entries = [
+            F.struct(F.lit(nk.node).cast("long").alias(NODE), key_of(nk).alias(KEY)) for nk in nodes
+        ]
+        kept = [F.col(f"`{c}`") for c in keep]
+        if len(entries) == 1:
+            one = entries[0]
+            return looked.select(one[NODE].alias(NODE), one[KEY].alias(KEY), *kept)
+        exploded = looked.select(F.explode(F.array(*entries)).alias("_nk"), *kept)
+        return exploded.select(F.col("_nk")[NODE].alias(NODE), F.col("_nk")[KEY].alias(KEY), *kept)
 
     def count(self, table: DataFrame) -> int:  # noqa: D102
         return table.count()

@@ -26,12 +26,16 @@ def publish(
 ) -> Publication:
     """Publish the placed rows; write every table to ``tmp_path/<name>`` if given."""
     with timer.stage("publish"):
-        publication = publisher.publish(engine, placed, summaries)
-        if tmp_path is None:
-            tables = {name: engine.persist(t) for name, t in publication.tables.items()}
-        else:
-            tables = {}
-            for name, table in publication.tables.items():
-                engine.write_table(table, f"{tmp_path}/{name}", fmt)
-                tables[name] = engine.read_table(f"{tmp_path}/{name}", fmt)
-        return replace(publication, tables=tables)
+        return staged(engine, publisher.publish(engine, placed, summaries), tmp_path, fmt)
+
+
+def staged(engine: Engine, publication: Publication, tmp_path: str | None, fmt: str) -> Publication:
+    """The publication's tables written to ``tmp_path/<name>`` and read back (kept if no path)."""
+    if tmp_path is None:
+        tables = {name: engine.persist(t) for name, t in publication.tables.items()}
+    else:
+        tables = {}
+        for name, table in publication.tables.items():
+            engine.write_table(table, f"{tmp_path}/{name}", fmt)
+            tables[name] = engine.read_table(f"{tmp_path}/{name}", fmt)
+    return replace(publication, tables=tables)

@@ -1,0 +1,333 @@
+"""Generalization levels of a quasi-identifier, for full-domain generalization (seed 004, 20.3.1).
+
+Full-domain generalization replaces every value of a column by its ancestor at one
+level of the column's hierarchy, the same level for the whole table. A
+:class:`LevelHierarchy` holds, for each level ``h``, which node every *base code*
+falls in (``maps[h]``), the node's published label and its normalised certainty
+penalty (NCP). Level 0 is the most specific (the base codes themselves), the last
+level is the root ``*``; every level's nodes nest in the next level's.
+
+Base codes are small non-negative integers, one per value of the column's domain:
+
+* categorical: the taxonomy's leaves (:func:`taxonomy_levels`, from an ARX file);
+* nominal: its values, then ``*`` (:func:`nominal_levels`);
+* ordinal: its ranks, grouped into intervals of ranks (:func:`ordinal_levels`);
+* continuous: the distinct values present (or, with ``exact: false``, the finest
+  interval), grouped into declared or generated intervals (:func:`continuous_levels`);
+* semantic codes: the distinct codes present, grouped by prefix
+  (:func:`prefix_levels`: ``47677`` -> ``4767*`` -> ... -> ``*****``).
+
+NCP of a node (Xu et al. 2006), as :meth:`sparkanon.attributes.kinds.Kind.ncp`
+measures local recoding: 0 for a node holding one base value; a taxonomy node's
+leaves over all leaves; an interval's width (clipped to the data's range) over that
+range; a code prefix's share of the code space; 1 for the root.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from sparkanon.attributes.hierarchy import Taxonomy
+from sparkanon.attributes.kinds import SUPPRESSED, _format_number, published_range
+from sparkanon.errors import ConfigError
+
+MAX_BASE_VALUES = 20_000
+"""The most distinct values a continuous or semantic column may bring to the lattice's base.
+
+The base codes are looked up in every node's frequency set; a column with more distinct
+values should start from its finest interval (``levels.exact: false``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class LevelHierarchy:
+    """The levels of one quasi-identifier.
+
+    Attributes:
+        name: the column.
+        maps: ``maps[h][b]``: the node at level ``h`` of base code ``b``
+            (``maps[0]`` is the identity); node ids are ``0..size(h)-1``.
+        labels: ``labels[h][node]``: the published value of a node.
+        ncp: ``ncp[h][node]``: its normalised certainty penalty, in [0, 1].
+    """
+
+    name: str
+    maps: tuple[np.ndarray, ...]
+    labels: tuple[tuple[str, ...], ...]
+    ncp: tuple[np.ndarray, ...]
+
+    def __post_init__(self) -> None:
+        if not self.maps or len(self.maps) != len(self.labels) or len(self.maps) != len(self.ncp):
+            raise ValueError(f"{self.name}: maps, labels and ncp need one entry per level")
+        base = len(self.maps[0])
+        for h, (m, lab, pen) in enumerate(zip(self.maps, self.labels, self.ncp, strict=True)):
+            if len(m) != base:
+                raise ValueError(f"{self.name}: level {h} maps {len(m)} base codes, not {base}")
+            if len(pen) != len(lab) or (len(m) and int(m.max()) >= len(lab)):
+                raise ValueError(f"{self.name}: level {h} has {len(lab)} labels for its nodes")
+            if h and len(m):
+                # Nesting: base codes sharing a node at level h-1 share one at level h.
+                prev = self.maps[h - 1]
+                parent = np.full(len(self.labels[h - 1]), -1, dtype=np.int64)
+                parent[prev] = m
+                if not np.array_equal(parent[prev], m):
+                    raise ValueError(f"{self.name}: level {h} splits a node of level {h - 1}")
+        for m in self.maps:
+            m.setflags(write=False)
+
+    @property
+    def height(self) -> int:
+        """The number of generalization steps from the base to the root."""
+        return len(self.maps) - 1
+
+    @property
+    def base_size(self) -> int:
+        """Number of base codes."""
+        return len(self.maps[0])
+
+    def size(self, level: int) -> int:
+        """Number of nodes at ``level``."""
+        return len(self.labels[level])
+
+
+def _levels_from_keys(
+    name: str, keys_per_level: Sequence[Sequence[object]], labels_of, ncp_of
+) -> LevelHierarchy:
+    """A hierarchy from one identity key per base code and level (equal keys: one node).
+
+    Node ids are numbered in order of first appearance over the base codes, so they follow
+    the base order.
+    """
+    maps, labels, ncps = [], [], []
+    for h, keys in enumerate(keys_per_level):
+        ids: dict[object, int] = {}
+        m = np.empty(len(keys), dtype=np.int64)
+        for b, key in enumerate(keys):
+            m[b] = ids.setdefault(key, len(ids))
+        members = [np.flatnonzero(m == j) for j in range(len(ids))]
+        maps.append(m)
+        labels.append(tuple(labels_of(h, b_of) for b_of in members))
+        ncps.append(np.array([ncp_of(h, b_of) for b_of in members], dtype=float))
+    return LevelHierarchy(name, tuple(maps), tuple(labels), tuple(ncps))
+
+
+def taxonomy_levels(name: str, taxonomy: Taxonomy) -> LevelHierarchy:
+    """Levels of an ARX hierarchy: level ``h`` groups the leaves by their ancestor ``h`` up.
+
+    A node is identified by its whole path to the root, so two nodes with the same label
+    under different parents stay two nodes (they publish the same text).
+    """
+    paths = taxonomy.paths
+    keys = [[tuple(p[h:]) for p in paths] for h in range(taxonomy.height + 1)]
+    n = taxonomy.size
+
+    def label(h: int, members: np.ndarray) -> str:
+        return paths[int(members[0])][h]
+
+    def ncp(h: int, members: np.ndarray) -> float:
+        return 0.0 if len(members) <= 1 else len(members) / n
+
+    return _levels_from_keys(name, keys, label, ncp)
+
+
+def nominal_levels(name: str, values: Sequence[str]) -> LevelHierarchy:
+    """A nominal column: the value itself, then ``*``."""
+    n = len(values)
+    maps = (np.arange(n, dtype=np.int64), np.zeros(n, dtype=np.int64))
+    ncp = 1.0 if n > 1 else 0.0
+    return LevelHierarchy(
+        name, maps, (tuple(values), (SUPPRESSED,)), (np.zeros(n), np.array([ncp]))
+    )
+
+
+def _with_root(
+    name: str, maps: list[np.ndarray], labels: list[tuple[str, ...]], ncps: list[np.ndarray]
+) -> LevelHierarchy:
+    """Close the levels with the root ``*`` unless the last level is one node already."""
+    if len(labels[-1]) > 1 or len(maps) == 1:
+        n = len(maps[0])
+        maps.append(np.zeros(n, dtype=np.int64))
+        labels.append((SUPPRESSED,))
+        ncps.append(np.array([1.0 if n > 1 else 0.0]))
+    return LevelHierarchy(name, tuple(maps), tuple(labels), tuple(ncps))
+
+
+def _dense(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(nodes present in order, node id of each base code)`` for raw interval indices."""
+    present, inverse = np.unique(index, return_inverse=True)
+    return present, inverse.astype(np.int64).ravel()
+
+
+def interval_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Interval of each value between sorted ``edges``: ``i`` for ``edges[i] <= v < edges[i+1]``.
+
+    The last interval is closed (``v == edges[-1]`` falls in it). Values outside
+    ``[edges[0], edges[-1]]`` get ``-1``.
+    """
+    idx = np.searchsorted(edges, values, side="right") - 1
+    idx = np.where(values == edges[-1], len(edges) - 2, idx)
+    return np.where((values < edges[0]) | (values > edges[-1]), -1, idx)
+
+
+def continuous_levels(
+    name: str,
+    values: np.ndarray,
+    edges_per_level: Sequence[np.ndarray],
+    exact: bool,
+    low: float,
+    high: float,
+) -> LevelHierarchy:
+    """Interval levels of a numeric column over its base values.
+
+    Args:
+        name: the column.
+        values: the base values, sorted and distinct (the values present, or with
+            ``exact`` false the lowest value of each finest interval).
+        edges_per_level: per interval level, finest first, the sorted interval edges
+            (each coarser level's edges a subset of the finer one's).
+        exact: level 0 publishes the value itself (else the finest intervals are level 0).
+        low: the data's minimum (the NCP's range).
+        high: the data's maximum.
+
+    Returns:
+        The levels, the root ``*`` last.
+
+    Raises:
+        ConfigError: a value outside the declared intervals.
+    """
+    span = high - low if high > low else 1.0
+    maps: list[np.ndarray] = []
+    labels: list[tuple[str, ...]] = []
+    ncps: list[np.ndarray] = []
+    if exact:
+        maps.append(np.arange(len(values), dtype=np.int64))
+        labels.append(tuple(_format_number(float(v)) for v in values))
+        ncps.append(np.zeros(len(values)))
+    for edges in edges_per_level:
+        idx = interval_index(values, edges)
+        if (idx < 0).any():
+            bad = float(values[np.flatnonzero(idx < 0)[0]])
+            raise ConfigError(
+                f"attribute {name!r}: value {_format_number(bad)} lies outside its interval "
+                f"levels [{_format_number(float(edges[0]))}, {_format_number(float(edges[-1]))}]; "
+                "widen the first and last breakpoints to cover the data's range"
+            )
+        present, ids = _dense(idx)
+        lo, hi = edges[present], edges[present + 1]
+        last = present == len(edges) - 2
+        labels.append(
+            tuple(
+                f"[{_format_number(float(a))}, {_format_number(float(b))}{']' if c else ')'}"
+                for a, b, c in zip(lo, hi, last, strict=True)
+            )
+        )
+        width = np.minimum(hi, high) - np.maximum(lo, low)
+        ncps.append(np.clip(width / span, 0.0, 1.0))
+        maps.append(ids)
+    return _with_root(name, maps, labels, ncps)
+
+
+def width_edges(
+    widths: Sequence[float], origin: float, low: float, high: float
+) -> list[np.ndarray]:
+    """Edges of intervals of each width, aligned at ``origin``, covering ``[low, high]``."""
+    out = []
+    for w in widths:
+        first = origin + math.floor((low - origin) / w) * w
+        count = max(1, math.floor((high - first) / w) + 1)
+        out.append(first + w * np.arange(count + 1, dtype=float))
+    return out
+
+
+def binned_edges(
+    values: np.ndarray, counts: np.ndarray | None, method: str, bins: int, merge: int
+) -> list[np.ndarray]:
+    """Generated interval levels: ``bins`` equal-width or quantile bins, then ``merge`` at a time.
+
+    Args:
+        values: the sorted distinct values (or the data's ``[low, high]`` for equal width).
+        counts: rows of each value (quantile bins), or ``None``.
+        method: ``equal_width`` or ``quantile``.
+        bins: intervals of the finest level.
+        merge: consecutive intervals merged into one at each next level (>= 2).
+
+    Returns:
+        The edges of each level, finest first, down to two intervals.
+    """
+    low, high = float(values[0]), float(values[-1])
+    if method == "equal_width" or counts is None:
+        edges = np.linspace(low, high, bins + 1)
+    else:
+        cum = np.cumsum(counts) / float(np.sum(counts))
+        cuts = [
+            float(values[np.searchsorted(cum, q, side="left")]) for q in np.arange(1, bins) / bins
+        ]
+        edges = np.unique(np.array([low, *cuts, high], dtype=float))
+        if len(edges) < 2:
+            edges = np.array([low, high if high > low else low + 1.0])
+    out = [edges]
+    while len(out[-1]) > 3:
+        coarser = out[-1][::merge]
+        if coarser[-1] != out[-1][-1]:
+            coarser = np.append(coarser, out[-1][-1])
+        out.append(coarser)
+    return out
+
+
+def ordinal_levels(
+    name: str, order: Sequence[str], starts_per_level: Sequence[Sequence[int]]
+) -> LevelHierarchy:
+    """Intervals of ranks of an ordinal column: level ``h`` starts a new interval at given ranks.
+
+    Args:
+        name: the column.
+        order: its values, lowest rank first (the base codes are the ranks).
+        starts_per_level: per level, finest first, the ranks that begin an interval
+            (rank 0 always does; each coarser level's starts a subset of the finer one's).
+
+    Returns:
+        The levels: the values, the intervals ``[lowest, highest]``, the root ``*``.
+    """
+    n = len(order)
+    ranks = np.arange(n, dtype=np.int64)
+    maps = [ranks]
+    labels: list[tuple[str, ...]] = [tuple(order)]
+    ncps = [np.zeros(n)]
+    span = max(n - 1, 1)
+    for starts in starts_per_level:
+        bounds = np.unique(np.array([0, *starts], dtype=np.int64))
+        ids = np.searchsorted(bounds, ranks, side="right") - 1
+        ends = np.append(bounds[1:] - 1, n - 1)
+        labels.append(
+            tuple(published_range(order[a], order[b]) for a, b in zip(bounds, ends, strict=True))
+        )
+        ncps.append((ends - bounds) / span)
+        maps.append(ids.astype(np.int64))
+    return _with_root(name, maps, labels, ncps)
+
+
+def prefix_levels(name: str, codes: np.ndarray, length: int) -> LevelHierarchy:
+    """Code-prefix levels of semantic codes: level ``h`` masks the last ``h`` digits with ``*``.
+
+    Args:
+        name: the column.
+        codes: the distinct codes present, sorted (their integer values).
+        length: digits per code.
+
+    Returns:
+        ``length + 1`` levels; NCP ``10**(h - length)`` at level ``h >= 1``, as
+        :meth:`~sparkanon.attributes.semantic.SemanticKind.ncp` measures a class.
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    maps, labels, ncps = [], [], []
+    for h in range(length + 1):
+        prefix = codes // (10**h)
+        present, ids = _dense(prefix)
+        maps.append(ids)
+        width = length - h
+        labels.append(tuple((str(int(p)).zfill(width) if width else "") + "*" * h for p in present))
+        ncps.append(np.full(len(present), 0.0 if h == 0 else 10.0 ** (h - length)))
+    return LevelHierarchy(name, tuple(maps), tuple(labels), tuple(ncps))
