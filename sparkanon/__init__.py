@@ -23,7 +23,9 @@ Map of the package:
   Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.partition`), the
   per-class accumulator (``_classes``) and the repair step
   (:mod:`~sparkanon.algorithms.repair`); and, for a set-valued sensitive attribute,
-  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; seed 002).
+  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; seed 002);
+  full-domain generalization's lattice searches (Samarati, Incognito; seed 004) in
+  :mod:`~sparkanon.algorithms.lattice`, pure code over per-node counts.
 * :mod:`sparkanon.publications` - what a class publishes (centroids, generalized values)
   and the published tables with the key of their equivalence classes.
 * :mod:`sparkanon.metrics` - the formulas (entropies, PSI, EA/ILA/APF, NCP, GCP, DM) and
@@ -35,7 +37,9 @@ Map of the package:
   its driver part and the pandas functions it hands the engine.
 * :mod:`sparkanon.pipeline` - :func:`~sparkanon.pipeline.run_job`, the stages in order;
   :mod:`sparkanon.pipeline_rt` the relational-transaction job it hands a set-valued
-  sensitive attribute to (stages ``items``, ``rt_cluster``, ``rt_publish``).
+  sensitive attribute to (stages ``items``, ``rt_cluster``, ``rt_publish``);
+  :mod:`sparkanon.pipeline_fd` the full-domain job it hands ``samarati`` and ``incognito``
+  to (stage module :mod:`~sparkanon.stages.lattice`: levels, frequency set, search, publish).
 * :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``.
 
 Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...) are

@@ -359,7 +359,9 @@ class PrivacyModel(BaseModel):
             satisfying (true for the count models: k-anonymity, p-sensitive,
             (H,p,k), distinct l-diversity; false for entropy and recursive
             l-diversity and t-closeness, where a few rows of one value can break a
-            class). Cross-block reconciliation relies on it.
+            class). Cross-block reconciliation relies on it, and so does the pruning of
+            the full-domain searches when rows may be suppressed
+            (:func:`sparkanon.algorithms.lattice.search.prunable`).
         needs_levels: the model reads sensitivity levels (``level_of``).
         uses_sensitive: the model reads the sensitive attribute at all.
     """
