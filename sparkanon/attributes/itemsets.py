@@ -295,9 +295,7 @@ _BITMAP_CELLS = 1 << 25
 """Largest ``records x width`` presence table :func:`distinct_pairs` builds (32 MiB of bools)."""
 
 
-def distinct_pairs(
-    record: np.ndarray, ids: np.ndarray, n: int
-) -> tuple[np.ndarray, np.ndarray]:
+def distinct_pairs(record: np.ndarray, ids: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """The distinct ``(record, id)`` pairs, ordered by record, then id.
 
     What ``np.unique(record * width + ids)`` gives, split back into its two parts. Dense
@@ -366,4 +364,3 @@ def covering_nodes(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.
     safe = np.maximum(at, 0)
     covered = (at >= 0) & (gen_rec[safe] == item_rec) & (hi[safe] >= items)
     return np.where(covered, gen_nodes[safe], -1)
-
