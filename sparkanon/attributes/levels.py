@@ -236,10 +236,28 @@ def width_edges(
     """Edges of intervals of each width, aligned at ``origin``, covering ``[low, high]``."""
     out = []
     for w in widths:
-        first = origin + math.floor((low - origin) / w) * w
-        count = max(1, math.floor((high - first) / w) + 1)
-        out.append(first + w * np.arange(count + 1, dtype=float))
+        start = math.floor(float(f"{(low - origin) / w:.12g}"))
+        count = max(1, math.floor(float(f"{(high - origin) / w:.12g}")) - start + 1)
+        edges = origin + w * np.arange(start, start + count + 1, dtype=float)
+        # 0.1 * 3 is 0.30000000000000004: snapped, 0.3 opens [0.3, 0.4) and every
+        # level's edges are the same numbers where they coincide (the levels nest).
+        out.append(np.array([float(f"{e:.12g}") for e in edges]))
     return out
+
+
+def quantile_starts(counts: np.ndarray, bins: int) -> list[int]:
+    """Where each of ``bins`` quantile bins after the first begins, by the rows of each value.
+
+    A bin ends after the value where the cumulated share of rows reaches ``q = j / bins``;
+    the next value opens the next bin (intervals are ``[edge, next edge)``). Positions past
+    the last value are clipped to it.
+    """
+    cum = np.cumsum(counts) / float(np.sum(counts))
+    last = len(counts) - 1
+    return [
+        min(int(np.searchsorted(cum, q - 1e-12, side="left")) + 1, last)
+        for q in np.arange(1, bins) / bins
+    ]
 
 
 def binned_edges(
@@ -259,12 +277,9 @@ def binned_edges(
     """
     low, high = float(values[0]), float(values[-1])
     if method == "equal_width" or counts is None:
-        edges = np.linspace(low, high, bins + 1)
+        edges = np.array([float(f"{e:.12g}") for e in np.linspace(low, high, bins + 1)])
     else:
-        cum = np.cumsum(counts) / float(np.sum(counts))
-        cuts = [
-            float(values[np.searchsorted(cum, q, side="left")]) for q in np.arange(1, bins) / bins
-        ]
+        cuts = [float(values[i]) for i in quantile_starts(counts, bins)]
         edges = np.unique(np.array([low, *cuts, high], dtype=float))
         if len(edges) < 2:
             edges = np.array([low, high if high > low else low + 1.0])

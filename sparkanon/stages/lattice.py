@@ -47,6 +47,7 @@ from sparkanon.attributes.levels import (
     nominal_levels,
     ordinal_levels,
     prefix_levels,
+    quantile_starts,
     taxonomy_levels,
     width_edges,
 )
@@ -225,17 +226,7 @@ def _ordinal_starts(
         counts[hist.iloc[:, 0].to_numpy(dtype=np.int64)] = hist["n"].to_numpy(dtype=float)
     edges = binned_edges(np.arange(n + 1, dtype=float), None, "equal_width", cfg.bins.count, 2)
     if cfg.bins.method == "quantile":
-        cum = np.cumsum(counts) / max(counts.sum(), 1.0)
-        first = sorted(
-            {
-                0,
-                *(
-                    int(np.searchsorted(cum, q, side="right"))
-                    for q in np.arange(1, cfg.bins.count) / cfg.bins.count
-                ),
-            }
-        )
-        first = [s for s in first if s < n]
+        first = sorted({0, *quantile_starts(np.maximum(counts, 0), cfg.bins.count)})
     else:
         first = sorted({int(np.floor(e)) for e in edges[0][:-1]})
     out = [first]
