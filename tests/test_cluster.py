@@ -55,7 +55,9 @@ people.write.partitionBy("ds").format("parquet").saveAsTable("default.people")
 """
 
 
-def test_adult_job_twice_into_a_partitioned_hive_table_on_the_cluster(cluster: str, tmp_path: Path) -> None:
+def test_adult_job_twice_into_a_partitioned_hive_table_on_the_cluster(
+    cluster: str, tmp_path: Path
+) -> None:
     warehouse = tmp_path / "warehouse"
     warehouse.mkdir()
     env = python_env({"SPARKANON_WAREHOUSE": str(warehouse)})
@@ -83,7 +85,9 @@ def test_adult_job_twice_into_a_partitioned_hive_table_on_the_cluster(cluster: s
     pd.testing.assert_frame_equal(published[0], published[1])
 
 
-def test_adult_job_on_the_standalone_cluster_equals_local_mode(cluster: str, tmp_path: Path) -> None:
+def test_adult_job_on_the_standalone_cluster_equals_local_mode(
+    cluster: str, tmp_path: Path
+) -> None:
     assert cluster.startswith("spark://127.0.0.1:")
     env = python_env()
     on_cluster, local = tmp_path / "cluster_out", tmp_path / "local_out"

@@ -18,8 +18,12 @@ def _output(folder: Path, k: int, complete: bool = True) -> Path:
     return folder
 
 
-@pytest.mark.parametrize(("staged_complete", "direction", "k"), [(True, "forward", 6), (False, "back", 4)])
-def test_interrupted_overwrite_is_finished(tmp_path: Path, staged_complete: bool, direction: str, k: int) -> None:
+@pytest.mark.parametrize(
+    ("staged_complete", "direction", "k"), [(True, "forward", 6), (False, "back", 4)]
+)
+def test_interrupted_overwrite_is_finished(
+    tmp_path: Path, staged_complete: bool, direction: str, k: int
+) -> None:
     out = tmp_path / "out"
     _output(tmp_path / "out.__sparkanon_old_aaaa", 4)  # the previous output, moved aside
     _output(tmp_path / "out.__sparkanon_tmp_bbbb", 6, complete=staged_complete)
@@ -45,7 +49,9 @@ def test_a_job_finishes_the_interrupted_overwrite_before_its_own(tmp_path: Path)
     from sparkanon.cli import run_command
     from tests._adult import adult_config, adult_sample, write_config
 
-    raw = adult_config(tmp_path, adult_sample(tmp_path, 300), tmp_path / "out", model={"name": "k", "k": 4})
+    raw = adult_config(
+        tmp_path, adult_sample(tmp_path, 300), tmp_path / "out", model={"name": "k", "k": 4}
+    )
     raw["output"]["mode"] = "overwrite"
     _output(tmp_path / "out.__sparkanon_old_aaaa", 4)
     _output(tmp_path / "out.__sparkanon_tmp_bbbb", 6)

@@ -676,10 +676,22 @@ def test_unknown_algorithm(raw: dict[str, Any]) -> None:
     ("change", "needle"),
     [
         (lambda c: c["input"].update(table="db.people"), "input.table: give path (files) or table"),
-        (lambda c: c["output"].update(table="db.out"), "output.table: give path (a directory) or table"),
-        (lambda c: c["input"].update(path=None, table="db.1people"), "input.table: 'db.1people' is not db.name"),
-        (lambda c: c["input"].update(path=None, table="a.b.c"), "input.table: 'a.b.c' is not db.name"),
-        (lambda c: c["input"].update(partition={"ds": "2026-11-23"}), "input.partition: a partition is read from"),
+        (
+            lambda c: c["output"].update(table="db.out"),
+            "output.table: give path (a directory) or table",
+        ),
+        (
+            lambda c: c["input"].update(path=None, table="db.1people"),
+            "input.table: 'db.1people' is not db.name",
+        ),
+        (
+            lambda c: c["input"].update(path=None, table="a.b.c"),
+            "input.table: 'a.b.c' is not db.name",
+        ),
+        (
+            lambda c: c["input"].update(partition={"ds": "2026-11-23"}),
+            "input.partition: a partition is read from",
+        ),
         (
             lambda c: c["output"].update(path=None, table="db.out", format="csv"),
             "output.format: 'csv': catalog tables are written as Parquet",
@@ -702,7 +714,9 @@ def test_partition_values_are_text_and_the_flag_parses(raw: dict[str, Any]) -> N
             parse_partition(bad)
 
 
-def test_tables_need_the_spark_engine(tmp_path: Path, raw: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> None:
+def test_tables_need_the_spark_engine(
+    tmp_path: Path, raw: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
     from sparkanon.cli import run_command
     from tests._inputs import write_config
 

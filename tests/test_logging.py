@@ -33,7 +33,9 @@ def _data_values(sample: Path, columns: list[str]) -> set[str]:
     return values
 
 
-def test_debug_logs_hold_no_data_values(spark: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_debug_logs_hold_no_data_values(
+    spark: Any, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     sample = adult_sample(tmp_path, 2000)
     raw = adult_config(tmp_path, sample, tmp_path / "out", partitioning={"max_block_rows": 400})
     columns = [a["name"] for a in raw["attributes"] if a["kind"] != "identifier"]
@@ -71,7 +73,9 @@ def test_spark_jobs_are_described_by_their_step(spark: Any) -> None:
     assert engine.jobs_launched()["cluster"] >= 1
 
 
-def test_progress_lines_while_a_stage_runs(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+def test_progress_lines_while_a_stage_runs(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
     import time
 
     from sparkanon.engine.local import LocalEngine

@@ -449,7 +449,9 @@ def test_distinct_ints_matches_numpy_unique() -> None:
     per_record=st.integers(0, 30),
     seed=st.integers(0, 2**16),
 )
-def test_distinct_pairs_matches_numpy_unique(n: int, width: int, per_record: int, seed: int) -> None:
+def test_distinct_pairs_matches_numpy_unique(
+    n: int, width: int, per_record: int, seed: int
+) -> None:
     """Both paths (presence table for dense pairs, sort for sparse ones) give np.unique's pairs."""
     from sparkanon.attributes.itemsets import distinct_pairs
 
@@ -467,10 +469,17 @@ def test_item_occurrences_trim_and_drop_empty_and_null_items() -> None:
     """Items are trimmed once per distinct string; empty and null items are no items."""
     from sparkanon.stages.items import ItemsSpec, item_occurrences, item_stats
 
-    spec = ItemsSpec(column="x", layout="array", separator="|", known=None, missing_tokens=frozenset())
+    spec = ItemsSpec(
+        column="x", layout="array", separator="|", known=None, missing_tokens=frozenset()
+    )
     values = pd.Series([["a", None, " b", ""], [None], [], [" a", "a "]], dtype=object)
     record, label, labels = item_occurrences(values, spec)
-    assert [(int(r), labels[i]) for r, i in zip(record, label, strict=True)] == [(0, "a"), (0, "b"), (3, "a"), (3, "a")]
+    assert [(int(r), labels[i]) for r, i in zip(record, label, strict=True)] == [
+        (0, "a"),
+        (0, "b"),
+        (3, "a"),
+        (3, "a"),
+    ]
     stats = {(s, v): n for s, v, n in item_stats(values, spec)}
     assert stats[("item", "a")] == 2 and stats[("item", "b")] == 1
     assert stats[("empty_sets", None)] == 2  # a set of null items is empty
@@ -483,7 +492,9 @@ def _verify_output_module() -> Any:
 
     from tests._adult import ROOT
 
-    spec = importlib.util.spec_from_file_location("verify_output", ROOT / "scripts" / "verify_output.py")
+    spec = importlib.util.spec_from_file_location(
+        "verify_output", ROOT / "scripts" / "verify_output.py"
+    )
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(module)
@@ -491,7 +502,9 @@ def _verify_output_module() -> Any:
 
 
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
-def test_independent_verifier_reads_rt_outputs(tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_independent_verifier_reads_rt_outputs(
+    tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     """scripts/verify_output.py passes a committed RT output and fails a tampered one."""
     verify = _verify_output_module()
     data = write_csv(tmp_path, rt_frame(300, seed=4))
@@ -523,8 +536,12 @@ def test_rt_jobs_read_in_small_splits_unless_configured(tmp_path: Path) -> None:
     data = write_csv(tmp_path, rt_frame(50, seed=1))
     default = with_rt_defaults(parse_config(rt_config(tmp_path, data)))
     assert default.input.max_split_bytes == RT_SPLIT_BYTES == 16 << 20
-    chosen = rt_config(tmp_path, data, input={**rt_config(tmp_path, data)["input"], "max_split_bytes": 64 << 20})
+    chosen = rt_config(
+        tmp_path, data, input={**rt_config(tmp_path, data)["input"], "max_split_bytes": 64 << 20}
+    )
     assert with_rt_defaults(parse_config(chosen)).input.max_split_bytes == 64 << 20
-    too_small = rt_config(tmp_path, data, input={**rt_config(tmp_path, data)["input"], "max_split_bytes": 1000})
+    too_small = rt_config(
+        tmp_path, data, input={**rt_config(tmp_path, data)["input"], "max_split_bytes": 1000}
+    )
     with pytest.raises(ConfigError, match="max_split_bytes"):
         parse_config(too_small)

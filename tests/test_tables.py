@@ -32,9 +32,7 @@ def _partitioned_input(spark: Any, tmp_path: Path, db: str, rows: int = 600) -> 
     """``db.people``: three daily partitions of ``rows`` Adult rows each (different rows)."""
     sample = adult_sample(tmp_path, rows * len(DAYS))
     frame = pd.read_csv(sample, dtype=str, keep_default_na=False)
-    parts = [
-        frame.iloc[i * rows : (i + 1) * rows].assign(ds=day) for i, day in enumerate(DAYS)
-    ]
+    parts = [frame.iloc[i * rows : (i + 1) * rows].assign(ds=day) for i, day in enumerate(DAYS)]
     spark.createDataFrame(pd.concat(parts, ignore_index=True)).write.partitionBy("ds").format(
         "parquet"
     ).saveAsTable(f"{db}.people")
@@ -86,7 +84,9 @@ def test_partition_runs_replace_one_partition_idempotently(
     folder = Path(location.removeprefix("file:")).parent.parent
     assert len([p for p in folder.iterdir() if p.name.startswith("v-")]) == 1
     assert (Path(location.removeprefix("file:")).parent / "metrics.json").exists()
-    props = {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.people_anon").collect()}
+    props = {
+        r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {db}.people_anon").collect()
+    }
     assert props["sparkanon.verified"] == "true"
     assert json.loads(props["sparkanon.model"])["name"] == "hpk"
     assert len(props["sparkanon.config_sha256"]) == 64
@@ -121,7 +121,9 @@ def test_failed_verification_leaves_the_partition_as_it_was(
     assert not [t for t in spark.catalog.listTables(db) if "lock" in t.name]
 
 
-def test_unpartitioned_table_in_and_out(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unpartitioned_table_in_and_out(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = _database(spark, "t_flat")
     frame = pd.read_csv(adult_sample(tmp_path, 800), dtype=str, keep_default_na=False)
     spark.createDataFrame(frame).write.format("parquet").saveAsTable(f"{db}.people")
