@@ -1,0 +1,893 @@
+"""Full-domain generalization (issue 12, seed 004 section 20.3.1): searches, engine, job.
+
+* The lattice searches (Samarati, Incognito, exhaustive) on random small tables, held to
+  a brute-force reference computed here: every node's classes grouped with pandas and
+  checked with the real privacy models, acceptability, minimality and loss recomputed.
+* The engine's rollup of the bottom frequency set (:func:`evaluate_nodes`) against the
+  same independent evaluator, subset nodes with dropped attributes included.
+* The Adult jobs (``conf/adult_fd_*.yaml``) on the local engine: verified, rows
+  conserved, published values among the node's level labels, every published class
+  satisfying the model, the loss metrics recomputed from the output, a rerun identical;
+  Spark against the local engine on the k-anonymity config.
+* Bad config: exit code 2, an error naming the key, nothing written.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
+
+from sparkanon.algorithms.lattice.search import (
+    DROPPED,
+    NodeVerdict,
+    exhaustive,
+    incognito,
+    prunable,
+    samarati,
+)
+from sparkanon.attributes.levels import LevelHierarchy
+from sparkanon.attributes.schema import SENS, Schema, SensitiveLevels
+from sparkanon.cli import run_command
+from sparkanon.config import load_config, parse_config
+from sparkanon.engine.local import LocalEngine
+from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
+from sparkanon.models import ClassSummaries, EntropyLDiversity, KAnonymity, ModelSet
+from sparkanon.models.base import SensitiveDomain
+from sparkanon.pipeline import run_job
+from sparkanon.stages.lattice import base_column, evaluate_nodes, frequency_set
+from tests._adult import ADULT_CSV, ROOT, adult_config, adult_sample, write_config
+from tests._inputs import leftovers
+
+Node = tuple[int, ...]
+
+# ---------------------------------------------------------------- random tables
+
+
+@dataclass(frozen=True, eq=False)
+class Table:
+    """A small random table over base codes, with a random hierarchy of levels per column.
+
+    Attributes:
+        maps: ``maps[j][h][b]``: node at level ``h`` of base code ``b`` of column ``j``.
+        base: ``(n, d)`` base codes of the rows.
+        sens: ``(n,)`` sensitive value codes.
+        n_values: the sensitive domain's size.
+        weights: each column's NCP weight.
+    """
+
+    maps: tuple[tuple[np.ndarray, ...], ...]
+    base: np.ndarray
+    sens: np.ndarray
+    n_values: int
+    weights: tuple[float, ...]
+
+    @property
+    def d(self) -> int:
+        return len(self.maps)
+
+    @property
+    def rows(self) -> int:
+        return len(self.sens)
+
+    @property
+    def heights(self) -> list[int]:
+        return [len(m) - 1 for m in self.maps]
+
+    def ncp(self, j: int, level: int) -> np.ndarray:
+        """NCP of each node of column ``j`` at ``level``: its base codes over all, 0 for one."""
+        m = self.maps[j][level]
+        members = np.bincount(m, minlength=int(m.max()) + 1)
+        return np.where(members > 1, members / len(m), 0.0)
+
+    def hierarchies(self) -> list[LevelHierarchy]:
+        return [
+            LevelHierarchy(
+                f"q{j}",
+                tuple(self.maps[j]),
+                tuple(
+                    tuple(f"q{j}h{h}n{x}" for x in range(int(m.max()) + 1))
+                    for h, m in enumerate(self.maps[j])
+                ),
+                tuple(self.ncp(j, h) for h in range(len(self.maps[j]))),
+            )
+            for j in range(self.d)
+        ]
+
+
+@st.composite
+def tables(draw: st.DrawFn, max_qi: int = 4, max_rows: int = 80) -> Table:
+    """2..max_qi columns of 1..5 base values and 1..3 levels above the base, 10..max_rows rows.
+
+    The levels merge the nodes below at random; the top is usually the root.
+    """
+    d = draw(st.integers(2, max_qi))
+    maps = []
+    for _ in range(d):
+        size = draw(st.integers(1, 5))
+        levels = [np.arange(size, dtype=np.int64)]
+        above = draw(st.integers(1, 3))
+        for step in range(above):
+            prev = levels[-1]
+            if step == above - 1 and draw(st.integers(0, 4)):
+                # Mostly the top is the root (one node), as in ARX hierarchies.
+                levels.append(np.zeros(size, dtype=np.int64))
+                continue
+            n_prev = int(prev.max()) + 1
+            parent = np.array(
+                draw(st.lists(st.integers(0, n_prev - 1), min_size=n_prev, max_size=n_prev)),
+                dtype=np.int64,
+            )
+            # Parents of the nodes of the level below, renumbered densely in base order.
+            raw = parent[prev]
+            _, first = np.unique(raw, return_index=True)
+            order = {int(raw[i]): rank for rank, i in enumerate(sorted(first))}
+            levels.append(np.array([order[int(x)] for x in raw], dtype=np.int64))
+        maps.append(tuple(levels))
+    n = draw(st.integers(10, max_rows))
+    base = np.column_stack(
+        [
+            np.array(draw(st.lists(st.integers(0, len(m[0]) - 1), min_size=n, max_size=n)))
+            for m in maps
+        ]
+    ).astype(np.int64)
+    n_values = draw(st.integers(2, 5))
+    sens = np.array(
+        draw(st.lists(st.integers(0, n_values - 1), min_size=n, max_size=n)), dtype=np.int64
+    )
+    weights = tuple(draw(st.sampled_from([0.5, 1.0, 2.0])) for _ in range(d))
+    return Table(tuple(maps), base, sens, n_values, weights)
+
+
+# ---------------------------------------------------------------- independent evaluator
+
+
+def verdict(table: Table, models: ModelSet, node: Node) -> NodeVerdict:
+    """The node's classes grouped with pandas and checked with the models."""
+    kept = [j for j, level in enumerate(node) if level != DROPPED]
+    assert kept, "a node keeps at least one attribute"
+    frame = pd.DataFrame(
+        {f"g{j}": table.maps[j][node[j]][table.base[:, j]] for j in kept} | {"s": table.sens}
+    )
+    keys = [f"g{j}" for j in kept]
+    counts = (frame.groupby(keys + ["s"]).size().unstack("s", fill_value=0)).reindex(
+        columns=range(table.n_values), fill_value=0
+    )
+    size = counts.sum(axis=1).to_numpy()
+    ok = models.satisfied(ClassSummaries(size, counts.to_numpy()))
+    class_ncp = np.zeros(len(counts))
+    for j in kept:
+        codes = counts.index.get_level_values(f"g{j}").to_numpy()
+        class_ncp += table.weights[j] * table.ncp(j, node[j])[codes]
+    return NodeVerdict(
+        rows=table.rows,
+        classes=len(counts),
+        bad_rows=int(size[~ok].sum()),
+        bad_classes=int((~ok).sum()),
+        dm_kept=float((size[ok].astype(float) ** 2).sum()),
+        ncp_kept=float((size[ok] * class_ncp[ok]).sum()),
+    )
+
+
+class Evaluator:
+    """The search callback: memoised verdicts, batch sizes checked."""
+
+    def __init__(self, table: Table, models: ModelSet, batch_nodes: int) -> None:
+        self.table = table
+        self.models = models
+        self.batch_nodes = batch_nodes
+        self.memo: dict[Node, NodeVerdict] = {}
+
+    def __call__(self, nodes: Sequence[Node]) -> dict[Node, NodeVerdict]:
+        assert 0 < len(nodes) <= self.batch_nodes
+        assert len(set(nodes)) == len(nodes)
+        out = {}
+        for n in nodes:
+            assert len(n) == self.table.d
+            assert all(DROPPED <= lv <= h for lv, h in zip(n, self.table.heights, strict=True))
+            if n not in self.memo:
+                self.memo[n] = verdict(self.table, self.models, n)
+            out[n] = self.memo[n]
+        return out
+
+
+def is_acceptable(v: NodeVerdict, max_sup: float) -> bool:
+    return v.bad_rows <= max_sup * v.rows + 1e-9 and v.bad_rows < v.rows
+
+
+def loss(metric: str, node: Node, v: NodeVerdict, table: Table) -> float:
+    """The loss of a full node, from the definitions (not from search.node_loss)."""
+    if metric == "height":
+        return float(sum(node))
+    if metric == "precision":
+        return float(np.mean([lv / h for lv, h in zip(node, table.heights, strict=True)]))
+    if metric == "discernibility":
+        return v.dm_kept + v.bad_rows * v.rows
+    total_w = sum(table.weights)
+    return (v.ncp_kept + v.bad_rows * total_w) / (v.rows * total_w)
+
+
+@dataclass
+class Reference:
+    """The whole lattice, brute force."""
+
+    verdicts: dict[Node, NodeVerdict]
+    accepted: set[Node]
+    minimal: set[Node]
+    monotone: bool
+
+
+def below(a: Node, b: Node) -> bool:
+    """``a`` is a strict specialization of ``b``."""
+    return a != b and all(x <= y for x, y in zip(a, b, strict=True))
+
+
+def record(ref: Reference) -> None:
+    """Tell Hypothesis's statistics how interesting the example's lattice was."""
+    share = len(ref.accepted) / len(ref.verdicts)
+    event("acceptable nodes: " + ("none" if share == 0 else "all" if share == 1 else "some"))
+
+
+def reference(ev: Evaluator, max_sup: float) -> Reference:
+    nodes = list(itertools.product(*[range(h + 1) for h in ev.table.heights]))
+    verdicts = ev(nodes) if len(nodes) <= ev.batch_nodes else {n: ev([n])[n] for n in nodes}
+    accepted = {n for n in nodes if is_acceptable(verdicts[n], max_sup)}
+    minimal = {n for n in accepted if not any(below(m, n) for m in accepted)}
+    monotone = all(g in accepted for n in accepted for g in nodes if below(n, g))
+    return Reference(verdicts, accepted, minimal, monotone)
+
+
+# ---------------------------------------------------------------- the searches
+
+
+SEARCH_SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+MAX_SUPS = st.sampled_from([0.02, 0.05, 0.1, 0.2, 0.35])
+METRICS = st.sampled_from(["height", "precision", "discernibility", "ncp"])
+
+
+def _models(kind: str, k: int, l: float) -> ModelSet:  # noqa: E741
+    if kind == "k":
+        return ModelSet([KAnonymity(k=k)])
+    if kind == "entropy":
+        return ModelSet([EntropyLDiversity(l=l)])
+    return ModelSet([KAnonymity(k=k), EntropyLDiversity(l=l)])
+
+
+PRUNABLE_CASES = st.one_of(
+    st.tuples(st.just("k"), st.just(0.0)),
+    st.tuples(st.just("k"), MAX_SUPS),
+    st.tuples(st.just("entropy"), st.just(0.0)),
+    st.tuples(st.just("k+entropy"), st.just(0.0)),
+)
+
+
+@SEARCH_SETTINGS
+@given(
+    table=tables(),
+    case=PRUNABLE_CASES,
+    k=st.integers(2, 8),
+    l=st.sampled_from([1.2, 1.5, 2.0]),  # noqa: E741
+    metric=METRICS,
+    batch=st.sampled_from([1, 3, 7, 1024]),
+)
+def test_incognito_finds_the_minimal_acceptable_nodes(
+    table: Table,
+    case: tuple[str, float],
+    k: int,
+    l: float,  # noqa: E741
+    metric: str,
+    batch: int,
+) -> None:
+    kind, max_sup = case
+    models = _models(kind, k, l)
+    assert prunable(models.monotonic, models.additive, max_sup)
+    ev = Evaluator(table, models, batch)
+    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
+    record(ref)
+    # The pruning is sound because acceptability is monotone here: check the claim.
+    assert ref.monotone
+    args = (table.heights, ev, max_sup, metric, table.weights)
+    if not ref.accepted:
+        with pytest.raises(ConfigError, match="no generalization satisfies"):
+            incognito(*args, prune=True, batch_nodes=batch)
+        with pytest.raises(ConfigError, match="no generalization satisfies"):
+            exhaustive(*args, batch_nodes=batch)
+        return
+    inc = incognito(*args, prune=True, batch_nodes=batch)
+    exh = exhaustive(*args, batch_nodes=batch)
+    assert set(exh.candidates) == ref.minimal
+    assert set(inc.candidates) == ref.minimal
+    assert len(inc.candidates) == len(ref.minimal)
+    best = min(loss(metric, n, ref.verdicts[n], table) for n in ref.minimal)
+    assert inc.best in ref.minimal and exh.best in ref.minimal
+    assert loss(metric, inc.best, ref.verdicts[inc.best], table) == pytest.approx(best)
+    assert loss(metric, exh.best, ref.verdicts[exh.best], table) == pytest.approx(best)
+    # Verdicts the search reports are the evaluator's.
+    for n, v in inc.verdicts.items():
+        assert v == ev.memo[n]
+    assert inc.pruned
+
+
+@SEARCH_SETTINGS
+@given(
+    table=tables(),
+    case=PRUNABLE_CASES,
+    k=st.integers(2, 8),
+    l=st.sampled_from([1.2, 1.5, 2.0]),  # noqa: E741
+    metric=METRICS,
+    batch=st.sampled_from([1, 4, 1024]),
+)
+def test_samarati_finds_the_lowest_acceptable_height(
+    table: Table,
+    case: tuple[str, float],
+    k: int,
+    l: float,  # noqa: E741
+    metric: str,
+    batch: int,
+) -> None:
+    kind, max_sup = case
+    models = _models(kind, k, l)
+    prune = prunable(models.monotonic, models.additive, max_sup)
+    assert prune
+    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
+    record(ref)
+    args = (table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights)
+    if not ref.accepted:
+        with pytest.raises(ConfigError, match="no generalization satisfies"):
+            samarati(*args, prune=prune, batch_nodes=batch)
+        return
+    got = samarati(*args, prune=prune, batch_nodes=batch)
+    lowest = min(sum(n) for n in ref.accepted)
+    at_lowest = {n for n in ref.accepted if sum(n) == lowest}
+    assert sum(got.best) == lowest
+    assert set(got.candidates) == at_lowest
+    best = min(loss(metric, n, ref.verdicts[n], table) for n in at_lowest)
+    assert loss(metric, got.best, ref.verdicts[got.best], table) == pytest.approx(best)
+
+
+@SEARCH_SETTINGS
+@given(
+    table=tables(),
+    max_sup=MAX_SUPS,
+    l=st.sampled_from([1.2, 1.5, 2.0]),  # noqa: E741
+    with_k=st.booleans(),
+    k=st.integers(1, 4),
+    metric=METRICS,
+    batch=st.sampled_from([2, 5, 1024]),
+)
+def test_searches_without_pruning(
+    table: Table,
+    max_sup: float,
+    l: float,  # noqa: E741
+    with_k: bool,
+    k: int,
+    metric: str,
+    batch: int,
+) -> None:
+    """Entropy l-diversity with suppression: not prunable, every node counts."""
+    models = _models("k+entropy" if with_k else "entropy", k, l)
+    assert not prunable(models.monotonic, models.additive, max_sup)
+    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
+    record(ref)
+    args = (table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights)
+    if not ref.accepted:
+        with pytest.raises(ConfigError, match="no generalization satisfies"):
+            incognito(*args, prune=False, batch_nodes=batch)
+        with pytest.raises(ConfigError, match="no generalization satisfies"):
+            samarati(*args, prune=False, batch_nodes=batch)
+        return
+    inc = incognito(*args, prune=False, batch_nodes=batch)
+    assert not inc.pruned
+    assert inc.best in ref.accepted
+    best = min(loss(metric, n, ref.verdicts[n], table) for n in ref.accepted)
+    assert loss(metric, inc.best, ref.verdicts[inc.best], table) == pytest.approx(best)
+    sam = samarati(*args, prune=False, batch_nodes=batch)
+    lowest = min(sum(n) for n in ref.accepted)
+    at_lowest = {n for n in ref.accepted if sum(n) == lowest}
+    assert sum(sam.best) == lowest
+    assert set(sam.candidates) == at_lowest
+    best_low = min(loss(metric, n, ref.verdicts[n], table) for n in at_lowest)
+    assert loss(metric, sam.best, ref.verdicts[sam.best], table) == pytest.approx(best_low)
+
+
+def test_entropy_with_suppression_is_not_monotone() -> None:
+    """Why entropy l-diversity with MaxSup > 0 is not prunable: a hand-made counterexample.
+
+    Column a: values 0, 1 under one parent. Value 0 holds 10 rows of sensitive value 0
+    (fails l = 2), value 1 holds x, y (passes). At level 0 the 10 rows are suppressed
+    (MaxSup 10/12 < 0.9): acceptable. At level 1 all 12 rows form one class whose entropy
+    is below log 2: its 12 rows would all be suppressed: unacceptable.
+    """
+    maps = ((np.array([0, 1]), np.array([0, 0])), (np.array([0]), np.array([0])))
+    base = np.array([[0, 0]] * 10 + [[1, 0]] * 2)
+    sens = np.array([0] * 10 + [1, 2])
+    table = Table(maps, base, sens, 3, (1.0, 1.0))
+    models = ModelSet([EntropyLDiversity(l=2.0)])
+    assert not prunable(models.monotonic, models.additive, 0.9)
+    ref = reference(Evaluator(table, models, 100), 0.9)
+    assert (0, 0) in ref.accepted and (1, 0) not in ref.accepted
+    assert not ref.monotone
+    # The searches that do not prune still find it.
+    args = (table.heights, Evaluator(table, models, 100), 0.9, "height", table.weights)
+    assert incognito(*args, prune=False).best == (0, 0)
+    assert samarati(*args, prune=False).best == (0, 0)
+
+
+# ---------------------------------------------------------------- the engine's rollup
+
+
+def _schema(n_values: int) -> Schema:
+    sensitive = SensitiveLevels(
+        name="s",
+        values=tuple(f"v{i}" for i in range(n_values)),
+        level_of=np.zeros(n_values, dtype=np.int64),
+        level_names=("all",),
+        weights=np.ones(1),
+        has_levels=False,
+    )
+    return Schema(kinds=(), sensitive=sensitive)
+
+
+def _subset_nodes(heights: Sequence[int]) -> list[Node]:
+    """Every node over every non-empty subset of the attributes."""
+    return [
+        n
+        for n in itertools.product(*[range(DROPPED, h + 1) for h in heights])
+        if any(lv != DROPPED for lv in n)
+    ]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    table=tables(max_qi=3, max_rows=60),
+    kind=st.sampled_from(["k", "entropy", "k+entropy"]),
+    k=st.integers(1, 5),
+    l=st.sampled_from([1.5, 2.0]),  # noqa: E741
+    batch_rows=st.integers(3, 25),
+    data=st.data(),
+)
+def test_evaluate_nodes_matches_the_independent_evaluator(
+    table: Table,
+    kind: str,
+    k: int,
+    l: float,  # noqa: E741
+    batch_rows: int,
+    data: st.DataObject,
+) -> None:
+    models = _models(kind, k, l)
+    everything = _subset_nodes(table.heights)
+    nodes = data.draw(
+        st.lists(st.sampled_from(everything), min_size=1, max_size=40, unique=True),
+        label="nodes",
+    )
+    # Small batches: the partial sums of one class come from several batches.
+    engine = LocalEngine(batch_rows=batch_rows)
+    based = pd.DataFrame(
+        {base_column(j): table.base[:, j] for j in range(table.d)} | {SENS: table.sens}
+    )
+    fset = frequency_set(engine, based, table.d, models.uses_sensitive)
+    assert fset.rows == table.rows
+    got = evaluate_nodes(
+        engine,
+        fset,
+        table.hierarchies(),
+        nodes,
+        models,
+        _schema(table.n_values),
+        list(table.weights),
+    )
+    assert set(got) == set(nodes)
+    for n in nodes:
+        want = verdict(table, models, n)
+        v = got[n]
+        assert (v.rows, v.classes, v.bad_rows, v.bad_classes) == (
+            want.rows,
+            want.classes,
+            want.bad_rows,
+            want.bad_classes,
+        ), n
+        assert v.dm_kept == want.dm_kept, n
+        assert v.ncp_kept == pytest.approx(want.ncp_kept, abs=1e-9), n
+
+
+# ---------------------------------------------------------------- the Adult jobs
+
+FD_CONFIGS = {
+    # Incognito, prunable (k is additive), with suppression: run as configured.
+    "k": [],
+    # Incognito, not prunable (entropy with suppression): run as configured.
+    "entropy_l": [],
+    # Samarati, not prunable: run as configured.
+    "combined": [],
+    # Faster variants of the others (each covers another search mode).
+    "distinct_l": ["algorithm.name=samarati"],
+    "recursive_cl": ["algorithm.max_suppression=0"],
+    "tcloseness": ["algorithm.max_suppression=0"],
+}
+
+QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
+SENSITIVE = "occupation"
+
+
+def _conf(name: str) -> Path:
+    return ROOT / "conf" / f"adult_fd_{name}.yaml"
+
+
+@cache
+def _arx_rows(path: str) -> tuple[tuple[str, ...], ...]:
+    with open(path, newline="", encoding="utf-8") as fh:
+        return tuple(tuple(c.strip() for c in row) for row in csv.reader(fh, delimiter=";") if row)
+
+
+@dataclass
+class JobRun:
+    """One committed run of a config through the command line."""
+
+    raw: dict[str, Any]
+    path: Path
+    overrides: list[str]
+    out: Path
+    code: int
+    metrics: dict[str, Any]
+    published: pd.DataFrame
+
+
+def _run_cli(tmp: Path, raw: dict[str, Any], overrides: list[str], engine: str) -> JobRun:
+    tmp.mkdir(parents=True, exist_ok=True)
+    path = write_config(tmp, raw)
+    code = run_command(str(path), overrides, engine_name=engine)
+    out = Path(raw["output"]["path"])
+    metrics = json.loads((out / "metrics.json").read_text()) if code == EXIT_OK else {}
+    published = pd.read_parquet(out / "data") if code == EXIT_OK else pd.DataFrame()
+    return JobRun(raw, path, overrides, out, code, metrics, published)
+
+
+@pytest.fixture(scope="module")
+def fd_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], JobRun]]:
+    """Each Adult config run once on the local engine (shared by the checks below)."""
+    runs: dict[str, JobRun] = {}
+
+    def get(name: str) -> JobRun:
+        if name not in runs:
+            tmp = tmp_path_factory.mktemp(f"fd_{name}")
+            raw = adult_config(tmp, ADULT_CSV, tmp / "out", conf=_conf(name))
+            runs[name] = _run_cli(tmp, raw, FD_CONFIGS[name], "local")
+        return runs[name]
+
+    yield get
+
+
+def _input_rows(raw: dict[str, Any]) -> pd.DataFrame:
+    """The input rows the job keeps: missing values (``?`` or empty) dropped."""
+    frame = pd.read_csv(raw["input"]["path"], dtype=str, keep_default_na=False)
+    columns = QIS + [SENSITIVE, "income"]
+    frame = frame[columns].apply(lambda s: s.str.strip())
+    missing = frame.isin(raw["input"]["missing_values"]).any(axis=1)
+    return frame[~missing].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("name", list(FD_CONFIGS))
+def test_adult_fd_job(fd_runs: Callable[[str], JobRun], name: str) -> None:
+    run = fd_runs(name)
+    assert run.code == EXIT_OK
+    m, pub = run.metrics, run.published
+    config = load_config(run.path, run.overrides)
+    assert m["verified"] is True and m["violations"] == 0
+    kept = _input_rows(run.raw)
+    assert m["rows_in"] == len(kept) == 45222
+    assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"]
+    assert m["rows_out"] == len(pub)
+    assert list(pub.columns) == QIS + [SENSITIVE, "income"]
+    node = m["node"]
+    assert list(node) == QIS
+    assert m["height"] == sum(node.values())
+
+    # Suppression within MaxSup; the published rows' sensitive values are the kept ones'.
+    max_sup = config.algorithm.max_suppression
+    assert m["suppressed_by_node"] == m["rows_suppressed"]
+    assert m["suppressed_by_node"] <= math.floor(max_sup * len(kept) + 1e-9)
+    if max_sup == 0:
+        assert m["rows_suppressed"] == 0
+    by_value = kept[SENSITIVE].value_counts()
+    assert (pub[SENSITIVE].value_counts().reindex(by_value.index, fill_value=0) <= by_value).all()
+    assert set(pub[SENSITIVE]) <= set(by_value.index)
+
+    # Every published value is a label of the node's level (the ARX file's column),
+    # and its NCP is the leaves under it over all leaves (0 for one leaf).
+    heights = {}
+    ncp_sum = np.zeros(len(pub))
+    for attr in run.raw["attributes"]:
+        if attr["name"] not in QIS:
+            continue
+        rows = _arx_rows(attr["hierarchy"])
+        heights[attr["name"]] = len(rows[0]) - 1
+        level = node[attr["name"]]
+        leaves = pd.Series([r[level] for r in rows]).value_counts()
+        published = set(pub[attr["name"]].unique())
+        assert published <= set(leaves.index), (attr["name"], published - set(leaves.index))
+        # Each label holds at most the kept rows whose value generalizes to it (all of
+        # them when nothing is suppressed).
+        up = {r[0]: r[level] for r in rows}
+        expected = kept[attr["name"]].map(up).value_counts().reindex(leaves.index, fill_value=0)
+        got = pub[attr["name"]].value_counts().reindex(leaves.index, fill_value=0)
+        assert (got <= expected).all()
+        if m["rows_suppressed"] == 0:
+            assert (got == expected).all()
+        share = (leaves / len(rows)).where(leaves > 1, 0.0)
+        ncp_sum += pub[attr["name"]].map(share).to_numpy()
+    assert m["lattice"]["heights"] == heights
+    assert m["max_height"] == sum(heights.values())
+    precision = 1 - np.mean([node[q] / heights[q] for q in QIS])
+    assert m["precision"] == pytest.approx(precision)
+
+    # Every published class (grouped by the QI columns) satisfies the model, checked with
+    # the models bound to the kept rows' sensitive distribution.
+    values = sorted(kept[SENSITIVE].unique())
+    domain = SensitiveDomain(
+        values=tuple(values),
+        counts=kept[SENSITIVE].value_counts().reindex(values).to_numpy(),
+        name=SENSITIVE,
+    )
+    models = config.models.bind(domain)
+    counts = (pub.groupby(QIS + [SENSITIVE]).size().unstack(SENSITIVE, fill_value=0)).reindex(
+        columns=values, fill_value=0
+    )
+    summaries = ClassSummaries(counts.sum(axis=1).to_numpy(), counts.to_numpy())
+    assert models.satisfied(summaries).all()
+    assert m["published_classes"] == len(counts)
+
+    # DM and NCP from the published table and the suppressed rows.
+    sizes = counts.sum(axis=1).to_numpy(dtype=float)
+    suppressed = m["suppressed_by_node"]
+    assert m["DM"] == pytest.approx(float((sizes**2).sum() + suppressed * len(kept)))
+    ncp = (ncp_sum.sum() + suppressed * len(QIS)) / (len(kept) * len(QIS))
+    assert m["NCP"] == pytest.approx(ncp)
+
+
+@pytest.mark.parametrize("name", ["distinct_l"])
+def test_adult_fd_rerun_is_identical(
+    fd_runs: Callable[[str], JobRun], tmp_path: Path, name: str
+) -> None:
+    """Samarati with suppression (distinct l-diversity, prunable): the same table twice."""
+    first = fd_runs(name)
+    raw = dict(first.raw)
+    raw["output"] = {**raw["output"], "path": str(tmp_path / "again")}
+    again = _run_cli(tmp_path, raw, first.overrides, "local")
+    assert again.code == EXIT_OK
+    pd.testing.assert_frame_equal(again.published, first.published)
+    drop = {"seconds"}
+    assert {k: v for k, v in again.metrics.items() if k not in drop} == {
+        k: v for k, v in first.metrics.items() if k not in drop
+    }
+
+
+def test_samarati_and_incognito_agree_on_the_lowest_height(tmp_path: Path) -> None:
+    """On an Adult sample with k-anonymity and no suppression, both searches are exact."""
+    sample = adult_sample(tmp_path, 1500)
+    heights = {}
+    for search in ("samarati", "incognito"):
+        raw = adult_config(tmp_path, sample, tmp_path / search, conf=_conf("k"))
+        raw["attributes"] = [
+            a
+            for a in raw["attributes"]
+            if a["name"] in ("age", "sex", "race", "marital-status", "income")
+        ]
+        raw["algorithm"] = {"name": search, "max_suppression": 0.0, "metric": "height"}
+        result = run_job(LocalEngine(batch_rows=400), parse_config(raw), commit=False)
+        assert result.metrics["verified"] is True
+        heights[search] = result.metrics["height"]
+    # Incognito minimises the height among the minimal nodes, Samarati finds the lowest.
+    assert heights["samarati"] == heights["incognito"]
+
+
+@pytest.mark.spark
+def test_adult_fd_k_spark_matches_local(
+    spark, fd_runs: Callable[[str], JobRun], tmp_path: Path
+) -> None:
+    from sparkanon.engine.spark import SparkEngine
+
+    local = fd_runs("k")
+    raw = dict(local.raw)
+    raw["output"] = {**raw["output"], "path": str(tmp_path / "spark")}
+    remote = run_job(SparkEngine(spark), parse_config(raw))
+    m = remote.metrics
+    assert m["verified"] is True
+    assert m["node"] == local.metrics["node"]
+    for key in ("rows_in", "rows_out", "rows_suppressed", "published_classes", "height"):
+        assert m[key] == local.metrics[key], key
+    for key in ("precision", "DM", "NCP"):
+        assert m[key] == pytest.approx(local.metrics[key], rel=1e-9), key
+    cols = list(local.published.columns)
+    spark_rows = pd.read_parquet(tmp_path / "spark" / "data")[cols]
+    pd.testing.assert_frame_equal(
+        spark_rows.sort_values(cols).reset_index(drop=True),
+        local.published.sort_values(cols).reset_index(drop=True),
+        check_dtype=False,
+    )
+
+
+def _interval_holds(label: str, value: float) -> bool:
+    lo, hi = (float(x) for x in label[1:-1].split(", "))
+    return lo <= value and (value < hi or (label.endswith("]") and value <= hi))
+
+
+@pytest.mark.parametrize(
+    ("levels", "n", "k", "sizes"),
+    [
+        # 0.00 .. 0.99 in widths of 0.2: 0.6 belongs to [0.6, 0.8), not to [0.4, 0.6).
+        ({"widths": [0.2]}, 100, 10, [20] * 5),
+        # 0.00 .. 0.90 in 9 equal-width bins of 0.1: 0.3 belongs to [0.3, 0.4).
+        ({"bins": {"method": "equal_width", "count": 9}}, 91, 5, [10] * 8 + [11]),
+    ],
+    ids=["widths", "equal_width_bins"],
+)
+def test_published_interval_holds_the_original_decimal_value(
+    tmp_path: Path, levels: dict[str, Any], n: int, k: int, sizes: list[int]
+) -> None:
+    """A continuous column of two-decimal values: every published interval holds the value."""
+    data = tmp_path / "scores.csv"
+    pd.DataFrame(
+        {
+            "rid": range(n),
+            "score": [round(i / 100, 2) for i in range(n)],
+            "disease": [("a", "b", "c")[i % 3] for i in range(n)],
+        }
+    ).to_csv(data, index=False)
+    out = tmp_path / "out"
+    raw = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "rid", "kind": "keep"},
+            {"name": "score", "kind": "continuous", "levels": levels},
+        ],
+        "sensitive": {"name": "disease"},
+        "model": {"name": "k", "k": k},
+        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
+        "output": {"path": str(out), "format": "csv", "publish": "generalized", "mode": "error"},
+    }
+    assert run_command(str(write_config(tmp_path, raw)), [], engine_name="local") == EXIT_OK
+    metrics = json.loads((out / "metrics.json").read_text())
+    pub = pd.concat(pd.read_csv(f) for f in sorted((out / "data").glob("*.csv")))
+    joined = pd.read_csv(data).merge(pub, on="rid", suffixes=("", "_published"))
+    assert len(joined) == n
+    wrong = [
+        (v, lab)
+        for v, lab in zip(joined["score"], joined["score_published"], strict=True)
+        if not _interval_holds(lab, v)
+    ]
+    assert wrong == []
+    # Exact values are unique (k fails); the first interval level holds k rows or more.
+    assert metrics["node"] == {"score": 1}
+    assert pub["score"].value_counts().sort_index().tolist() == sizes
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.fixture(scope="module")
+def small_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return adult_sample(tmp_path_factory.mktemp("fd_bad"), 300)
+
+
+def _age_continuous(levels: Mapping[str, Any] | None) -> Callable[[dict[str, Any]], None]:
+    def edit(cfg: dict[str, Any]) -> None:
+        attr = next(a for a in cfg["attributes"] if a["name"] == "age")
+        attr.clear()
+        attr.update({"name": "age", "kind": "continuous"})
+        if levels is not None:
+            attr["levels"] = dict(levels)
+
+    return edit
+
+
+def _ragged_sex(cfg: dict[str, Any]) -> None:
+    path = Path(cfg["output"]["path"]).parent / "sex_ragged.csv"
+    path.write_text("Male;*\nFemale;Person;*\n", encoding="utf-8")
+    next(a for a in cfg["attributes"] if a["name"] == "sex")["hierarchy"] = str(path)
+
+
+def _algorithm(**values: Any) -> Callable[[dict[str, Any]], None]:
+    def edit(cfg: dict[str, Any]) -> None:
+        cfg["algorithm"].update(values)
+
+    return edit
+
+
+def _publish_centroids(cfg: dict[str, Any]) -> None:
+    cfg["output"]["publish"] = "centroids"
+
+
+BAD = {
+    "ragged_hierarchy": (_ragged_sex, ["sex_ragged.csv", "'sex'", "line 2", "same depth"]),
+    "breakpoints_miss_the_data": (
+        _age_continuous({"breakpoints": [[20, 30, 40]]}),
+        ["attributes.0.levels.breakpoints", "'age'", "17", "[20, 40]"],
+    ),
+    "max_suppression_one": (_algorithm(max_suppression=1.0), ["algorithm.max_suppression"]),
+    "max_suppression_negative": (
+        _algorithm(max_suppression=-0.1),
+        ["algorithm.max_suppression"],
+    ),
+    "unknown_metric": (_algorithm(metric="nosuchmetric"), ["algorithm.metric", "nosuchmetric"]),
+    "continuous_without_levels": (
+        lambda cfg: (_age_continuous(None)(cfg), _algorithm(name="samarati")(cfg)),
+        ["attributes.0.levels", "'age'", "continuous"],
+    ),
+    "widths_not_multiples": (
+        _age_continuous({"widths": [5, 7]}),
+        ["attributes.0.levels", "levels.widths", "multiple"],
+    ),
+    "publish_centroids": (
+        _publish_centroids,
+        ["output.publish", "'centroids'", "'incognito'", "generalized"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD))
+def test_bad_full_domain_config(
+    case: str, small_adult: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    edit, needles = BAD[case]
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, small_adult, out, conf=_conf("k"))
+    edit(raw)
+    code = run_command(str(write_config(tmp_path, raw)), [], engine_name="local")
+    err = capsys.readouterr().err
+    assert code == EXIT_USER, err
+    assert err.startswith("sparkanon: error: "), err
+    assert "internal error" not in err
+    for needle in needles:
+        assert needle in err, f"{needle!r} not in: {err}"
+    assert leftovers(out) == [], leftovers(out)
+
+
+def test_bad_max_suppression_through_set(
+    small_adult: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, small_adult, out, conf=_conf("k"))
+    code = run_command(
+        str(write_config(tmp_path, raw)), ["algorithm.max_suppression=1.0"], engine_name="local"
+    )
+    err = capsys.readouterr().err
+    assert code == EXIT_USER, err
+    assert "algorithm.max_suppression" in err
+    assert leftovers(out) == []
+
+
+def test_good_continuous_levels_run(small_adult: Path, tmp_path: Path) -> None:
+    """The control of the bad cases above: age with interval levels that cover the data."""
+    out = tmp_path / "out"
+    raw = adult_config(tmp_path, small_adult, out, conf=_conf("k"))
+    _age_continuous({"widths": [5, 10, 20]})(raw)
+    raw["attributes"] = [a for a in raw["attributes"] if a["name"] in ("age", "sex", "income")]
+    assert run_command(str(write_config(tmp_path, raw)), [], engine_name="local") == EXIT_OK
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["verified"] is True
+    # exact values, widths 5, 10, 20, the root
+    assert metrics["lattice"]["heights"] == {"age": 4, "sex": 1}
+    level = metrics["node"]["age"]
+    # On 300 rows with sex, k = 5 holds with age in intervals (not exact, not the root).
+    assert 1 <= level <= 3, metrics["node"]
+    width = [5, 10, 20][level - 1]
+    labels = set(pd.read_parquet(out / "data")["age"])
+    for lab in labels:
+        assert lab[0] == "[" and lab[-1] in ")]", lab
+        lo, hi = (float(x) for x in lab[1:-1].split(", "))
+        assert hi - lo == width and lo % width == 0, lab

@@ -1,0 +1,479 @@
+"""Generalization levels of full-domain generalization (issue 12), worked by hand.
+
+Every expected map, label and NCP below is computed in the comments from the inputs, not
+read back from the code: taxonomy levels from a small ARX file, nominal, continuous (exact
+values, widths, breakpoints, finest intervals), ordinal and code-prefix levels, the
+generated interval edges, and the nesting check of :class:`LevelHierarchy`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
+from sparkanon.attributes.levels import (
+    LevelHierarchy,
+    binned_edges,
+    continuous_levels,
+    interval_index,
+    nominal_levels,
+    ordinal_levels,
+    prefix_levels,
+    taxonomy_levels,
+    width_edges,
+)
+from sparkanon.errors import ConfigError
+
+
+def _check(
+    h: LevelHierarchy,
+    maps: list[list[int]],
+    labels: list[tuple[str, ...]],
+    ncp: list[list[float]],
+) -> None:
+    """The hierarchy has exactly these maps, labels and NCP per level."""
+    assert h.height == len(maps) - 1
+    assert [m.tolist() for m in h.maps] == maps
+    assert [tuple(lab) for lab in h.labels] == labels
+    assert len(h.ncp) == len(ncp)
+    for level, (got, want) in enumerate(zip(h.ncp, ncp, strict=True)):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=f"level {level}")
+    assert h.base_size == len(maps[0])
+    for level, lab in enumerate(labels):
+        assert h.size(level) == len(lab)
+
+
+# ---------------------------------------------------------------- taxonomy (ARX)
+
+# Rows interleaved on purpose: leaves are numbered depth-first, children in order of first
+# appearance: G2 (line 1) before G1 (line 2); under G2, B (line 1) before C (line 4).
+ARX = """\
+b1;B;G2;*
+a1;A;G1;*
+b2;B;G2;*
+c1;C;G2;*
+b3;B;G2;*
+a2;A;G1;*
+"""
+
+
+def test_taxonomy_levels_from_an_arx_file(tmp_path: Path) -> None:
+    path = tmp_path / "tax.csv"
+    path.write_text(ARX, encoding="utf-8")
+    tax = load_arx_hierarchy(path, "t")
+    # Depth-first leaf order: G2 -> B -> b1 b2 b3, G2 -> C -> c1, G1 -> A -> a1 a2.
+    assert tax.leaves == ("b1", "b2", "b3", "c1", "a1", "a2")
+    h = taxonomy_levels("t", tax)
+    assert h.name == "t"
+    _check(
+        h,
+        maps=[
+            [0, 1, 2, 3, 4, 5],
+            # B (b1 b2 b3), C (c1), A (a1 a2): numbered in base order.
+            [0, 0, 0, 1, 2, 2],
+            # G2 (B and C: four leaves), G1 (A: two leaves).
+            [0, 0, 0, 0, 1, 1],
+            [0, 0, 0, 0, 0, 0],
+        ],
+        labels=[
+            ("b1", "b2", "b3", "c1", "a1", "a2"),
+            ("B", "C", "A"),
+            ("G2", "G1"),
+            ("*",),
+        ],
+        ncp=[
+            [0, 0, 0, 0, 0, 0],
+            # leaves under the node / all 6 leaves; C holds one leaf: 0.
+            [3 / 6, 0.0, 2 / 6],
+            [4 / 6, 2 / 6],
+            [1.0],
+        ],
+    )
+
+
+def test_taxonomy_two_levels_and_single_leaf(tmp_path: Path) -> None:
+    path = tmp_path / "sex.csv"
+    path.write_text("Male;*\nFemale;*\n", encoding="utf-8")
+    h = taxonomy_levels("sex", load_arx_hierarchy(path, "sex"))
+    _check(
+        h,
+        maps=[[0, 1], [0, 0]],
+        labels=[("Male", "Female"), ("*",)],
+        ncp=[[0, 0], [1.0]],
+    )
+    one = tmp_path / "one.csv"
+    one.write_text("only;*\n", encoding="utf-8")
+    # The root over a single leaf publishes nothing less than the value: NCP 0.
+    _check(
+        taxonomy_levels("x", load_arx_hierarchy(one, "x")),
+        maps=[[0], [0]],
+        labels=[("only",), ("*",)],
+        ncp=[[0], [0.0]],
+    )
+
+
+def test_taxonomy_same_label_under_two_parents_stays_two_nodes() -> None:
+    # Not loadable from ARX (a node has one parent), but a Taxonomy may hold it: the
+    # two "Other" nodes are told apart by their paths.
+    tax = Taxonomy(
+        leaves=("x", "y", "z"),
+        paths=(("x", "Other", "G1", "*"), ("y", "Other", "G2", "*"), ("z", "Z", "G2", "*")),
+        height=3,
+    )
+    _check(
+        taxonomy_levels("t", tax),
+        maps=[[0, 1, 2], [0, 1, 2], [0, 1, 1], [0, 0, 0]],
+        labels=[("x", "y", "z"), ("Other", "Other", "Z"), ("G1", "G2"), ("*",)],
+        ncp=[[0, 0, 0], [0, 0, 0], [0, 2 / 3], [1.0]],
+    )
+
+
+# ---------------------------------------------------------------- nominal
+
+
+def test_nominal_levels() -> None:
+    _check(
+        nominal_levels("color", ["red", "green", "blue"]),
+        maps=[[0, 1, 2], [0, 0, 0]],
+        labels=[("red", "green", "blue"), ("*",)],
+        ncp=[[0, 0, 0], [1.0]],
+    )
+    _check(
+        nominal_levels("color", ["red"]),
+        maps=[[0], [0]],
+        labels=[("red",), ("*",)],
+        ncp=[[0], [0.0]],
+    )
+
+
+# ---------------------------------------------------------------- continuous
+
+
+def test_width_edges_by_hand() -> None:
+    # Data range [20, 41], origin 0. Width 10: first edge floor(20/10)*10 = 20, then
+    # floor((41-20)/10) + 1 = 3 intervals: 20, 30, 40, 50. Width 20: 20, 40, 60.
+    e10, e20 = width_edges([10, 20], 0.0, 20.0, 41.0)
+    assert e10.tolist() == [20, 30, 40, 50]
+    assert e20.tolist() == [20, 40, 60]
+    # Origin 2, width 5 over [17, 30]: first 2 + 3*5 = 17; floor(13/5) + 1 = 3 intervals.
+    (e5,) = width_edges([5], 2.0, 17.0, 30.0)
+    assert e5.tolist() == [17, 22, 27, 32]
+
+
+def test_continuous_levels_exact_values_and_widths() -> None:
+    values = np.array([20.0, 23.0, 35.0, 41.0])
+    edges = width_edges([10, 20], 0.0, 20.0, 41.0)
+    h = continuous_levels("age", values, edges, exact=True, low=20.0, high=41.0)
+    span = 41 - 20
+    _check(
+        h,
+        maps=[[0, 1, 2, 3], [0, 0, 1, 2], [0, 0, 0, 1], [0, 0, 0, 0]],
+        labels=[
+            ("20", "23", "35", "41"),
+            # the last interval is closed; values equal to an inner edge start the next one
+            ("[20, 30)", "[30, 40)", "[40, 50]"),
+            ("[20, 40)", "[40, 60]"),
+            ("*",),
+        ],
+        ncp=[
+            [0, 0, 0, 0],
+            # widths clipped to the data's range [20, 41]: [40, 50] counts 41 - 40 = 1
+            [10 / span, 10 / span, 1 / span],
+            [20 / span, 1 / span],
+            [1.0],
+        ],
+    )
+
+
+def test_continuous_levels_breakpoints_decimal_labels_and_clipping() -> None:
+    values = np.array([1.0, 2.5, 5.0])
+    h = continuous_levels("x", values, [np.array([0.0, 2.5, 5.0])], exact=True, low=1.0, high=5.0)
+    _check(
+        h,
+        maps=[[0, 1, 2], [0, 1, 1], [0, 0, 0]],
+        labels=[("1", "2.5", "5"), ("[0, 2.5)", "[2.5, 5]"), ("*",)],
+        # [0, 2.5) clipped to [1, 2.5]: 1.5 / 4; [2.5, 5]: 2.5 / 4
+        ncp=[[0, 0, 0], [1.5 / 4, 2.5 / 4], [1.0]],
+    )
+
+
+def test_continuous_levels_finest_interval_as_level_zero() -> None:
+    # exact: false: the base values are the lower edges of the finest intervals. The top
+    # level is a single interval already, so no extra root is added.
+    edges = [np.array([0.0, 10.0, 20.0, 30.0]), np.array([0.0, 30.0])]
+    h = continuous_levels("x", edges[0][:-1], edges, exact=False, low=3.0, high=27.0)
+    _check(
+        h,
+        maps=[[0, 1, 2], [0, 0, 0]],
+        labels=[("[0, 10)", "[10, 20)", "[20, 30]"), ("[0, 30]",)],
+        # range [3, 27], span 24: [0,10) -> 10-3 = 7; [10,20) -> 10; [20,30] -> 27-20 = 7
+        ncp=[[7 / 24, 10 / 24, 7 / 24], [1.0]],
+    )
+
+
+@pytest.mark.parametrize(("values", "bad"), [([17.0, 25.0, 35.0], "17"), ([25.0, 45.5], "45.5")])
+def test_continuous_value_outside_breakpoints_is_a_config_error(
+    values: list[float], bad: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        continuous_levels(
+            "age",
+            np.array(values),
+            [np.array([20.0, 30.0, 40.0])],
+            exact=True,
+            low=min(values),
+            high=max(values),
+        )
+    msg = str(err.value)
+    assert "'age'" in msg and f"value {bad} " in msg and "[20, 40]" in msg, msg
+
+
+def test_continuous_value_on_the_last_edge_is_inside() -> None:
+    h = continuous_levels(
+        "age", np.array([20.0, 40.0]), [np.array([20.0, 30.0, 40.0])], True, 20.0, 40.0
+    )
+    assert h.labels[1] == ("[20, 30)", "[30, 40]")
+    assert h.maps[1].tolist() == [0, 1]
+
+
+def _holds(label: str, value: float) -> bool:
+    """Whether the interval a label names (``[a, b)`` or ``[a, b]``) holds ``value``."""
+    lo, hi = (float(x) for x in label[1:-1].split(", "))
+    return lo <= value and (value < hi or (label.endswith("]") and value <= hi))
+
+
+def _mislabelled(h: LevelHierarchy, values: np.ndarray) -> list[tuple[int, float, str]]:
+    """``(level, value, label)`` of every value whose interval label does not hold it."""
+    out = []
+    for level in range(1, h.height + 1):
+        for b, v in enumerate(values):
+            label = h.labels[level][h.maps[level][b]]
+            if label != "*" and not _holds(label, float(v)):
+                out.append((level, float(v), label))
+    return out
+
+
+def test_decimal_widths_label_the_interval_holding_the_value() -> None:
+    # widths 0.1 and 0.2 over 0.3 .. 0.9: 0.3 lies in [0.3, 0.4), 0.6 in [0.6, 0.7) and,
+    # one level up, in [0.6, 0.8).
+    values = np.round(np.arange(3, 10) / 10, 1)
+    edges = width_edges([0.1, 0.2], 0.0, 0.3, 0.9)
+    h = continuous_levels("x", values, edges, exact=True, low=0.3, high=0.9)
+    assert _mislabelled(h, values) == []
+    assert h.labels[1][h.maps[1][0]] == "[0.3, 0.4)"
+    assert h.labels[1][h.maps[1][3]] == "[0.6, 0.7)"
+    assert h.labels[2][h.maps[2][3]] == "[0.6, 0.8)"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    unit=st.sampled_from([0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.5, 5.0]),
+    multiples=st.lists(st.sampled_from([2, 3, 5]), max_size=2),
+    origin_units=st.integers(-3, 3),
+    ints=st.lists(st.integers(-50, 300), min_size=2, max_size=30, unique=True),
+    scale=st.sampled_from([1, 10, 100]),
+)
+@example(unit=0.1, multiples=[2], origin_units=0, ints=list(range(3, 10)), scale=10)
+def test_width_levels_label_the_interval_holding_each_value(
+    unit: float, multiples: list[int], origin_units: int, ints: list[int], scale: int
+) -> None:
+    """Each value is published as an interval that holds it, at every level.
+
+    The values and widths are decimals as a config and a CSV give them (0.3, widths 0.1).
+    """
+    values = np.unique(np.array(ints, dtype=float) / scale)
+    widths = [unit]
+    for m in multiples:
+        widths.append(round(widths[-1] * m, 10))
+    origin = round(origin_units * unit, 10)
+    low, high = float(values[0]), float(values[-1])
+    edges = width_edges(widths, origin, low, high)
+    h = continuous_levels("x", values, edges, exact=True, low=low, high=high)
+    assert _mislabelled(h, values) == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ints=st.lists(st.integers(0, 300), min_size=2, max_size=30, unique=True),
+    scale=st.sampled_from([1, 10, 100]),
+    bins=st.integers(2, 12),
+)
+@example(ints=list(range(1, 11)), scale=10, bins=9)  # 0.1 .. 1.0 in bins of 0.1
+def test_equal_width_bins_label_the_interval_holding_each_value(
+    ints: list[int], scale: int, bins: int
+) -> None:
+    values = np.unique(np.array(ints, dtype=float) / scale)
+    edges = binned_edges(values[[0, -1]], None, "equal_width", bins, 2)
+    h = continuous_levels("x", values, edges, True, float(values[0]), float(values[-1]))
+    assert _mislabelled(h, values) == []
+
+
+def test_interval_index() -> None:
+    edges = np.array([0.0, 10.0, 20.0])
+    got = interval_index(np.array([-1.0, 0.0, 9.99, 10.0, 19.0, 20.0, 20.5]), edges)
+    assert got.tolist() == [-1, 0, 0, 1, 1, 1, -1]
+
+
+# ---------------------------------------------------------------- generated edges
+
+
+def test_binned_edges_equal_width() -> None:
+    # [0, 10] in 4 bins of 2.5; merging 2 at a time leaves [0, 5, 10] (two intervals).
+    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 4, 2)
+    assert [e.tolist() for e in got] == [[0, 2.5, 5, 7.5, 10], [0, 5, 10]]
+    # 5 bins of 2: merging every other edge keeps the last edge: [0, 4, 8, 10], then [0, 8, 10].
+    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 5, 2)
+    assert [e.tolist() for e in got] == [[0, 2, 4, 6, 8, 10], [0, 4, 8, 10], [0, 8, 10]]
+    # Merging 3 at a time: [0, 6, 10].
+    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 5, 3)
+    assert [e.tolist() for e in got] == [[0, 2, 4, 6, 8, 10], [0, 6, 10]]
+
+
+def test_binned_edges_quantile_skewed_counts() -> None:
+    # 10 rows: value 1 holds 5, the others one each. Two quantile bins: the median row
+    # is a 1, the cut falls after it; the rows split 5 / 5.
+    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    counts = np.array([5, 1, 1, 1, 1, 1])
+    (edges,) = binned_edges(values, counts, "quantile", 2, 2)
+    assert edges[0] == 1.0 and edges[-1] == 6.0
+    rows = np.bincount(interval_index(values, edges), weights=counts)
+    assert rows.tolist() == [5, 5]
+
+
+def test_binned_edges_quantile_equal_counts_balanced() -> None:
+    # Eight values with one row each, four quantile bins: every bin holds two rows
+    # (as pandas.qcut and the ordinal quantile bins of stages/lattice.py split them).
+    values = np.arange(1.0, 9.0)
+    counts = np.ones(8, dtype=np.int64)
+    got = binned_edges(values, counts, "quantile", 4, 2)
+    assert got[0][0] == 1.0 and got[0][-1] == 8.0
+    per_bin = np.bincount(interval_index(values, got[0]), minlength=len(got[0]) - 1)
+    assert per_bin.tolist() == [2, 2, 2, 2], f"edges {got[0].tolist()}"
+    # The next level merges two bins at a time: two bins of four rows.
+    per_bin = np.bincount(interval_index(values, got[1]), minlength=len(got[1]) - 1)
+    assert per_bin.tolist() == [4, 4], f"edges {got[1].tolist()}"
+
+
+# ---------------------------------------------------------------- ordinal
+
+
+def test_ordinal_levels() -> None:
+    order = ["low", "mid", "high", "top", "max"]
+    # Level 1 starts intervals at ranks 0, 2, 4; level 2 at 0, 2 (a subset: they nest).
+    h = ordinal_levels("grade", order, [[0, 2, 4], [2]])
+    _check(
+        h,
+        maps=[[0, 1, 2, 3, 4], [0, 0, 1, 1, 2], [0, 0, 1, 1, 1], [0, 0, 0, 0, 0]],
+        labels=[
+            tuple(order),
+            # published_range: "[a, b]", a single value alone
+            ("[low, mid]", "[high, top]", "max"),
+            ("[low, mid]", "[high, max]"),
+            ("*",),
+        ],
+        # rank span / (V - 1) = span / 4
+        ncp=[[0] * 5, [1 / 4, 1 / 4, 0.0], [1 / 4, 2 / 4], [1.0]],
+    )
+
+
+def test_ordinal_single_interval_is_the_top() -> None:
+    h = ordinal_levels("grade", ["a", "b", "c"], [[0]])
+    _check(
+        h,
+        maps=[[0, 1, 2], [0, 0, 0]],
+        labels=[("a", "b", "c"), ("[a, c]",)],
+        ncp=[[0, 0, 0], [1.0]],
+    )
+
+
+# ---------------------------------------------------------------- prefix
+
+
+def test_prefix_levels() -> None:
+    h = prefix_levels("zip", np.array([47671, 47677, 48001]), 5)
+    _check(
+        h,
+        maps=[[0, 1, 2], [0, 0, 1], [0, 0, 1], [0, 0, 1], [0, 0, 0], [0, 0, 0]],
+        labels=[
+            ("47671", "47677", "48001"),
+            ("4767*", "4800*"),
+            ("476**", "480**"),
+            ("47***", "48***"),
+            ("4****",),
+            ("*****",),
+        ],
+        # 10 ** (h - length) at level h >= 1
+        ncp=[[0, 0, 0], [1e-4, 1e-4], [1e-3, 1e-3], [1e-2, 1e-2], [0.1], [1.0]],
+    )
+
+
+def test_prefix_levels_keep_leading_zeros() -> None:
+    h = prefix_levels("zip", np.array([123, 129]), 5)
+    assert h.labels[0] == ("00123", "00129")
+    assert h.labels[1] == ("0012*",)
+    assert h.labels[4] == ("0****",)
+    assert h.labels[5] == ("*****",)
+
+
+# ---------------------------------------------------------------- nesting
+
+
+def test_level_hierarchy_rejects_a_level_that_splits_a_node() -> None:
+    maps = (np.arange(4), np.array([0, 0, 1, 1]), np.array([0, 1, 1, 0]))
+    labels = (("a", "b", "c", "d"), ("ab", "cd"), ("ad", "bc"))
+    ncp = (np.zeros(4), np.full(2, 0.5), np.full(2, 0.5))
+    with pytest.raises(ValueError, match="level 2 splits a node of level 1"):
+        LevelHierarchy("x", maps, labels, ncp)
+    # The same maps with a nesting top level are accepted.
+    ok = LevelHierarchy(
+        "x",
+        maps[:2] + (np.zeros(4, dtype=np.int64),),
+        labels[:2] + (("*",),),
+        ncp[:2] + (np.ones(1),),
+    )
+    assert ok.height == 2
+
+
+def test_level_hierarchy_rejects_mismatched_labels() -> None:
+    with pytest.raises(ValueError, match="labels"):
+        LevelHierarchy(
+            "x",
+            (np.arange(3), np.array([0, 1, 2])),
+            (("a", "b", "c"), ("ab", "c")),
+            (np.zeros(3), np.zeros(2)),
+        )
+    with pytest.raises(ValueError, match="base codes"):
+        LevelHierarchy(
+            "x",
+            (np.arange(3), np.array([0, 0])),
+            (("a", "b", "c"), ("*",)),
+            (np.zeros(3), np.ones(1)),
+        )
+
+
+def test_builders_reject_levels_that_do_not_nest() -> None:
+    # Ordinal: level 1 is [a, b], [c, e]; level 2 starts at d (not a level-1 start), so
+    # [a, c], [d, e] splits [c, e].
+    with pytest.raises(ValueError, match="splits a node"):
+        ordinal_levels("g", ["a", "b", "c", "d", "e"], [[0, 2], [0, 3]])
+    # Continuous: 12 and 18 share [10, 20) but fall on both sides of 15 one level up.
+    with pytest.raises(ValueError, match="splits a node"):
+        continuous_levels(
+            "x",
+            np.array([5.0, 12.0, 18.0, 25.0]),
+            [np.array([0.0, 10.0, 20.0, 30.0]), np.array([0.0, 15.0, 30.0])],
+            exact=True,
+            low=5.0,
+            high=25.0,
+        )
+
+
+def test_maps_are_read_only() -> None:
+    h = nominal_levels("c", ["a", "b"])
+    with pytest.raises(ValueError):
+        h.maps[1][0] = 1
