@@ -363,6 +363,11 @@ def run(args: argparse.Namespace) -> int:
                 "verified",
                 "model",
                 "max_block_rows",
+                "node",
+                "height",
+                "precision",
+                "DM",
+                "lattice",
             )
         }
     if "rows_in" in record:
