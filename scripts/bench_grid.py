@@ -1,10 +1,15 @@
-"""MAA-SLIE against GPKC on the experiment grid of seed 000 (its Figures 2-4).
+"""MAA-SLIE against two GPKC baselines on the experiment grid of seed 000 (its Figures 2-4).
 
 Like the paper (section 4.1): the first 3,000 rows of Adult, the demo config's attributes
 and sensitivity levels, one block (no blocking: ``max_block_rows`` above the row count).
-Grid: (H=2, k=8), (H=2, k=12), (H=3, k=8); p from 2 (3 when H=3) to 7; both algorithms;
-seeds 1, 2, 3 (the config ``seed``, which drives the algorithms' random choices). Runs on
-the local engine (pandas, one process, ``commit=False``).
+Grid: (H=2, k=8), (H=2, k=12), (H=3, k=8); p from 2 (3 when H=3) to 7; MAA-SLIE and the
+baselines ``gpkc`` (GreedyPKClustering on seed 000's InfoLoss) and ``gpkc_paper``
+(GreedyPKClustering as Campan, Truta and Cooper define it: a generalization-based loss,
+new sensitive values first); seeds 1, 2, 3 (the config ``seed``, which drives the
+algorithms' random choices). Runs on the local engine (pandas, one process,
+``commit=False``). ``--qi-weight W`` sets every quasi-identifier's ``weight`` (``inverse``:
+``1/|QI|``; the seed's weights are 1) and ``--tag`` suffixes the output files, so a second
+grid can sit beside the first.
 
 Writes, under ``docs/bench/``:
 
@@ -21,8 +26,9 @@ stage alone (the algorithm, what the paper's Figure 4 times).
 
 Usage::
 
-    python scripts/bench_grid.py [--rows 3000] [--seeds 1 2 3]
-    python scripts/bench_grid.py --report     # Markdown table of grid.csv
+    python scripts/bench_grid.py [--rows 3000] [--seeds 1 2 3] [--algorithms ...]
+    python scripts/bench_grid.py --qi-weight inverse --tag _w   # grid_w.csv, fig_*_w.png
+    python scripts/bench_grid.py --report [--tag _w]  # Markdown tables of grid{tag}.csv
 """
 
 from __future__ import annotations
@@ -40,16 +46,38 @@ import _bench  # noqa: E402
 
 SETTINGS = [(2, 8), (2, 12), (3, 8)]
 P_MAX = 7
-ALGORITHMS = ["maa_slie", "gpkc"]
-LABELS = {"maa_slie": "MAA-SLIE", "gpkc": "GPKC"}
+ALGORITHMS = ["maa_slie", "gpkc", "gpkc_paper"]
+LABELS = {"maa_slie": "MAA-SLIE", "gpkc": "GPKC", "gpkc_paper": "GPKC (paper)"}
+BASELINES = ["gpkc", "gpkc_paper"]
 METRICS = ["EPP", "R_IL", "AVG_IL", "classes", "seconds", "cpu_seconds", "cluster_seconds"]
 RUN_FIELDS = ["H", "k", "p", "algorithm", "seed", "rows_out", "verified", *METRICS, "code_sha"]
 
 
+def qi_indices(config_path: Path) -> list[int]:
+    """Positions in ``attributes`` of the config's quasi-identifiers."""
+    import yaml
+
+    from sparkanon.config import QI_KINDS
+
+    raw = yaml.safe_load(config_path.read_text())
+    return [i for i, a in enumerate(raw["attributes"]) if a.get("kind") in QI_KINDS]
+
+
 def run_one(
-    config_path: Path, csv_path: Path, rows: int, h: int, k: int, p: int, alg: str, seed: int
+    config_path: Path,
+    csv_path: Path,
+    rows: int,
+    h: int,
+    k: int,
+    p: int,
+    alg: str,
+    seed: int,
+    weights: list[str] = (),
 ) -> dict:
-    """One local-engine job on one block; returns its metrics plus wall seconds."""
+    """One local-engine job on one block; returns its metrics plus wall seconds.
+
+    ``weights`` are extra ``attributes.i.weight=w`` overrides.
+    """
     from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
     from sparkanon.pipeline import run_job
@@ -65,6 +93,7 @@ def run_one(
             f"model.p={p}",
             f"algorithm.name={alg}",
             f"seed={seed}",
+            *weights,
         ],
     )
     start, cpu = time.perf_counter(), time.process_time()
@@ -93,7 +122,9 @@ def summarise(runs: list[dict]) -> list[dict]:
     return out
 
 
-def plot(summary: list[dict], metric: str, ylabel: str, title: str, path: Path) -> None:
+def plot(
+    summary: list[dict], metric: str, ylabel: str, title: str, path: Path, algorithms: list[str]
+) -> None:
     """One figure: a panel per (H, k), p on x, the algorithms as lines with min..max bands."""
     import matplotlib
 
@@ -101,9 +132,13 @@ def plot(summary: list[dict], metric: str, ylabel: str, title: str, path: Path) 
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(SETTINGS), figsize=(4.2 * len(SETTINGS), 3.8))
-    styles = {"maa_slie": ("tab:blue", "o", "-"), "gpkc": ("tab:orange", "s", "--")}
+    styles = {
+        "maa_slie": ("tab:blue", "o", "-"),
+        "gpkc": ("tab:orange", "s", "--"),
+        "gpkc_paper": ("tab:green", "^", ":"),
+    }
     for ax, (h, k), letter in zip(axes, SETTINGS, "abc", strict=False):
-        for alg in ALGORITHMS:
+        for alg in algorithms:
             rows = sorted(
                 (r for r in summary if r["H"] == h and r["k"] == k and r["algorithm"] == alg),
                 key=lambda r: r["p"],
@@ -136,43 +171,50 @@ def plot(summary: list[dict], metric: str, ylabel: str, title: str, path: Path) 
 
 
 def report(path: Path) -> int:
-    """Markdown table of ``grid.csv``: the two algorithms side by side per (H, k, p)."""
+    """Markdown tables of ``grid.csv``: MAA-SLIE beside each baseline per (H, k, p)."""
     import pandas as pd
 
     df = pd.read_csv(path)
     m = df[df["algorithm"] == "maa_slie"].set_index(["H", "k", "p"])
-    g = df[df["algorithm"] == "gpkc"].set_index(["H", "k", "p"])
-    print(
-        "| H | k | p | EPP MAA-SLIE | EPP GPKC | EPP M/G | R_IL MAA-SLIE | R_IL GPKC "
-        "| R_IL M/G | classes M / G | CPU s M / G | verified |"
-    )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
-    for key in m.index:
-        a, b = m.loc[key], g.loc[key]
+    for base in [b for b in BASELINES if b in set(df["algorithm"])]:
+        g = df[df["algorithm"] == base].set_index(["H", "k", "p"])
+        name = LABELS[base]
+        print(f"MAA-SLIE (M) against {name} (G):")
+        print()
         print(
-            f"| {key[0]} | {key[1]} | {key[2]} | {a['EPP_mean']:.4f} | {b['EPP_mean']:.4f} "
-            f"| {a['EPP_mean'] / b['EPP_mean']:.3f} | {a['R_IL_mean']:.4f} "
-            f"| {b['R_IL_mean']:.4f} | {a['R_IL_mean'] / b['R_IL_mean']:.3f} "
-            f"| {a['classes_mean']:.0f} / {b['classes_mean']:.0f} "
-            f"| {a['cpu_seconds_mean']:.2f} / {b['cpu_seconds_mean']:.2f} "
-            f"| {bool(a['all_verified']) and bool(b['all_verified'])} |"
+            "| H | k | p | EPP M | EPP G | EPP M/G | R_IL M | R_IL G "
+            "| R_IL M/G | classes M / G | CPU s M / G | verified |"
         )
-    epp, ril = m["EPP_mean"] / g["EPP_mean"], m["R_IL_mean"] / g["R_IL_mean"]
-    cpu = m["cpu_seconds_mean"] / g["cpu_seconds_mean"]
-    wins_epp = int((m["EPP_mean"] > g["EPP_mean"]).sum())
-    wins_ril = int((m["R_IL_mean"] < g["R_IL_mean"]).sum())
-    print()
-    print(
-        f"MAA-SLIE has the higher EPP in {wins_epp} of {len(m)} settings and the lower R_IL "
-        f"in {wins_ril} of {len(m)}; largest spread over seeds: EPP std "
-        f"{df['EPP_std'].max():.2g}, R_IL std {df['R_IL_std'].max():.2g}."
-    )
-    print(
-        f"MAA-SLIE/GPKC ratios over the {len(m)} settings: EPP {epp.min():.3f}..{epp.max():.3f} "
-        f"(median {epp.median():.3f}), R_IL {ril.min():.3f}..{ril.max():.3f} "
-        f"(median {ril.median():.3f}), CPU seconds {cpu.min():.2f}..{cpu.max():.2f} "
-        f"(median {cpu.median():.2f}; MAA-SLIE slower in {int((cpu > 1).sum())})."
-    )
+        print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+        for key in m.index:
+            a, b = m.loc[key], g.loc[key]
+            print(
+                f"| {key[0]} | {key[1]} | {key[2]} | {a['EPP_mean']:.4f} | {b['EPP_mean']:.4f} "
+                f"| {a['EPP_mean'] / b['EPP_mean']:.3f} | {a['R_IL_mean']:.4f} "
+                f"| {b['R_IL_mean']:.4f} | {a['R_IL_mean'] / b['R_IL_mean']:.3f} "
+                f"| {a['classes_mean']:.0f} / {b['classes_mean']:.0f} "
+                f"| {a['cpu_seconds_mean']:.2f} / {b['cpu_seconds_mean']:.2f} "
+                f"| {bool(a['all_verified']) and bool(b['all_verified'])} |"
+            )
+        epp, ril = m["EPP_mean"] / g["EPP_mean"], m["R_IL_mean"] / g["R_IL_mean"]
+        cpu = m["cpu_seconds_mean"] / g["cpu_seconds_mean"]
+        wins_epp = int((m["EPP_mean"] > g["EPP_mean"]).sum())
+        wins_ril = int((m["R_IL_mean"] < g["R_IL_mean"]).sum())
+        spread = df[df["algorithm"].isin(["maa_slie", base])]
+        print()
+        print(
+            f"MAA-SLIE has the higher EPP in {wins_epp} of {len(m)} settings and the lower R_IL "
+            f"in {wins_ril} of {len(m)} against {name}; largest spread over seeds: EPP std "
+            f"{spread['EPP_std'].max():.2g}, R_IL std {spread['R_IL_std'].max():.2g}."
+        )
+        print(
+            f"MAA-SLIE/{name} ratios over the {len(m)} settings: EPP "
+            f"{epp.min():.3f}..{epp.max():.3f} (median {epp.median():.3f}), R_IL "
+            f"{ril.min():.3f}..{ril.max():.3f} (median {ril.median():.3f}), CPU seconds "
+            f"{cpu.min():.2f}..{cpu.max():.2f} (median {cpu.median():.2f}; MAA-SLIE slower in "
+            f"{int((cpu > 1).sum())})."
+        )
+        print()
     return 0
 
 
@@ -183,21 +225,43 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=_bench.DEMO_CONFIG)
     parser.add_argument("--out-dir", type=Path, default=_bench.BENCH_DIR)
     parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
-    parser.add_argument("--report", action="store_true", help="print a table of grid.csv")
+    parser.add_argument("--algorithms", nargs="+", default=ALGORITHMS, choices=ALGORITHMS)
+    parser.add_argument(
+        "--qi-weight",
+        help="every quasi-identifier's weight: a number, or 'inverse' for 1/|QI| (default: "
+        "the config's, 1 in the seed)",
+    )
+    parser.add_argument("--tag", default="", help="suffix of the output files (e.g. _w)")
+    parser.add_argument(
+        "--settings",
+        nargs="+",
+        default=[f"{h},{k}" for h, k in SETTINGS],
+        help="the (H,k) pairs, as H,k (default: the seed's three)",
+    )
+    parser.add_argument("--p-max", type=int, default=P_MAX)
+    parser.add_argument(
+        "--in-place", action="store_true", help="import sparkanon as installed (no snapshot)"
+    )
+    parser.add_argument("--report", action="store_true", help="print tables of grid{tag}.csv")
     args = parser.parse_args(argv)
     if args.report:
-        return report(args.out_dir / "grid.csv")
+        return report(args.out_dir / f"grid{args.tag}.csv")
 
-    sha = _bench.use_snapshot(args.code)
-    prov = _bench.provenance(sha)
+    _, prov = _bench.use_code(args.code, args.in_place)
+    settings = [tuple(int(x) for x in hk.split(",")) for hk in args.settings]
     runs = []
+    weights: list[str] = []
+    if args.qi_weight is not None:
+        qis = qi_indices(args.config)
+        w = 1.0 / len(qis) if args.qi_weight == "inverse" else float(args.qi_weight)
+        weights = [f"attributes.{i}.weight={w!r}" for i in qis]
     with tempfile.TemporaryDirectory(prefix="bench_grid_") as tmp:
         csv_path = _bench.head_csv(_bench.ADULT_CSV, args.rows, Path(tmp) / "adult.csv")
-        for h, k in SETTINGS:
-            for p in range(max(2, h), P_MAX + 1):
-                for alg in ALGORITHMS:
+        for h, k in settings:
+            for p in range(max(2, h), args.p_max + 1):
+                for alg in args.algorithms:
                     for seed in args.seeds:
-                        m = run_one(args.config, csv_path, args.rows, h, k, p, alg, seed)
+                        m = run_one(args.config, csv_path, args.rows, h, k, p, alg, seed, weights)
                         if m["blocks"] != 1:
                             raise RuntimeError(f"expected one block, got {m['blocks']}")
                         run = {
@@ -219,33 +283,34 @@ def main(argv: list[str] | None = None) -> int:
                         }
                         runs.append(run)
                         print(
-                            f"H={h} k={k:>2} p={p} {alg:<8} seed={seed} EPP={run['EPP']:.4f} "
+                            f"H={h} k={k:>2} p={p} {alg:<10} seed={seed} EPP={run['EPP']:.4f} "
                             f"R_IL={run['R_IL']:.4f} classes={run['classes']} "
                             f"{run['seconds']:.2f}s",
                             flush=True,
                         )
     summary = summarise(runs)
-    _bench.write_csv(args.out_dir / "grid_runs.csv", runs, RUN_FIELDS)
+    t = args.tag
+    _bench.write_csv(args.out_dir / f"grid_runs{t}.csv", runs, RUN_FIELDS)
     sum_fields = ["H", "k", "p", "algorithm", "seeds", "all_verified"] + [
         f"{m}_{s}" for m in METRICS for s in ("mean", "std", "min", "max")
     ]
-    _bench.write_csv(args.out_dir / "grid.csv", summary, sum_fields)
-    _bench.write_json(args.out_dir / "grid.meta.json", {"command": _bench.command_line(), **prov})
+    _bench.write_csv(args.out_dir / f"grid{t}.csv", summary, sum_fields)
+    _bench.write_json(
+        args.out_dir / f"grid{t}.meta.json",
+        {"command": _bench.command_line(), "weights": weights, **prov},
+    )
     n = f"first {args.rows:,} Adult rows, one block, mean of seeds {args.seeds}"
-    plot(
-        summary, "EPP", "EPP (mean HEC per class)", f"EPP vs p ({n})", args.out_dir / "fig_epp.png"
-    )
-    plot(
-        summary, "R_IL", "R_IL (InfoLoss per row)", f"R_IL vs p ({n})", args.out_dir / "fig_ril.png"
-    )
-    plot(
-        summary,
-        "cpu_seconds",
-        "CPU seconds of the job (local engine)",
-        f"Time vs p ({n})",
-        args.out_dir / "fig_time.png",
-    )
-    print(f"wrote {args.out_dir}/grid.csv, grid_runs.csv, fig_epp.png, fig_ril.png, fig_time.png")
+    if weights:
+        n += f", QI weights {args.qi_weight}"
+    algs = args.algorithms
+    figures = [
+        ("EPP", "EPP (mean HEC per class)", "EPP vs p", "fig_epp"),
+        ("R_IL", "R_IL (InfoLoss per row)", "R_IL vs p", "fig_ril"),
+        ("cpu_seconds", "CPU seconds of the job (local engine)", "Time vs p", "fig_time"),
+    ]
+    for metric, ylabel, title, stem in figures:
+        plot(summary, metric, ylabel, f"{title} ({n})", args.out_dir / f"{stem}{t}.png", algs)
+    print(f"wrote {args.out_dir}/grid{t}.csv, grid_runs{t}.csv, fig_*{t}.png")
     return 0
 
 

@@ -550,21 +550,7 @@ def run_anjana(python: Path, spec: dict[str, Any], timeout: float = 3600) -> dic
     Raises:
         RuntimeError: the runner failed.
     """
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
-        json.dump(spec, handle)
-    try:
-        done = subprocess.run(
-            [str(python), "-c", ANJANA_RUNNER, handle.name],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=timeout,
-        )
-    finally:
-        os.unlink(handle.name)
-    if done.returncode != 0:
-        raise RuntimeError(f"anjana runner exited {done.returncode}:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return pycanon_check.run_runner(python, ANJANA_RUNNER, spec, timeout, "anjana")
 
 
 def anjana_node(

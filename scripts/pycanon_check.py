@@ -305,17 +305,22 @@ print(json.dumps(out))
 """
 
 
-def run_pycanon(python: Path, spec: dict[str, Any], timeout: float = 1800) -> dict[str, Any]:
-    """Run :data:`RUNNER` with ``python`` on ``spec``; its JSON answer.
+def run_runner(
+    python: Path, code: str, spec: dict[str, Any], timeout: float, name: str
+) -> dict[str, Any]:
+    """Run the Python source ``code`` with another environment's ``python`` on ``spec``.
+
+    ``spec`` goes through a temporary JSON file whose path is the runner's argument; the
+    runner prints its JSON answer as its last line.
 
     Raises:
-        RuntimeError: the runner failed.
+        RuntimeError: the runner failed (its exit code and the end of its stderr).
     """
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as handle:
         json.dump(spec, handle)
     try:
         done = subprocess.run(
-            [str(python), "-c", RUNNER, handle.name],
+            [str(python), "-c", code, handle.name],
             capture_output=True,
             text=True,
             check=False,
@@ -324,8 +329,17 @@ def run_pycanon(python: Path, spec: dict[str, Any], timeout: float = 1800) -> di
     finally:
         os.unlink(handle.name)
     if done.returncode != 0:
-        raise RuntimeError(f"pycanon runner exited {done.returncode}:\n{done.stderr[-3000:]}")
+        raise RuntimeError(f"{name} runner exited {done.returncode}:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def run_pycanon(python: Path, spec: dict[str, Any], timeout: float = 1800) -> dict[str, Any]:
+    """Run :data:`RUNNER` with ``python`` on ``spec``; its JSON answer.
+
+    Raises:
+        RuntimeError: the runner failed.
+    """
+    return run_runner(python, RUNNER, spec, timeout, "pycanon")
 
 
 @dataclass

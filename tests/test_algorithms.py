@@ -27,7 +27,7 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
 from sparkanon.models import HPKAnonymity
 
-ALGOS = ["maa_slie", "gpkc"]
+ALGOS = ["maa_slie", "gpkc", "gpkc_paper"]
 FAST = settings(max_examples=40, deadline=None)
 
 # ---------------------------------------------------------------------------
@@ -182,8 +182,21 @@ def can_host(frame: pd.DataFrame, model: HPKAnonymity) -> bool:
 #         C + t5: 0.5 * 0.20675 + 0.5 * 29/15.33 = 1.049 ; A + t5: 0.743           => B
 #   MAA-SLIE: {t4, t8}, {t1, t2, t3, t5}, {t6, t7}.
 
+# gpkc_paper, IL(cl) = |cl| * (max age - min age) / 29, new levels first while H = 2 is
+# missing (every class below is then done at k = 2 rows):
+#   reference t7 (35, the central row); seed: the farthest by IL of the pair, t8 (50).
+#   A from t8 (Flu, low): rows of another level t1 t2 t4 t5 t7, least rise t4 (48: 2*2/29)
+#     -> A = {t8, t4}. Next seed farthest from t8: t1 (21).
+#   B from t1 (HIV, high): other levels t3 t6 t7 -> t3 (25: 2*4/29) -> B = {t1, t3}.
+#   Seed farthest from t1 among t2 t5 t6 t7: t6 (45). C from t6 (Fever, low): other levels
+#     t2 t5 t7 -> t7 (35: 2*10/29) -> C = {t6, t7}.
+#   Left t2 (HIV) and t5 (Cancer): both high, the pool cannot host a class (H = 2).
+#   Leftovers by least IL rise, in either order: t2 (26) -> B (rise 7/29 against 37 for C
+#     and 68 for A); t5 (32) -> C (19/29 against 25 or 29 for B, 50 for A).
+#   gpkc_paper: {t4, t8}, {t1, t2, t3}, {t5, t6, t7}, as GPKC.
 TABLE1_AGE_ONLY = {
     "gpkc": {frozenset({4, 8}), frozenset({1, 2, 3}), frozenset({5, 6, 7})},
+    "gpkc_paper": {frozenset({4, 8}), frozenset({1, 2, 3}), frozenset({5, 6, 7})},
     "maa_slie": {frozenset({4, 8}), frozenset({1, 2, 3, 5}), frozenset({6, 7})},
 }
 
@@ -530,3 +543,48 @@ def test_median_cut_categorical_keeps_siblings(edu_taxonomy: Taxonomy) -> None:
         left = {edu_taxonomy.paths[c][1] for c in range(lo, cut + 1)}
         right = {edu_taxonomy.paths[c][1] for c in range(cut + 1, hi + 1)}
         assert not left & right, (lo, hi, cut)
+
+
+def test_gpkc_paper_loss_counts_hierarchy_heights(edu_taxonomy: Taxonomy) -> None:
+    # Campan-Truta's categorical loss is the height of the lowest common ancestor over the
+    # hierarchy's height, where NCP counts the leaves under it. Bachelors and Masters meet at
+    # "Higher", 2 levels up a 3-level tree: 2/3 (NCP: Higher's 4 leaves of 7, 4/7).
+    from sparkanon.attributes.ranges import RangeHeightLoss, RangeNcp
+
+    kind = categorical_kind("education", 1.0, edu_taxonomy)
+    a, b = kind.labels.index("Bachelors"), kind.labels.index("Masters")
+    lo, hi = np.array([min(a, b)]), np.array([max(a, b)])
+    assert RangeHeightLoss(kind).of_range(lo, hi)[0] == pytest.approx(2 / 3)
+    assert RangeNcp(kind).of_range(lo, hi)[0] == pytest.approx(4 / 7)
+    same = np.array([a])
+    assert RangeHeightLoss(kind).of_range(same, same)[0] == 0.0
+    # A continuous range keeps its normalised width; a nominal value 0 or 1.
+    age = ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0)
+    assert RangeHeightLoss(age).of_range(np.array([0.25]), np.array([0.75]))[0] == 0.5
+    sex = nominal_kind("sex", 1.0, ("F", "M"))
+    assert RangeHeightLoss(sex).of_range(np.array([0]), np.array([1]))[0] == 1.0
+
+
+def test_gpkc_paper_takes_new_values_first() -> None:
+    # One attribute, k = 3, p = 3. Reference r3 (0.5, nearest the mean 0.54); first seed the
+    # farthest, r0 (0.0; r8 ties at 0.5 and comes later). A from r0 (a) takes the nearest row
+    # bringing a new value, r3 (b), though r1 and r2 are nearer, then r4 (c): A = {r0, r3,
+    # r4}. The rest hold only a and b: the pool cannot host a class, and the six leftovers
+    # join A, the only class.
+    ages = np.array([0.0, 0.01, 0.02, 0.5, 0.6, 0.9, 0.91, 0.92, 1.0])
+    sens = np.array([0, 0, 0, 1, 2, 0, 0, 0, 1])
+    schema = Schema(
+        kinds=(ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),),
+        sensitive=SensitiveLevels(
+            name="s",
+            values=("a", "b", "c"),
+            level_of=np.array([0, 0, 0]),
+            level_names=("all",),
+            weights=np.array([0.5]),
+        ),
+    )
+    frame = make_frame(np.arange(9), [ages], sens, schema.sensitive)
+    ctx = BlockContext(schema=schema, model=HPKAnonymity(k=3, p=3, h=1))
+    labels = cluster_block(frame, ctx, "gpkc_paper", seed=0, block_id=1)
+    assert_model_holds(frame, labels, ctx.model)
+    assert partition(frame, labels) == {frozenset(range(9))}

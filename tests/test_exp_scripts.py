@@ -1,4 +1,4 @@
-"""The experiment scripts (scripts/exp_seed003.py, exp_seed001.py, exp_mondrian.py) run end to end on tiny settings."""
+"""The experiment scripts (exp_seed003, exp_seed001, exp_mondrian, exp_seed002, bench_grid) run end to end on tiny settings."""
 
 from __future__ import annotations
 
@@ -210,3 +210,24 @@ def test_exp_seed002_tiny(tmp_path: Path) -> None:
     (tmp_path / "seed002_fig3.png").unlink()
     assert exp.main(["--plot", "--out-dir", str(tmp_path)]) == 0
     assert (tmp_path / "seed002_fig3.png").stat().st_size > 0
+
+
+def test_bench_grid_tiny_three_algorithms(tmp_path: Path, capsys) -> None:
+    grid = _load("bench_grid")
+    argv = ["--rows", "300", "--seeds", "1", "--settings", "2,8", "--p-max", "3"]
+    argv += ["--out-dir", str(tmp_path), "--in-place", "--qi-weight", "inverse", "--tag", "_w"]
+    assert grid.main(argv) == 0
+    rows = _rows(tmp_path / "grid_w.csv")
+    assert sorted((r["p"], r["algorithm"]) for r in rows) == [
+        ("2", "gpkc"),
+        ("2", "gpkc_paper"),
+        ("2", "maa_slie"),
+        ("3", "gpkc"),
+        ("3", "gpkc_paper"),
+        ("3", "maa_slie"),
+    ]
+    assert all(r["all_verified"] == "True" for r in rows)
+    assert (tmp_path / "fig_ril_w.png").exists()
+    assert grid.main(["--report", "--tag", "_w", "--out-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "MAA-SLIE (M) against GPKC (G)" in out and "against GPKC (paper) (G)" in out

@@ -17,6 +17,7 @@ from pydantic import Field
 from sparkanon.algorithms._base import BlockAlgorithm, native_target
 from sparkanon.algorithms._block import Block, BlockContext
 from sparkanon.algorithms.gpkc import Gpkc
+from sparkanon.algorithms.gpkc_paper import GpkcPaper
 from sparkanon.algorithms.kl_cluster import KLCluster
 from sparkanon.algorithms.lattice._params import FullDomainParams, IncognitoParams, SamaratiParams
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
@@ -28,6 +29,7 @@ from sparkanon.algorithms.transaction._params import ApaParams, PaaParams, RTPar
 from sparkanon.attributes.schema import RID
 
 ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc, "mdav": Mdav}
+ALGORITHMS |= {"gpkc_paper": GpkcPaper}
 """Every selectable algorithm by its config name (``algorithm.name``)."""
 ALGORITHMS |= {"maa_sae": MaaSae, "maa_minil": MaaMinil}
 ALGORITHMS |= {"kl_cluster": KLCluster}

@@ -32,6 +32,13 @@ class GreedyAlgorithm(BlockAlgorithm):
             caller returns the class's rows to the pool and stops forming classes.
         """
 
+    def seed_distances(self, block: Block, rows: np.ndarray, reference: int) -> np.ndarray:
+        """How far each of ``rows`` lies from the reference row, to pick the next seed.
+
+        The tuple distance (eq. 18) by default.
+        """
+        return block.distances_to_row(rows, reference)
+
     def form_classes(self, block: Block) -> tuple[np.ndarray, int]:
         """Form classes from farthest seeds while the pool can host one.
 
@@ -53,7 +60,7 @@ class GreedyAlgorithm(BlockAlgorithm):
         reference = block.central_row(np.arange(block.n))
         while block.can_host_class(np.flatnonzero(free)):
             rows = np.flatnonzero(free)
-            start = int(rows[np.argmax(quantise(block.distances_to_row(rows, reference)))])
+            start = int(rows[np.argmax(quantise(self.seed_distances(block, rows, reference)))])
             reference = start
             members = [start]
             free[start] = False

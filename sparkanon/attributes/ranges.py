@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.kinds import CategoricalKind, ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.semantic import SemanticKind
 
 
 def pair_ncp_table(kind: DiscreteKind) -> np.ndarray:
@@ -60,3 +61,46 @@ class RangeNcp:
         return np.array(
             [self.kind.ncp(np.array([a, b])) for a, b in zip(lo, hi, strict=True)], dtype=float
         )
+
+
+def _height_table(kind: CategoricalKind) -> np.ndarray:
+    """``lca level / height`` of every leaf-code pair of a taxonomy, built once per kind."""
+    table = kind.__dict__.get("_pair_height_table")
+    if table is None:
+        taxonomy = kind.taxonomy
+        assert taxonomy is not None
+        height = max(taxonomy.height, 1)
+        table = taxonomy.lca_levels() / float(height)
+        table.setflags(write=False)
+        object.__setattr__(kind, "_pair_height_table", table)  # a cache, not state
+    return table
+
+
+class RangeHeightLoss:
+    """Generalization loss of one attribute from sets' lowest and highest codes (Byun et al.).
+
+    The per-attribute loss of a generalized value in Byun, Kamra, Bertino, Li (2007) and
+    Campan, Truta, Cooper (2010): a numeric range's width over the attribute's range in
+    the table; a categorical value's generalization as the *height* of the lowest common
+    ancestor over the hierarchy's height (where NCP counts the leaves under it). Kinds
+    without a taxonomy use the same reading: an ordinal range's rank span over ``V - 1``
+    (a height-1 chain per step), a nominal value 0 or 1 (a height-1 tree), a semantic code
+    the masked digits over its length (its code tree's height).
+    """
+
+    def __init__(self, kind: Kind) -> None:
+        self.kind = kind
+        self.table: np.ndarray | None = None
+        if isinstance(kind, CategoricalKind):
+            self.table = _height_table(kind)
+        elif isinstance(kind, DiscreteKind):
+            self.table = pair_ncp_table(kind)
+
+    def of_range(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Loss of sets whose lowest and highest codes are ``lo`` and ``hi``."""
+        if self.table is not None:
+            return self.table[np.asarray(lo, dtype=np.int64), np.asarray(hi, dtype=np.int64)]
+        if isinstance(self.kind, SemanticKind):
+            shared = self.kind.common_prefix(lo, hi)
+            return (self.kind.length - shared) / float(self.kind.length)
+        return np.clip(np.asarray(hi, dtype=float) - np.asarray(lo, dtype=float), 0.0, 1.0)
