@@ -749,6 +749,18 @@ class JobConfig(_Frozen):
                 "output.publish: anatomy publishes a set-valued sensitive attribute "
                 "(sensitive.kind: itemset); use centroids or generalized"
             )
+        if self.is_full_domain and self.algorithm.max_suppression > 0:
+            for i, model in enumerate(self.model):
+                if model.name == "t_closeness":
+                    key = "model" if len(self.model) == 1 else f"model.{i}"
+                    problems.append(
+                        f"{key}: t_closeness with algorithm.max_suppression = "
+                        f"{self.algorithm.max_suppression:g}: suppressing classes changes the "
+                        "published table's distribution of the sensitive values, which "
+                        "t-closeness compares every class with, so a node found against the "
+                        "input's distribution need not hold against the published one; set "
+                        "algorithm.max_suppression: 0"
+                    )
         if self.is_full_domain and self.output.publish != "generalized":
             problems.append(
                 f"output.publish: {self.output.publish!r}: algorithm {self.algorithm.name!r} "

@@ -512,12 +512,12 @@ FD_CONFIGS = {
     "k": [],
     # Incognito, not prunable (entropy with suppression): run as configured.
     "entropy_l": [],
-    # Samarati, not prunable: run as configured.
+    # Samarati, prunable (no suppression beside t-closeness): run as configured.
     "combined": [],
     # Faster variants of the others (each covers another search mode).
     "distinct_l": ["algorithm.name=samarati"],
     "recursive_cl": ["algorithm.max_suppression=0"],
-    "tcloseness": ["algorithm.max_suppression=0"],
+    "tcloseness": [],
 }
 
 QIS = ["age", "education", "marital-status", "native-country", "race", "sex", "workclass"]
@@ -835,6 +835,11 @@ BAD = {
     "publish_centroids": (
         _publish_centroids,
         ["output.publish", "'centroids'", "'incognito'", "generalized"],
+    ),
+    # Suppression changes the published distribution t-closeness compares classes with.
+    "t_closeness_with_suppression": (
+        lambda cfg: cfg.update(model={"name": "t_closeness", "t": 0.3, "measure": "variational"}),
+        ["model: t_closeness", "max_suppression = 0.02", "published", "max_suppression: 0"],
     ),
 }
 
