@@ -855,7 +855,7 @@ def test_bad_full_domain_config(
     code = run_command(str(write_config(tmp_path, raw)), [], engine_name="local")
     err = capsys.readouterr().err
     assert code == EXIT_USER, err
-    assert err.startswith("sparkanon: error: "), err
+    assert any(line.startswith("sparkanon: error: ") for line in err.splitlines()), err
     assert "internal error" not in err
     for needle in needles:
         assert needle in err, f"{needle!r} not in: {err}"
