@@ -32,7 +32,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from sparkanon.attributes.hierarchy import Taxonomy
-from sparkanon.attributes.kinds import SUPPRESSED, _format_number, published_range
+from sparkanon.attributes.kinds import (
+    SUPPRESSED,
+    _format_number,
+    published_range,
+    snap_significant,
+)
 from sparkanon.errors import ConfigError
 
 MAX_BASE_VALUES = 20_000
@@ -241,7 +246,7 @@ def width_edges(
         edges = origin + w * np.arange(start, start + count + 1, dtype=float)
         # 0.1 * 3 is 0.30000000000000004: snapped, 0.3 opens [0.3, 0.4) and every
         # level's edges are the same numbers where they coincide (the levels nest).
-        out.append(np.array([float(f"{e:.12g}") for e in edges]))
+        out.append(snap_significant(edges))
     return out
 
 
@@ -277,7 +282,7 @@ def binned_edges(
     """
     low, high = float(values[0]), float(values[-1])
     if method == "equal_width" or counts is None:
-        edges = np.array([float(f"{e:.12g}") for e in np.linspace(low, high, bins + 1)])
+        edges = snap_significant(np.linspace(low, high, bins + 1))
     else:
         cuts = [float(values[i]) for i in quantile_starts(counts, bins)]
         edges = np.unique(np.array([low, *cuts, high], dtype=float))

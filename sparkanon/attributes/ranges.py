@@ -63,19 +63,6 @@ class RangeNcp:
         )
 
 
-def _height_table(kind: CategoricalKind) -> np.ndarray:
-    """``lca level / height`` of every leaf-code pair of a taxonomy, built once per kind."""
-    table = kind.__dict__.get("_pair_height_table")
-    if table is None:
-        taxonomy = kind.taxonomy
-        assert taxonomy is not None
-        height = max(taxonomy.height, 1)
-        table = taxonomy.lca_levels() / float(height)
-        table.setflags(write=False)
-        object.__setattr__(kind, "_pair_height_table", table)  # a cache, not state
-    return table
-
-
 class RangeHeightLoss:
     """Generalization loss of one attribute from sets' lowest and highest codes (Byun et al.).
 
@@ -92,7 +79,8 @@ class RangeHeightLoss:
         self.kind = kind
         self.table: np.ndarray | None = None
         if isinstance(kind, CategoricalKind):
-            self.table = _height_table(kind)
+            # eq. 14's matrix: u(a, b) / root_c, the common ancestor's height over the tree's
+            self.table = kind.matrix
         elif isinstance(kind, DiscreteKind):
             self.table = pair_ncp_table(kind)
 

@@ -42,9 +42,9 @@ in no particular order)."""
 
 
 NODE = "_node"
-"""Column of :meth:`Engine.with_node_keys`: the lattice node a row is keyed for."""
+"""Column of :meth:`Engine.with_node_key`: the lattice node a row is keyed for."""
 KEY = "_key"
-"""Column of :meth:`Engine.with_node_keys`: the row's equivalence class under that node."""
+"""Column of :meth:`Engine.with_node_key`: the row's equivalence class under that node."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -273,16 +273,13 @@ class Engine(ABC):
         """
 
     @abstractmethod
-    def with_node_keys(self, table: Table, nodes: Sequence[NodeKey], keep: Sequence[str]) -> Table:
-        """One row per input row and node: the node id, the row's class key, the ``keep`` columns.
-
-        Computed natively (no UDF): the generalized codes are array lookups, shared by
-        the nodes that use the same attribute at the same level.
+    def with_node_key(self, table: Table, node: NodeKey, keep: Sequence[str]) -> Table:
+        """Each row's equivalence class under one lattice node, computed natively (no UDF).
 
         Args:
-            table: rows holding the code columns the nodes name.
-            nodes: the nodes (:class:`NodeKey`).
-            keep: columns copied to every output row.
+            table: rows holding the code columns the node names.
+            node: the node (:class:`NodeKey`): array lookups, then a mixed-radix sum.
+            keep: columns copied to the output.
 
         Returns:
             Columns :data:`NODE`, :data:`KEY` (``long``), then ``keep``.

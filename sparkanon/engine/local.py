@@ -236,22 +236,17 @@ class LocalEngine(Engine):
         matrix = np.vstack(codes) if codes else np.zeros((0, len(table)), dtype=np.int64)
         return table.assign(**{out: BlockTree(dict(splits)).assign(matrix)})
 
-    def with_node_keys(  # noqa: D102
-        self, table: pd.DataFrame, nodes: Sequence[NodeKey], keep: Sequence[str]
+    def with_node_key(  # noqa: D102
+        self, table: pd.DataFrame, node: NodeKey, keep: Sequence[str]
     ) -> pd.DataFrame:
-        parts = []
-        for nk in nodes:
-            key = np.zeros(len(table), dtype=np.int64)
-            for column, lookup, stride in nk.parts:
-                codes = table[column].to_numpy(dtype=np.int64)
-                key += (codes if lookup is None else np.asarray(lookup)[codes]) * stride
-            frame = pd.DataFrame({NODE: np.full(len(table), nk.node, dtype=np.int64), KEY: key})
-            for c in keep:
-                frame[c] = table[c].to_numpy()
-            parts.append(frame)
-        if not parts:
-            return pd.DataFrame({NODE: [], KEY: [], **{c: [] for c in keep}})
-        return pd.concat(parts, ignore_index=True)
+        key = np.zeros(len(table), dtype=np.int64)
+        for column, lookup, stride in node.parts:
+            codes = table[column].to_numpy(dtype=np.int64)
+            key += (codes if lookup is None else np.asarray(lookup)[codes]) * stride
+        frame = pd.DataFrame({NODE: np.full(len(table), node.node, dtype=np.int64), KEY: key})
+        for c in keep:
+            frame[c] = table[c].to_numpy()
+        return frame
 
     def count(self, table: pd.DataFrame) -> int:  # noqa: D102
         return len(table)

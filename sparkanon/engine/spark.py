@@ -376,45 +376,18 @@ class SparkEngine(Engine):
 
         return table.withColumn(out, leaf(1))
 
-    def with_node_keys(  # noqa: D102
-        self, table: DataFrame, nodes: Sequence[NodeKey], keep: Sequence[str]
+    def with_node_key(  # noqa: D102
+        self, table: DataFrame, node: NodeKey, keep: Sequence[str]
     ) -> DataFrame:
-        lookups: dict[tuple[str, bytes], str] = {}
-        looked = table
-        for nk in nodes:
-            for column, lookup, _ in nk.parts:
-                if lookup is None:
-                    continue
-                arr = np.asarray(lookup, dtype=np.int64)
-                ident = (column, arr.tobytes())
-                if ident in lookups:
-                    continue
-                name = f"_lk{len(lookups)}"
-                lookups[ident] = name
-                values = F.array(*[F.lit(int(v)) for v in arr])
-                code = F.col(f"`{column}`").cast("int") + F.lit(1)
-                looked = looked.withColumn(name, F.element_at(values, code).cast("long"))
-
-        def key_of(nk: NodeKey) -> Any:
-            key = F.lit(0).cast("long")
-            for column, lookup, stride in nk.parts:
-                if lookup is None:
-                    code = F.col(f"`{column}`").cast("long")
-                else:
-                    ident = (column, np.asarray(lookup, dtype=np.int64).tobytes())
-                    code = F.col(lookups[ident])
-                key = key + code * F.lit(int(stride)).cast("long")
-            return key
-
-        entries = [
-            F.struct(F.lit(nk.node).cast("long").alias(NODE), key_of(nk).alias(KEY)) for nk in nodes
-        ]
+        key = F.lit(0).cast("long")
+        for column, lookup, stride in node.parts:
+            code = F.col(f"`{column}`").cast("long")
+            if lookup is not None:
+                values = F.array(*[F.lit(int(v)) for v in np.asarray(lookup, dtype=np.int64)])
+                code = F.element_at(values, code.cast("int") + F.lit(1)).cast("long")
+            key = key + code * F.lit(int(stride)).cast("long")
         kept = [F.col(f"`{c}`") for c in keep]
-        if len(entries) == 1:
-            one = entries[0]
-            return looked.select(one[NODE].alias(NODE), one[KEY].alias(KEY), *kept)
-        exploded = looked.select(F.explode(F.array(*entries)).alias("_nk"), *kept)
-        return exploded.select(F.col("_nk")[NODE].alias(NODE), F.col("_nk")[KEY].alias(KEY), *kept)
+        return table.select(F.lit(node.node).cast("long").alias(NODE), key.alias(KEY), *kept)
 
     def count(self, table: DataFrame) -> int:  # noqa: D102
         return table.count()

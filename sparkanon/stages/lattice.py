@@ -37,6 +37,7 @@ from sparkanon.attributes.kinds import (
     NominalKind,
     OrdinalKind,
     _format_number,
+    snap_significant,
 )
 from sparkanon.attributes.levels import (
     MAX_BASE_VALUES,
@@ -100,16 +101,11 @@ class BaseRule:
             if not np.array_equal(self.values[pos], codes):
                 raise InternalError("a code is missing from the column's collected domain")
             return pos.astype(np.int64)
-        raw = _snap(self.low + np.asarray(codes, dtype=float) * self.width)
+        raw = snap_significant(self.low + np.asarray(codes, dtype=float) * self.width)
         idx = interval_index(raw, self.values)
         if (idx < 0).any():
             raise InternalError("a value lies outside the finest interval level")
         return idx.astype(np.int64)
-
-
-def _snap(x: np.ndarray) -> np.ndarray:
-    """Values decoded from normalised codes, snapped to 12 significant digits (float noise)."""
-    return np.array([float(f"{v:.12g}") for v in np.asarray(x, dtype=float).ravel()])
 
 
 def _value_counts(
@@ -290,7 +286,9 @@ def _levels_of(
         need_hist = cfg.exact or (cfg.bins is not None and cfg.bins.method == "quantile")
         hist = _value_counts(engine, encoded, col, kind.name, need=need_hist)
         if hist is not None:
-            hist = hist.assign(raw=_snap(kind.low + hist[col].to_numpy(dtype=float) * width))
+            hist = hist.assign(
+                raw=snap_significant(kind.low + hist[col].to_numpy(dtype=float) * width)
+            )
         low, high = float(f"{kind.low:.12g}"), float(f"{kind.high:.12g}")
         edges = _edges_of(kind.name, key, cfg, low, high, hist, col)
         if cfg.exact:
@@ -665,7 +663,7 @@ def publish_node(
         partitions=buckets,
     )
     names = [c for c, _ in passthrough]
-    keyed = engine.with_node_keys(based, [nk], names)
+    keyed = engine.with_node_key(based, nk, names)
     kept = engine.join(keyed, failing, [KEY], how="left_anti")
     columns = [(h.name, "string") for h in hierarchies] + list(passthrough)
     return engine.map_batches(kept, make_label_fn(hierarchies, node, schema, names), columns)
