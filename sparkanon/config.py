@@ -751,10 +751,10 @@ class JobConfig(_Frozen):
             )
         if self.is_full_domain and self.algorithm.max_suppression > 0:
             for i, model in enumerate(self.model):
-                if model.name == "t_closeness":
+                if model.compares_with_table:
                     key = "model" if len(self.model) == 1 else f"model.{i}"
                     problems.append(
-                        f"{key}: t_closeness with algorithm.max_suppression = "
+                        f"{key}: {model.name} with algorithm.max_suppression = "
                         f"{self.algorithm.max_suppression:g}: suppressing classes changes the "
                         "published table's distribution of the sensitive values, which "
                         "t-closeness compares every class with, so a node found against the "

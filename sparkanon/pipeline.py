@@ -32,7 +32,7 @@ from sparkanon.stages.partition import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile, profile_input, sensitive_domain
 from sparkanon.stages.publish import publish
 from sparkanon.stages.read import read_input
-from sparkanon.stages.reconcile import reconcile_rows
+from sparkanon.stages.reconcile import Reconciled, reconcile_rows
 from sparkanon.stages.summarise import summarise_classes
 from sparkanon.stages.verify import verify
 
@@ -156,7 +156,7 @@ def _run_job(
     clustered, blocks = cluster_rows(
         engine, encoded, enc_cols, tree, infeasible, part, ctx, name, seed, timer
     )
-    placed, reconciled, unplaced = reconcile_rows(
+    placed, reconciled = reconcile_rows(
         engine, clustered, blocks["unplaced"], ctx, name, seed, timer
     )
     publisher = PUBLISHERS[config.output.publish](schema, raw.passthrough_types)
@@ -175,7 +175,7 @@ def _run_job(
         )
         worst_keys = list(models.worst(domain.global_summary()))
         with timer.stage("verify"):
-            verdict = verify(engine, publication, schema, models, worst_keys)
+            verdict = verify(engine, publication, schema, models, worst_keys, domain)
             timer.note(
                 rows=int(verdict["rows"] or 0),
                 classes=int(verdict["groups"] or 0),
@@ -198,7 +198,6 @@ def _run_job(
             models,
             blocks,
             reconciled,
-            unplaced,
             verdict,
             worst_keys,
             measured,
@@ -248,8 +247,7 @@ def report(
     profile: Profile,
     models: ModelSet,
     blocks: dict[str, Any],
-    reconciled: int,
-    unplaced: int,
+    reconciled: Reconciled,
     verdict: dict[str, Any],
     worst_keys: list[str],
     measured: dict[str, Any],
@@ -265,12 +263,12 @@ def report(
     metrics: dict[str, Any] = {
         "rows_in": profile.rows_in,
         "rows_out": rows_out,
-        "rows_suppressed": profile.suppressed + unplaced,
+        "rows_suppressed": profile.suppressed + reconciled.unplaced,
         "suppressed_malformed_records": profile.malformed,
         "suppressed_missing_values": profile.missing,
         "suppressed_invalid_values": profile.invalid,
-        "suppressed_unplaced": unplaced,
-        "rows_reconciled": reconciled,
+        "suppressed_unplaced": reconciled.unplaced,
+        "rows_reconciled": reconciled.reconciled,
         "classes": measured.pop("classes"),
         "published_classes": int(verdict["groups"] or 0),
         "class_size": measured.pop("class_size"),
@@ -279,6 +277,11 @@ def report(
         "infeasible_blocks": int(blocks["infeasible"] or 0),
         "repair_merges": int(blocks["repairs"] or 0),
     }
+    if reconciled.residual_rows:
+        metrics["residual_class"] = {
+            "rows_without_class": reconciled.residual_rows,
+            "classes_absorbed": reconciled.residual_absorbed,
+        }
     metrics |= measured
     metrics |= {
         "DM": discernibility(verdict["dm"], profile.rows_in, rows_out),

@@ -125,7 +125,7 @@ def _run(
             )
         worst_keys = list(models.worst(domain.global_summary()))
         with timer.stage("verify"):
-            verdict = verify(engine, publication, schema, models, worst_keys)
+            verdict = verify(engine, publication, schema, models, worst_keys, domain)
             timer.note(
                 rows=int(verdict["rows"] or 0),
                 classes=int(verdict["groups"] or 0),

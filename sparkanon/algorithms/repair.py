@@ -126,3 +126,69 @@ def reject_breaking_rows(
     bad = ids[~models.satisfied(summaries)]
     placed[np.isin(placed, bad)] = -1
     return placed
+
+
+def residual_absorption(
+    class_counts: np.ndarray,
+    residual: np.ndarray,
+    models: ModelSet,
+    level_of: np.ndarray | None = None,
+) -> np.ndarray:
+    """The classes a residual class must absorb to satisfy ``models``: no row is suppressed.
+
+    Under a model that compares each class with the whole published table
+    (t-closeness), suppressing the rows no class could take changes the table's
+    distribution, and classes that were within ``t`` of the input's distribution may
+    not be within ``t`` of the published one. So such rows are not suppressed: they
+    form one *residual* class, which takes whole classes until it satisfies every
+    model. Nothing is suppressed, so the published distribution is the input's, the
+    one every class was built against; classes that are absorbed keep satisfying the
+    models they satisfied (they leave the table, not their rows' distribution).
+
+    Greedy and deterministic, one class per step: a class whose union with the
+    residual satisfies every model when there is one (the smallest such class; ties
+    to the lowest index), else the class that brings the residual's sensitive
+    distribution nearest (variational distance) to the whole table's (ties to the
+    lowest index). It ends: the whole table satisfies every monotonic model (the
+    profile's feasibility check), so at worst the residual takes every class.
+    Each step costs ``O(m V)`` for ``m`` classes and ``V`` sensitive values.
+
+    Args:
+        class_counts: ``(m, V)`` rows of each sensitive value code in each class.
+        residual: ``(V,)`` rows of each value among the rows no class took.
+        models: the models bound to the whole table (placed rows and residual).
+        level_of: ``(V,)`` sensitivity level of each value code, or ``None``.
+
+    Returns:
+        Indices into ``class_counts`` of the absorbed classes, in the order taken.
+
+    Raises:
+        ValueError: the residual still fails after absorbing every class (the whole
+            table fails the models: the profile's feasibility check rules it out).
+    """
+    counts = np.asarray(class_counts, dtype=np.int64)
+    r = np.asarray(residual, dtype=np.int64).copy()
+    total = counts.sum(axis=0) + r
+    q = total / max(int(total.sum()), 1)
+    alive = np.ones(counts.shape[0], dtype=bool)
+    taken: list[int] = []
+
+    def ok(rows: np.ndarray) -> np.ndarray:
+        return models.satisfied(ClassSummaries(rows.sum(axis=1), rows, level_of))
+
+    while not bool(ok(r[None, :])[0]):
+        idx = np.flatnonzero(alive)
+        if idx.size == 0:
+            raise ValueError("the residual class fails the models after absorbing every class")
+        merged = counts[idx] + r
+        sizes = merged.sum(axis=1)
+        good = ok(merged)
+        if good.any():
+            j = int(np.flatnonzero(good)[np.argmin(sizes[good])])
+        else:
+            shares = merged / np.maximum(sizes, 1)[:, None]
+            j = int(np.argmin(0.5 * np.abs(shares - q).sum(axis=1)))
+        taken.append(int(idx[j]))
+        alive[idx[j]] = False
+        r = merged[j]
+    return np.asarray(taken, dtype=np.int64)

@@ -364,6 +364,12 @@ class PrivacyModel(BaseModel):
             (:func:`sparkanon.algorithms.lattice.search.prunable`).
         needs_levels: the model reads sensitivity levels (``level_of``).
         uses_sensitive: the model reads the sensitive attribute at all.
+        compares_with_table: a class's verdict depends on the whole published table
+            (t-closeness compares each class with the table's distribution). Such a
+            model must be bound to the distribution of the rows that are *published*:
+            suppressing rows changes it, so the job verifies against the published
+            rows and the algorithms avoid suppression under it
+            (:func:`sparkanon.stages.reconcile.absorb_unplaced`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -372,6 +378,7 @@ class PrivacyModel(BaseModel):
     additive: ClassVar[bool] = False
     needs_levels: ClassVar[bool] = False
     uses_sensitive: ClassVar[bool] = True
+    compares_with_table: ClassVar[bool] = False
     _size_param: ClassVar[str | None] = None
     """The parameter that sets :meth:`min_class_size` (named when the table is too small)."""
 
@@ -521,6 +528,11 @@ class ModelSet:
     def uses_sensitive(self) -> bool:
         """Whether any model reads the sensitive attribute."""
         return any(m.uses_sensitive for m in self.models)
+
+    @property
+    def compares_with_table(self) -> bool:
+        """Whether any model compares a class with the whole published table."""
+        return any(m.compares_with_table for m in self.models)
 
     def min_class_size(self) -> int:
         """The largest of the models' minimum class sizes."""

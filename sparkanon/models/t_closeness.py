@@ -30,7 +30,7 @@ Every distance is convex in ``P`` (exercise 11, lemma 20.3.3), so the model is m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, ClassVar, Literal
 
 import numpy as np
 from pydantic import Field, PrivateAttr, model_validator
@@ -92,6 +92,8 @@ class TCloseness(PrivacyModel):
             by (and only by) ``ground: hierarchical``; every sensitive value
             must be a leaf.
     """
+
+    compares_with_table: ClassVar[bool] = True
 
     name: Literal["t_closeness"] = "t_closeness"
     t: Annotated[Float, Field(gt=0, le=1)]

@@ -9,20 +9,27 @@ each batch of groups into :class:`~sparkanon.models.ClassSummaries` and asks the
 (vectorised) which groups fail and how close each comes to its bound. The driver
 receives one row: violations, groups, rows, the discernibility metric and the worst
 value of every model's bound.
+
+A model that compares each class with the whole table (t-closeness,
+:attr:`~sparkanon.models.PrivacyModel.compares_with_table`) is bound here to the
+distribution of the *published* rows (one aggregation: a count per sensitive value),
+not to the input's: suppressed rows change that distribution, and a reader of the
+release can only compute the published one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.schema import SENS, Schema, SensitiveLevels
-from sparkanon.engine.base import Engine
+from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError
-from sparkanon.models import ClassSummaries, ModelSet
+from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain
 from sparkanon.publications import Publication
 from sparkanon.stages._common import one_row
 
@@ -102,12 +109,34 @@ def make_check_fn(
     return check
 
 
+def published_domain(engine: Engine, per_value: Table, domain: SensitiveDomain) -> SensitiveDomain:
+    """The sensitive attribute over the published rows (a count per value code).
+
+    Args:
+        engine: the engine.
+        per_value: published rows counted per class key and value code (``n``).
+        domain: the input's sensitive domain (values, levels, order, name).
+
+    Returns:
+        ``domain`` with the published rows' counts.
+    """
+    totals = engine.collect_small(
+        engine.aggregate(per_value, [SENS], {"n": ("sum", "n")}), len(domain.values) + 1
+    )
+    counts = np.zeros(len(domain.values), dtype=np.int64)
+    if len(totals):
+        codes = totals[SENS].to_numpy(dtype=np.int64)
+        counts[codes] = totals["n"].fillna(0).to_numpy(dtype=np.int64)
+    return replace(domain, counts=counts)
+
+
 def verify(
     engine: Engine,
     publication: Publication,
     schema: Schema,
     models: ModelSet,
     worst_keys: Sequence[str],
+    domain: SensitiveDomain | None = None,
 ) -> dict[str, Any]:
     """Group the published rows by their equivalence-class key and check every group.
 
@@ -117,6 +146,9 @@ def verify(
         schema: the encoded schema (the sensitive domain).
         models: the bound models.
         worst_keys: the names of the models' worst values to report.
+        domain: the input's sensitive domain; required when a model compares
+            classes with the whole table, which is then bound again to the
+            published rows' distribution (see the module docstring).
 
     Returns:
         ``violations`` (groups failing a model), ``groups``, ``rows``, ``dm`` (the
@@ -130,6 +162,13 @@ def verify(
         published, make_code_fn(schema.sensitive, qi), group_cols + [(SENS, "long")]
     )
     per_value = engine.aggregate(coded, qi + [SENS], {"n": ("count", SENS)})
+    if models.compares_with_table:
+        if domain is None:
+            raise InternalError("verify needs the sensitive domain to bind t-closeness")
+        per_value = engine.persist(per_value)
+        reference = published_domain(engine, per_value, domain)
+        if reference.rows:
+            models = models.bind(reference)
     packed = engine.map_batches(
         per_value, make_pack_fn(qi), group_cols + [(PAIR, "long"), ("n", "long")]
     )
@@ -146,4 +185,7 @@ def verify(
         "dm": ("sum", "dm"),
     }
     aggs |= {k: (worst_direction(k), k) for k in worst_keys}
-    return one_row(engine, checked, aggs)
+    verdict = one_row(engine, checked, aggs)
+    if models.compares_with_table:
+        engine.unpersist(per_value)
+    return verdict
