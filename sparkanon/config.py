@@ -655,6 +655,11 @@ class OutputConfig(_Frozen):
             set-valued sensitive attribute only) publishes two tables, ``rt`` (record
             id, exact quasi-identifiers, group id) and ``tt`` (group id, generalized
             set, count), as seed 002 does.
+        max_suppressed_share: the largest share of the input rows a run may suppress,
+            all causes together (malformed records, missing or invalid values, rows
+            the algorithm could not publish); a run above it, or one that would publish
+            no row, fails (exit 2) naming the causes, and nothing is written. ``1``
+            allows any suppression but an empty release.
     """
 
     path: str | None = None
@@ -663,6 +668,7 @@ class OutputConfig(_Frozen):
     mode: Literal["error", "overwrite"] = "error"
     decimals: Annotated[Int, Field(ge=0)] | None = None
     publish: Literal["centroids", "generalized", "anatomy"] = "centroids"
+    max_suppressed_share: Annotated[Float, Field(ge=0, le=1)] = 0.5
 
     @model_validator(mode="after")
     def _one_target(self) -> OutputConfig:

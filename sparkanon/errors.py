@@ -37,6 +37,10 @@ class OutputExistsError(UserError):
     """The output path exists and the config does not allow overwriting it."""
 
 
+class ReleaseTooSmallError(UserError):
+    """The run would publish nothing, or suppress more rows than the config allows."""
+
+
 class PrivacyViolationError(SparkanonError):
     """The published table failed verification against its privacy model."""
 

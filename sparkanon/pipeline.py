@@ -19,6 +19,7 @@ from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError
+from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.registry import RunFacts, default_metrics
 from sparkanon.metrics.utility import discernibility
 from sparkanon.models import ClassSummaries, ModelSet
@@ -33,6 +34,7 @@ from sparkanon.stages.profile import Profile, profile_input, sensitive_domain
 from sparkanon.stages.publish import publish
 from sparkanon.stages.read import read_input
 from sparkanon.stages.reconcile import Reconciled, reconcile_rows
+from sparkanon.stages.release import check_release_size
 from sparkanon.stages.summarise import summarise_classes
 from sparkanon.stages.verify import verify
 
@@ -191,6 +193,9 @@ def _run_job(
                 has_levels=schema.sensitive.has_levels,
             )
             measured = measure(engine, summaries, registry, facts)
+            measured["loss_with_suppressed"] = loss_with_suppressed(
+                measured, profile.rows_in, rows_out, sum(facts.weights)
+            )
         metrics = report(
             config,
             engine,
@@ -208,11 +213,34 @@ def _run_job(
                 f"verification failed: {metrics['violations']} published equivalence classes "
                 f"violate {describe_models(models)}; nothing was written"
             )
+        check_release_size(metrics, config.output.max_suppressed_share)
         publication = commit_verified(engine, target, timer, metrics, publication, config)
     finally:
         for t in (encoded, clustered, summaries):
             engine.unpersist(t)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def loss_with_suppressed(
+    measured: dict[str, Any], rows_in: int, rows_out: int, weight_sum: float
+) -> dict[str, Any]:
+    """NCP, GCP and NCP per attribute counting every suppressed row as fully lost.
+
+    The published-only figures (``NCP``, ``GCP``, ``NCP_by_attribute``) leave the
+    suppressed rows out; here each suppressed row (every cause) counts as a class of
+    its own published as the whole domain: NCP ``sum_i w_i`` (NCP is a mean over
+    classes), 100 percent for GCP and for each attribute (means over rows).
+    """
+    lost = rows_in - rows_out
+    classes = float(measured["classes"] or 0)
+    return {
+        "NCP": fully_lost_mean(measured["NCP"] or 0.0, classes, lost, weight_sum),
+        "GCP": fully_lost_mean(measured["GCP"] or 0.0, rows_out, lost, 100.0),
+        "NCP_by_attribute": {
+            name: fully_lost_mean(value, rows_out, lost, 100.0)
+            for name, value in measured["NCP_by_attribute"].items()
+        },
+    }
 
 
 def commit_verified(

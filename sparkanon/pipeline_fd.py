@@ -30,6 +30,7 @@ from sparkanon.attributes.schema import SENS
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError
+from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.models import ModelSet
 from sparkanon.pipeline import JobResult, commit_verified, describe_models
 from sparkanon.publications.base import MAIN, Publication
@@ -48,6 +49,7 @@ from sparkanon.stages.lattice import (
 from sparkanon.stages.profile import Profile, profile_input, sensitive_domain
 from sparkanon.stages.publish import staged
 from sparkanon.stages.read import read_input
+from sparkanon.stages.release import check_release_size
 from sparkanon.stages.verify import verify
 
 SEARCHES = {"samarati": samarati, "incognito": incognito}
@@ -148,12 +150,20 @@ def _run(
                 f"verification failed: {metrics['violations']} published equivalence classes "
                 f"violate {describe_models(models)}; nothing was written"
             )
+        check_release_size(metrics, config.output.max_suppressed_share)
         publication = commit_verified(engine, target, timer, metrics, publication, config)
     finally:
         engine.unpersist(encoded)
         if fset is not None:
             engine.unpersist(fset.table)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def published_ncp(v: NodeVerdict, weights: Sequence[float]) -> float:
+    """The weighted mean NCP over the published rows of a node (suppressed rows left out)."""
+    kept = v.rows - v.bad_rows
+    total_w = float(sum(weights))
+    return float(v.ncp_kept / (kept * total_w)) if kept and total_w else 0.0
 
 
 def _lattice_size(heights: Sequence[int]) -> int:
@@ -238,6 +248,7 @@ def report(
         "precision": 1.0 - node_loss("precision", node, v, heights, weights),
         "DM": node_loss("discernibility", node, v, heights, weights),
         "NCP": node_loss("ncp", node, v, heights, weights),
+        "NCP_published": published_ncp(v, weights),
         "lattice": {
             "nodes": _lattice_size(heights),
             "heights": {h.name: h.height for h in hierarchies},
@@ -257,6 +268,9 @@ def report(
         "verified": verdict["violations"] == 0,
         "violations": int(verdict["violations"] or 0),
         "seconds": timer.seconds,
+    }
+    metrics["loss_with_suppressed"] = {
+        "NCP": fully_lost_mean(metrics["NCP_published"], rows_out, profile.rows_in - rows_out, 1.0)
     }
     jobs = engine.jobs_launched()
     if jobs is not None:

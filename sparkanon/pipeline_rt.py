@@ -21,6 +21,7 @@ from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InternalError, PrivacyViolationError
+from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.stages._common import StageTimer, log, one_row
 from sparkanon.stages.commit import OutputTarget, opened_output
 from sparkanon.stages.encode import encode_input
@@ -28,6 +29,7 @@ from sparkanon.stages.items import ITEMS
 from sparkanon.stages.partition import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import read_input
+from sparkanon.stages.release import check_release_size
 from sparkanon.stages.rt_cluster import (
     ITEM_LOSS,
     N_ITEMS,
@@ -210,6 +212,9 @@ def _run_rt_job(
         metrics = rt_report(
             config, engine, profile, tree, blocks, suppressed, verdict, loss, timer, k, l
         )
+        metrics["loss_with_suppressed"] = {
+            "item_ncp": item_ncp_with_suppressed(engine, rows, metrics["item_ncp"], loss)
+        }
         if verdict["violations"]:
             raise PrivacyViolationError(
                 f"verification failed: {verdict['violations']} violations of (k,l)-diversity "
@@ -218,11 +223,50 @@ def _run_rt_job(
                 f"{verdict['inconsistent_groups']} groups whose RT and TT sizes differ; "
                 "nothing was written"
             )
+        check_release_size(metrics, config.output.max_suppressed_share, rt_empty_hint(metrics, l))
         publication = commit_verified(engine, target, timer, metrics, publication, config)
     finally:
         for t in (encoded, clustered, rows):
             engine.unpersist(t)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def item_ncp_with_suppressed(
+    engine: Engine, rows: Table, item_ncp: float, loss: dict[str, Any]
+) -> float:
+    """Item NCP counting every item of a suppressed record as fully lost (NCP 1).
+
+    Over the records that reached the algorithm (placed and suppressed); records dropped
+    before it (malformed, missing or invalid values) have no parsed item set to weigh.
+    """
+    from sparkanon.attributes.schema import CLASS
+
+    lost = one_row(engine, engine.where(rows, CLASS, "<", 0), {"items": ("sum", N_ITEMS)})
+    return fully_lost_mean(item_ncp, float(loss["items"] or 0), float(lost["items"] or 0), 1.0)
+
+
+def rt_empty_hint(metrics: dict[str, Any], l: int) -> str:  # noqa: E741
+    """Why a relational-transaction run publishes no record, when the algorithm suppressed all.
+
+    Every group of a (k,l)-diverse release holds at least ``l`` TBuckets (records of one
+    generalized item set, at least ``k`` each), so its most frequent set is at most
+    ``|G| / l``. Records suppressed for a bucket above that share, or for a group
+    that could not reach ``l`` buckets by merging, all of them, mean the records could
+    not form ``l`` distinct TBuckets of ``k`` records: their sets generalize to fewer
+    than ``l`` distinct sets at that ``k``.
+    """
+    if metrics["rows_out"]:
+        return ""
+    reasons = metrics.get("suppressed_by_reason", {})
+    if not reasons.get("bucket_above_share") and not reasons.get("merge_below_l"):
+        return ""
+    return (
+        f"The true cause: (k,l)-diversity needs every group to hold at least l = {l} TBuckets "
+        f"(distinct generalized item sets of at least k records each), and these records "
+        f"could not form {l} of them: their item sets generalize to fewer than {l} distinct "
+        "sets at this k (the sets are too alike, or too dense, under the taxonomy). Lower "
+        "model.l or model.k, or use a finer taxonomy"
+    )
 
 
 def rt_report(

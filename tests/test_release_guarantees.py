@@ -184,3 +184,155 @@ def test_every_clustering_algorithm_meets_tcloseness_against_the_published_table
     metrics = run_job(LocalEngine(batch_rows=700), cfg).metrics
     assert metrics["verified"] is True and metrics["rows_out"] == 3000
     assert _worst_against_published(tmp_path / "out") <= T + 1e-9
+
+
+# --- item 2: an empty release, or one above output.max_suppressed_share, fails ---------------
+
+
+def test_release_size_problem_names_rows_causes_and_limit() -> None:
+    from sparkanon.stages.release import release_size_problem, suppression_causes
+
+    metrics = {
+        "rows_in": 100,
+        "rows_out": 30,
+        "suppressed_missing_values": 50,
+        "suppressed_unplaced": 20,
+        "suppressed_malformed_records": 0,
+        "suppressed_classes": 3,
+    }
+    causes = suppression_causes(metrics)
+    assert causes == {"missing_values": 50, "unplaced": 20}
+    text = release_size_problem(100, 30, causes, 0.5)
+    assert text is not None
+    assert "70 of 100 rows (70.0%)" in text and "missing_values 50, unplaced 20" in text
+    assert "max_suppressed_share to at least 0.70" in text
+    assert release_size_problem(100, 30, causes, 0.7) is None
+    assert "publish no row" in str(release_size_problem(100, 0, causes, 1.0))
+
+
+def test_nested_reasons_are_causes() -> None:
+    from sparkanon.stages.release import suppression_causes
+
+    metrics = {"suppressed_unplaced": 7, "suppressed_by_reason": {"a": 5, "b": 2, "c": 0}}
+    assert suppression_causes(metrics) == {"a": 5, "b": 2}
+
+
+def _mostly_missing(tmp_path: Path) -> Path:
+    """3,000 skewed rows of which 1,800 (60%) have no ``x``."""
+    frame = pd.read_csv(_skewed_input(tmp_path))
+    frame.loc[frame.index % 5 < 3, "x"] = np.nan
+    path = tmp_path / "missing.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize(
+    "engine_name", ["local", pytest.param("spark", marks=pytest.mark.spark)], indirect=True
+)
+def test_suppressing_more_than_the_limit_fails_and_writes_nothing(
+    tmp_path: Path, engine_name: str, request: pytest.FixtureRequest
+) -> None:
+    from sparkanon.errors import ReleaseTooSmallError
+
+    spark = request.getfixturevalue("spark") if engine_name == "spark" else None
+    raw = {
+        "input": {"format": "csv", "path": str(_mostly_missing(tmp_path)), "on_missing": "drop"},
+        "attributes": [{"name": "x", "kind": "continuous"}],
+        "sensitive": {"name": "s"},
+        "model": {"name": "k", "k": 5},
+        "algorithm": {"name": "mdav"},
+        "output": {"path": str(tmp_path / "out"), "format": "csv"},
+    }
+    with pytest.raises(ReleaseTooSmallError, match=r"1800 of 3000 rows .*missing_values 1800"):
+        run_job(_engine(engine_name, spark), parse_config(raw))
+    assert not (tmp_path / "out").exists()
+    raw["output"]["max_suppressed_share"] = 0.6
+    metrics = run_job(_engine(engine_name, spark), parse_config(raw)).metrics
+    assert metrics["rows_out"] == 1200 and (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("algorithm", ["paa", "apa"])
+def test_rt_run_that_publishes_nothing_fails_naming_the_buckets(
+    tmp_path: Path, algorithm: str
+) -> None:
+    from sparkanon.errors import ReleaseTooSmallError
+    from tests.test_rt_job import rt_config, write_csv
+
+    # 120 records whose sets hold one or two items of department A only: 10 distinct sets,
+    # none with k = 20 records, all generalizing to {A}: one TBucket, fewer than l = 5.
+    rng = np.random.default_rng(3)
+    sets = [
+        "|".join(rng.choice(["a1", "a2", "a3", "a4"], rng.integers(1, 3), replace=False))
+        for _ in range(120)
+    ]
+    frame = pd.DataFrame(
+        {
+            "id": np.arange(120),
+            "age": rng.integers(18, 80, 120),
+            "sex": rng.choice(["M", "F"], 120),
+            "zip": rng.integers(10000, 10100, 120),
+            "disease": sets,
+        }
+    )
+    cfg = rt_config(
+        tmp_path,
+        write_csv(tmp_path, frame),
+        model={"name": "kl_diversity", "k": 20, "l": 5},
+        algorithm={"name": algorithm},
+        output={"path": str(tmp_path / "out"), "publish": "anatomy", "max_suppressed_share": 1.0},
+    )
+    with pytest.raises(ReleaseTooSmallError, match="publish no row") as info:
+        run_job(LocalEngine(), parse_config(cfg))
+    assert "fewer than 5 distinct sets" in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+# --- item 6: losses that count each suppressed record as fully lost --------------------------
+
+
+def test_fully_lost_mean_by_hand() -> None:
+    from sparkanon.metrics.ncp import fully_lost_mean
+
+    # 30 published rows at 20%, 10 suppressed at 100%: (600 + 1000) / 40 = 40%.
+    assert fully_lost_mean(20.0, 30, 10, 100.0) == pytest.approx(40.0)
+    assert fully_lost_mean(0.3, 7, 0, 1.0) == pytest.approx(0.3)
+    assert fully_lost_mean(0.0, 0, 5, 1.0) == 1.0
+    assert fully_lost_mean(0.0, 0, 0, 1.0) == 0.0
+
+
+def test_one_table_losses_with_suppressed_rows(tmp_path: Path) -> None:
+    raw = {
+        "input": {"format": "csv", "path": str(_mostly_missing(tmp_path)), "on_missing": "drop"},
+        "attributes": [{"name": "x", "kind": "continuous"}],
+        "sensitive": {"name": "s"},
+        "model": {"name": "k", "k": 5},
+        "algorithm": {"name": "mdav"},
+        "output": {"path": str(tmp_path / "out"), "max_suppressed_share": 0.6},
+    }
+    m = run_job(LocalEngine(), parse_config(raw), commit=False).metrics
+    lost = m["loss_with_suppressed"]
+    # 1,200 published rows, 1,800 suppressed (60%): GCP = (GCP * 1200 + 100 * 1800) / 3000.
+    assert lost["GCP"] == pytest.approx((m["GCP"] * 1200 + 100 * 1800) / 3000)
+    assert lost["NCP_by_attribute"]["x"] == pytest.approx(
+        (m["NCP_by_attribute"]["x"] * 1200 + 100 * 1800) / 3000
+    )
+    assert lost["NCP"] == pytest.approx((m["NCP"] * m["classes"] + 1800) / (m["classes"] + 1800))
+    assert lost["GCP"] > 60 > m["GCP"]
+
+
+def test_rt_item_ncp_with_suppressed_does_not_improve_as_privacy_tightens(tmp_path: Path) -> None:
+    from tests.test_rt_job import rt_config, rt_frame, write_csv
+
+    data = write_csv(tmp_path, rt_frame(400, seed=5))
+    seen = []
+    for k, l in [(2, 2), (8, 4)]:  # noqa: E741
+        cfg = rt_config(
+            tmp_path,
+            data,
+            model={"name": "kl_diversity", "k": k, "l": l},
+            output={"path": str(tmp_path / "out"), "publish": "anatomy", "max_suppressed_share": 1},
+        )
+        m = run_job(LocalEngine(), parse_config(cfg), commit=False).metrics
+        assert m["loss_with_suppressed"]["item_ncp"] >= m["item_ncp"]
+        seen.append(m["loss_with_suppressed"]["item_ncp"])
+    assert seen[1] >= seen[0]

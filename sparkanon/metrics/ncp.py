@@ -52,3 +52,31 @@ def global_certainty_penalty(total_penalty: float, rows: int, weight_sum: float)
     if rows <= 0 or weight_sum <= 0:
         return 0.0
     return 100.0 * total_penalty / (rows * weight_sum)
+
+
+def fully_lost_mean(
+    published: float, published_count: float, lost_count: float, full: float
+) -> float:
+    """A mean loss that counts each suppressed unit as fully lost.
+
+    Published-only losses improve as a model tightens when the units the model
+    suppresses are the most generalized ones (issue 21: item NCP 0.65 at (5,2),
+    0.30 at (50,10)). Counting a suppressed unit at the largest loss ``full``
+    restores the order: ``(published * published_count + full * lost_count) /
+    (published_count + lost_count)``.
+
+    Args:
+        published: the mean loss over the published units (rows, classes or items).
+        published_count: how many units the published mean is over.
+        lost_count: how many units were suppressed.
+        full: the loss of a unit published as nothing (e.g. 1, 100 percent, or
+            the sum of the attribute weights for a weighted NCP).
+
+    Returns:
+        The mean over every unit; ``full`` when nothing is published, 0 when there is
+        no unit at all.
+    """
+    total = published_count + lost_count
+    if total <= 0:
+        return 0.0
+    return float((published * published_count + full * lost_count) / total)
