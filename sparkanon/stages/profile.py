@@ -516,7 +516,8 @@ class Profile:
         sensitive_counts: rows per sensitive value among the usable rows (the
             global distribution).
         stats: the merged statistics table, one row per (stat, column, value).
-        items: the set column's statistics (a set-valued sensitive attribute only).
+        items: the set column's statistics (a set-valued sensitive attribute only); its
+            records whose every item is unknown are suppressed (:attr:`unknown_items`).
     """
 
     rows_in: int
@@ -633,10 +634,11 @@ def profile_input(
         timer.note(rows=profile.rows_in, usable=profile.usable)
         log.info(
             "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
-            "invalid values",
+            "invalid values, %d whose every item is unknown",
             profile.rows_in,
             profile.malformed,
             profile.missing,
             profile.invalid,
+            profile.unknown_items,
         )
     return profile, schema
