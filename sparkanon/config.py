@@ -569,11 +569,26 @@ class ItemsetConfig(_Frozen):
         return self
 
     def load_tree(self, items: Sequence[str] = ()) -> ItemTree:
-        """The item taxonomy: the configured file, or an even tree over ``items`` (sorted)."""
+        """The item taxonomy: the configured file, or an even tree over ``items`` (sorted).
+
+        Raises:
+            ConfigError: the file is not a tree, or a label of the taxonomy (a label of
+                the file, an item of the data or a generated node label) contains
+                ``separator``: published sets join their labels with it.
+        """
         if self.taxonomy is not None:
-            return ItemTree.of(load_arx_hierarchy(self.taxonomy, self.name))
+            return ItemTree.of(load_arx_hierarchy(self.taxonomy, self.name, self.separator))
         assert self.fanout is not None
-        return ItemTree.of(even_taxonomy(sorted_items(items), self.fanout))
+        tree = ItemTree.of(even_taxonomy(sorted_items(items), self.fanout))
+        clash = next((label for label in tree.labels if self.separator in label), None)
+        if clash is not None:
+            raise ConfigError(
+                f"sensitive.separator: {self.separator!r} occurs in the label {clash!r} of the "
+                "even taxonomy (an item of the data, or a node label L<level>:<index> it "
+                "generates); a published set joins its labels with the separator, so the "
+                "label would read as several nodes. Choose another separator"
+            )
+        return tree
 
 
 def _sensitive_kind(raw: Any) -> str:

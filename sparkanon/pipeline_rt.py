@@ -36,7 +36,7 @@ from sparkanon.stages.rt_cluster import (
     cluster_rt,
     reconcile_rt,
 )
-from sparkanon.stages.rt_publish import publish_rt, verify_rt
+from sparkanon.stages.rt_publish import publish_rt, rt_column_types, verify_rt
 
 RT_SPLIT_BYTES = 16 << 20
 """Default ``input.max_split_bytes`` of a relational-transaction job (16 MiB of input file)."""
@@ -189,10 +189,11 @@ def _run_rt_job(
 
     placed = engine.where(rows, CLASS, ">=", 0)
     try:
+        kinds = {a.name: a.kind for a in config.quasi_identifiers}
         publication = publish_rt(
             engine,
             placed,
-            raw.passthrough_types,
+            rt_column_types(raw.passthrough_types, kinds),
             tree,
             sens.name,
             sens.separator,
@@ -299,6 +300,7 @@ def rt_report(
         "suppressed_malformed_records": profile.malformed,
         "suppressed_missing_values": profile.missing,
         "suppressed_invalid_values": profile.invalid,
+        "suppressed_unknown_items": profile.unknown_items,
         "suppressed_unplaced": unplaced,
         "suppressed_by_reason": suppressed,
         "groups": verdict["groups"],

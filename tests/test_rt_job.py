@@ -545,3 +545,260 @@ def test_rt_jobs_read_in_small_splits_unless_configured(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match="max_split_bytes"):
         parse_config(too_small)
+
+
+# QA's RT report (issue 21): items dropped as unknown, separators in labels, the empty set
+# in CSV, inner-node items and wrong separators, the published types of RT.
+
+
+def unknown_items_frame(n: int = 300, seed: int = 6) -> pd.DataFrame:
+    """``rt_frame`` with one record of unknown items only, one mixed, one empty set."""
+    frame = rt_frame(n, seed=seed)
+    frame.loc[0, "disease"] = "zz9|zz8"  # every item unknown: suppressed, not published empty
+    frame.loc[1, "disease"] = "a1|zz9|a1"  # an unknown item and a duplicate known one
+    frame.loc[2, "disease"] = ""  # an empty set in the input: published as such
+    return frame
+
+
+def known_item_counts(frame: pd.DataFrame) -> tuple[int, int]:
+    """``(items, empty)``: distinct known items over all sets, and the input's empty sets."""
+    sets = [{i for i in s.split("|") if i} for s in frame["disease"].fillna("")]
+    return sum(len(s & set(ITEMS)) for s in sets), sum(1 for s in sets if not s)
+
+
+def test_record_whose_every_item_is_dropped_is_suppressed(tmp_path: Path) -> None:
+    """Item 3: not published as the empty set; counted as its own cause; items after the drop."""
+    frame = unknown_items_frame()
+    cfg = rt_config(tmp_path, write_csv(tmp_path, frame), sensitive__on_unknown_item="drop")
+    result = run_local(cfg)
+    m = result.metrics
+    assert m["suppressed_unknown_items"] == 1
+    causes = ("malformed_records", "missing_values", "invalid_values", "unknown_items", "unplaced")
+    assert m["rows_suppressed"] == sum(m[f"suppressed_{c}"] for c in causes)
+    assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == len(frame)
+    items, empty = known_item_counts(frame)
+    assert m["items"]["items_in_sets"] == items
+    assert m["items"]["empty_sets"] == empty  # the input's empty sets, not the emptied one
+    assert m["items"]["duplicate_items_removed"] == 1
+    assert m["items"]["unknown_item_occurrences_dropped"] == 3
+    assert 0 not in set(result.publication.tables["rt"]["record_id"])
+    tt = result.publication.tables["tt"]
+    assert int(tt.loc[tt["disease"] == "", "count"].sum()) <= empty
+    check_publication(result, 4, 3)
+
+
+def test_item_stats_count_after_the_drop() -> None:
+    from sparkanon.stages.items import ItemsSpec, item_stats
+
+    spec = ItemsSpec(
+        column="x",
+        layout="delimited",
+        separator="|",
+        known=frozenset({"a", "b"}),
+        missing_tokens=frozenset(),
+        empty_when_null=True,
+    )
+    values = pd.Series(["a|zz|a", "zz|yy|zz", "", "b", None], dtype=object)
+    stats = {(s, v): n for s, v, n in item_stats(values, spec)}
+    assert stats[("item_unknown", "zz")] == 2 and stats[("item_unknown", "yy")] == 1
+    assert stats[("empty_sets", None)] == 2  # "" and the null of the delimited layout
+    assert stats[("emptied_sets", None)] == 1  # "zz|yy|zz"
+    assert stats[("duplicate_items", None)] == 1  # the second "a"; unknown repeats not counted
+    assert stats[("set_items", None)] == 2  # a, b
+
+
+def test_every_record_emptied_by_the_drop_fails_with_a_separator_hint(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A wrong separator with on_unknown_item: drop leaves no record: exit 2, with a hint."""
+    rng = np.random.default_rng(21)
+    frame = rt_frame(120, seed=21)
+    frame["disease"] = [",".join(rng.choice(ITEMS, size=2, replace=False)) for _ in range(120)]
+    cfg = rt_config(tmp_path, write_csv(tmp_path, frame), sensitive__on_unknown_item="drop")
+    refused(capsys, tmp_path, cfg, "no record is left", "splits at ','", "sensitive.separator")
+
+
+def separator_taxonomy(tmp_path: Path) -> Path:
+    """The test taxonomy with one leaf, on line 3, renamed ``Sci|Fi``."""
+    path = write_taxonomy(tmp_path / "sep_tax.csv")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[2] = lines[2].replace("a3", "Sci|Fi")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_taxonomy_label_holding_the_separator_is_refused(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Item 4: ``Sci|Fi`` would publish as two nodes that do not exist."""
+    cfg = rt_config(tmp_path, write_csv(tmp_path, rt_frame(100, seed=22)))
+    cfg["sensitive"] = {**cfg["sensitive"], "taxonomy": str(separator_taxonomy(tmp_path))}
+    refused(capsys, tmp_path, cfg, "sep_tax.csv", "line 3", "'Sci|Fi'", "sensitive.separator")
+
+
+def test_separator_in_a_generated_taxonomy_label_is_refused(tmp_path: Path) -> None:
+    """An even taxonomy's node labels ``L1:0`` cannot be joined by ``:`` either."""
+    from sparkanon.config import ItemsetConfig
+
+    sens = ItemsetConfig(name="disease", kind="itemset", fanout=2, separator=":")
+    with pytest.raises(ConfigError, match="'L1:0'"):
+        sens.load_tree(["a", "b", "c", "d", "e"])
+    assert sens.model_copy(update={"separator": "|"}).load_tree(["a", "b", "c"]).n_leaves == 3
+
+
+def test_inner_node_item_is_named_as_such(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Item 8: an inner node is not 'absent from the taxonomy'; items must be leaves."""
+    frame = rt_frame(200, seed=23)
+    frame.loc[4, "disease"] = "B|a1"
+    cfg = rt_config(tmp_path, write_csv(tmp_path, frame))
+    refused(capsys, tmp_path, cfg, "'B'", "inner node", "level 1", "must be leaves")
+    assert "absent from" not in capsys.readouterr().err
+
+
+def test_wrong_separator_gets_a_hint(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Item 8: sets joined by ';' read with separator '|' are one unknown item each."""
+    frame = rt_frame(200, seed=24)
+    frame["disease"] = frame["disease"].str.replace("|", ";")
+    cfg = rt_config(tmp_path, write_csv(tmp_path, frame))
+    refused(capsys, tmp_path, cfg, "absent from the taxonomy", "splits at ';'", "separator")
+
+
+def test_separator_hint_when_no_item_is_known() -> None:
+    from sparkanon.stages.items import ItemsSpec, separator_hint
+
+    spec = ItemsSpec(
+        column="x",
+        layout="delimited",
+        separator="|",
+        known=frozenset({"a1", "b2"}),
+        missing_tokens=frozenset(),
+    )
+    assert "splits at ','" in separator_hint(["a1,b2"], spec, any_known=True)
+    assert "no item of the data" in separator_hint(["a1#b2"], spec, any_known=False)
+    assert separator_hint(["zz9"], spec, any_known=True) == ""
+    array = ItemsSpec(
+        column="x", layout="array", separator="|", known=spec.known, missing_tokens=frozenset()
+    )
+    assert separator_hint(["a1,b2"], array, any_known=False) == ""
+
+
+def csv_fields(table_dir: Path) -> list[list[str]]:
+    """Every record of a committed CSV table's part files, header excluded, as read by csv."""
+    import csv
+
+    rows: list[list[str]] = []
+    for part in sorted(table_dir.glob("*.csv")):
+        with part.open(encoding="utf-8", newline="") as fh:
+            rows += list(csv.reader(fh))[1:]
+    return rows
+
+
+def empty_set_lines(table_dir: Path) -> list[str]:
+    """The raw lines of a committed TT whose set field is empty."""
+    lines = []
+    for part in sorted(table_dir.glob("*.csv")):
+        lines += [ln for ln in part.read_text(encoding="utf-8").splitlines()[1:] if ",," in ln]
+    return lines
+
+
+def test_empty_set_in_csv_output_is_an_empty_field_read_back_as_empty(tmp_path: Path) -> None:
+    """Item 5 (local): the empty set is an empty field, read back as "" (not missing)."""
+    frame = rt_frame(300, seed=25)
+    data = write_csv(tmp_path, frame)
+    cfg = rt_config(tmp_path, data, output__format="csv")
+    result = run_job(LocalEngine(), parse_config(cfg), commit=True)
+    tt = result.publication.tables["tt"]
+    assert (tt["disease"] == "").any() and not tt["disease"].isna().any()
+    lines = empty_set_lines(tmp_path / "out" / "tt")
+    assert lines and all(ln.count(",") == 2 and '"' not in ln for ln in lines)
+
+
+def test_rt_types_do_not_depend_on_the_input_format(tmp_path: Path) -> None:
+    """Item 10: a continuous QI is a double, a nominal one a string, from CSV and Parquet."""
+    frame = rt_frame(300, seed=26)
+    csv_cfg = rt_config(tmp_path, write_csv(tmp_path, frame))
+    parquet = tmp_path / "rt.parquet"
+    frame.to_parquet(parquet)
+    pq_cfg = rt_config(tmp_path, parquet)
+    pq_cfg["input"] = {"format": "parquet", "path": str(parquet)}
+    tables = [run_local(c).publication.tables["rt"] for c in (csv_cfg, pq_cfg)]
+    for rt in tables:
+        assert rt["age"].dtype == np.float64 and rt["zip"].dtype == np.float64
+        assert rt["sex"].map(type).eq(str).all()
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+
+
+def spark_and_local(spark: Any, tmp_path: Path, cfg: dict[str, Any]) -> tuple[Any, Any]:
+    """The job committed by both engines, each to its own output directory."""
+    from sparkanon.engine.spark import SparkEngine
+
+    runs = []
+    for name, engine in (("local", LocalEngine()), ("spark", SparkEngine(spark))):
+        config = parse_config({**cfg, "output": {**cfg["output"], "path": str(tmp_path / name)}})
+        runs.append(run_job(engine, config, commit=True))
+    return runs[0], runs[1]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_spark_matches_local_on_dropped_items_empty_sets_and_types(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    """Items 3, 5 and 10 on both engines: counts, CSV empty sets, RT types, equal tables."""
+    frame = unknown_items_frame(400, seed=27)
+    cfg = rt_config(
+        tmp_path,
+        write_csv(tmp_path, frame),
+        sensitive__on_unknown_item="drop",
+        output__format="csv",
+    )
+    if fmt == "parquet":
+        frame.to_parquet(tmp_path / "rt.parquet")
+        cfg["input"] = {"format": "parquet", "path": str(tmp_path / "rt.parquet")}
+    local, remote = spark_and_local(spark, tmp_path, cfg)
+    for key in ("rows_out", "rows_suppressed", "suppressed_unknown_items", "groups", "items"):
+        assert remote.metrics[key] == local.metrics[key], key
+    assert remote.metrics["suppressed_unknown_items"] == 1
+    assert local.metrics["items"]["empty_sets"] == known_item_counts(frame)[1]
+    for name, keys in (("rt", ["record_id"]), ("tt", ["group_id", "disease"])):
+        mine = sorted(csv_fields(tmp_path / "local" / name))
+        theirs = sorted(csv_fields(tmp_path / "spark" / name))
+        assert mine == theirs, name
+        if name == "rt":  # record_id, age, sex, zip, group_id: age and zip written as doubles
+            ages = frame["age"].to_numpy()
+            assert all(row[1] == str(float(ages[int(row[0])])) for row in mine)
+            assert all(row[3].endswith(".0") for row in mine)
+        back = remote.publication.tables[name].toPandas().sort_values(keys)
+        here = local.publication.tables[name].sort_values(keys)
+        pd.testing.assert_frame_equal(
+            here.reset_index(drop=True), back[list(here.columns)].reset_index(drop=True)
+        )
+    for run in ("local", "spark"):
+        lines = empty_set_lines(tmp_path / run / "tt")
+        assert lines and all('"' not in ln for ln in lines), run
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("case", ["separator_label", "inner_node"])
+def test_spark_refuses_like_local(spark: Any, tmp_path: Path, case: str) -> None:
+    """Items 4 and 8 on both engines: the same error (exit 2), nothing written."""
+    from sparkanon.engine.spark import SparkEngine
+    from sparkanon.errors import UserError
+
+    frame = rt_frame(100, seed=28)
+    cfg = rt_config(tmp_path, write_csv(tmp_path, frame))
+    if case == "separator_label":
+        cfg["sensitive"] = {**cfg["sensitive"], "taxonomy": str(separator_taxonomy(tmp_path))}
+    else:
+        frame.loc[4, "disease"] = "B|a1"
+        cfg = rt_config(tmp_path, write_csv(tmp_path, frame))
+    messages = []
+    for engine in (LocalEngine(), SparkEngine(spark)):
+        with pytest.raises(UserError) as info:
+            run_job(engine, parse_config(cfg), commit=True)
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert ("'Sci|Fi'" if case == "separator_label" else "inner node") in messages[0]
+    assert leftovers(tmp_path / "out") == []

@@ -129,7 +129,7 @@ def _read_rows(p: Path) -> list[tuple[int, list[str]]]:
     return rows
 
 
-def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
+def load_arx_hierarchy(path: str | Path, attribute: str, separator: str | None = None) -> Taxonomy:
     """Load an ARX-format hierarchy CSV and check that it describes a tree.
 
     The checks, each failing with the file, the line number and the offending
@@ -138,11 +138,14 @@ def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
     level only, so it is never both a leaf and an inner node and the parent
     links cannot form a cycle (in this format a cycle shows up as a value at
     two levels); every node has one parent wherever it appears; the last
-    column holds one root.
+    column holds one root; with ``separator``, no label contains it.
 
     Args:
         path: the CSV file.
         attribute: the attribute it belongs to (for error messages).
+        separator: the separator a published set joins its labels with (the item
+            taxonomy of a set-valued attribute); a label holding it would read as
+            several labels, so it is refused.
 
     Returns:
         The taxonomy with leaves in depth-first order.
@@ -168,6 +171,8 @@ def load_arx_hierarchy(path: str | Path, attribute: str) -> Taxonomy:
     seen: dict[str, tuple[int, str | None, int]] = {}
     for lineno, row in numbered:
         _check_row(where, lineno, row, width, first_line)
+        if separator is not None:
+            _check_separator(where, lineno, row, separator)
         for level, node in enumerate(row):
             parent = row[level + 1] if level + 1 < width else None
             if node not in seen:
@@ -209,6 +214,18 @@ def _check_row(where: str, lineno: int, row: list[str], width: int, first_line: 
         raise ConfigError(
             f"{where}: line {lineno} ({';'.join(row)!r}) has an empty cell in column {column}"
         )
+
+
+def _check_separator(where: str, lineno: int, row: list[str], separator: str) -> None:
+    """Fail if a label of ``row`` contains the set separator (it would read as two labels)."""
+    for label in row:
+        if separator in label:
+            raise ConfigError(
+                f"{where}: line {lineno}: label {label!r} contains the set separator "
+                f"{separator!r} (sensitive.separator); a published set joins its labels with "
+                f"it, so {label!r} would read as several nodes. Rename the label or choose "
+                "another separator"
+            )
 
 
 def _check_node(

@@ -326,11 +326,18 @@ class Engine(ABC):
 
     @abstractmethod
     def write_table(self, table: Table, path: str, fmt: str) -> None:
-        """Write a table as Parquet or CSV (with header) into directory ``path``."""
+        """Write a table as Parquet or CSV (with header) into directory ``path``.
+
+        In CSV an empty string is an empty field, as a null is: one representation on
+        both engines (a relational-transaction job's empty set is the empty string).
+        """
 
     @abstractmethod
     def read_table(self, path: str, fmt: str) -> Table:
-        """Read back a table written by :meth:`write_table`."""
+        """Read back a table written by :meth:`write_table`.
+
+        CSV reads every column as text, an empty field as the empty string.
+        """
 
     @abstractmethod
     def path_exists(self, path: str) -> bool:

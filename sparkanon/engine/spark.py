@@ -426,13 +426,14 @@ class SparkEngine(Engine):
         writer = table.write.mode("error")
         if fmt == "parquet":
             writer.parquet(path)
-        else:
-            writer.option("header", "true").csv(path)
+        else:  # an empty string is an empty field, as a null is (Spark's default is "")
+            writer.option("header", "true").option("emptyValue", "").csv(path)
 
     def read_table(self, path: str, fmt: str) -> DataFrame:  # noqa: D102
         if fmt == "parquet":
             return self.spark.read.parquet(path)
-        return self.spark.read.option("header", "true").csv(path)
+        # Every column is text; an empty field reads as "" (Spark's reader gives a null).
+        return self.spark.read.option("header", "true").csv(path).na.fill("")
 
     def _fs(self, path: str) -> tuple[Any, Any]:
         """The Hadoop FileSystem of ``path`` and the path, through the JVM gateway.

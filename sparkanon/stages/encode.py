@@ -1,8 +1,9 @@
 """Stage ``encode``: one code per quasi-identifier and the sensitive value, cached once.
 
 Rows dropped here are exactly those the profile counted: malformed records, rows
-holding a missing value and, with ``input.on_invalid: drop``, rows holding a value
-that cannot be encoded (:func:`sparkanon.stages.profile.invalid_masks`).
+holding a missing value, with ``input.on_invalid: drop``, rows holding a value
+that cannot be encoded (:func:`sparkanon.stages.profile.invalid_masks`) and, for a
+set-valued attribute, records whose every item is unknown.
 """
 
 from __future__ import annotations
@@ -58,7 +59,9 @@ def make_encode_fn(
     With ``drop_invalid`` (the profile's spec, for ``input.on_invalid: drop``)
     rows holding a value :func:`invalid_masks` rejects are dropped too. With
     ``items`` (the set column's spec and item -> leaf id) the sensitive column is
-    a set, encoded into :data:`~sparkanon.stages.items.ITEMS`.
+    a set, encoded into :data:`~sparkanon.stages.items.ITEMS`; a record whose every
+    item is unknown (dropped with ``on_unknown_item: drop``) is dropped as well
+    (:func:`~sparkanon.stages.items.emptied_records`, counted by the profile).
     """
     columns = schema.qi_names + ([schema.sensitive.name] if items is None else [])
     encode_sets = None if items is None else make_set_encoder(items[1], items[0])
@@ -84,14 +87,17 @@ def make_encode_fn(
             raw = rows[kind.name] if numeric else texts[kind.name].reset_index(drop=True)
             codes, _ = kind.encode(raw)
             out[col] = codes
+        emptied = None
         if encode_sets is not None:
-            out[ITEMS] = encode_sets(rows[items[0].column])
+            out[ITEMS], emptied = encode_sets(rows[items[0].column])
         else:
             sens = texts[schema.sensitive.name].reset_index(drop=True)
             out[SENS], out[LEVEL], _ = schema.sensitive.encode(sens)
         frame = pd.DataFrame(out)
         for c in passthrough:
             frame[c] = rows[c].to_numpy()
+        if emptied is not None and emptied.any():  # every item unknown: suppressed
+            frame = frame[~emptied].reset_index(drop=True)
         return frame
 
     return encode

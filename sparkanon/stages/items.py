@@ -19,9 +19,11 @@ Decided behaviours, each tested:
   the rows holding a missing value (``input.on_missing``);
 * an item listed twice in one set counts once (seed 002 section 2: the items of a
   transaction do not repeat); the job reports how many such duplicates it removed;
-* an item absent from the taxonomy fails the job naming the column and the item,
-  unless ``sensitive.on_unknown_item: drop`` removes it from its set (counted; a set
-  left with no item is the empty set).
+* an item absent from the taxonomy (or an inner node of it: items are its leaves) fails
+  the job naming the column and the item, unless ``sensitive.on_unknown_item: drop``
+  removes it from its set (counted); a record whose every item was removed is
+  suppressed (``suppressed_unknown_items``), never published as the empty set, which
+  would state that the record holds no item.
 
 Encoded, a set is its sorted, distinct leaf ids packed as little-endian int32 bytes
 (:func:`pack_sets`, a ``binary`` column :data:`ITEMS`): one buffer per record, decoded
@@ -30,7 +32,7 @@ for a whole block by one ``frombuffer`` (:func:`decode_sets`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +45,14 @@ from sparkanon.attributes.itemsets import ItemSets, distinct_pairs
 ITEMS = "_items"
 """Encoded column (``binary``): a record's leaf ids, sorted, distinct, packed int32."""
 
-ITEM_STATS = ("item", "item_unknown", "empty_sets", "duplicate_items", "set_items")
+ITEM_STATS = (
+    "item",
+    "item_unknown",
+    "empty_sets",
+    "emptied_sets",
+    "duplicate_items",
+    "set_items",
+)
 """Statistics the profile adds for the set column (see :func:`item_stats`)."""
 
 
@@ -176,6 +185,9 @@ def _slices(buffer: bytes, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
 def item_stats(values: pd.Series, spec: ItemsSpec) -> list[tuple[str, str | None, int]]:
     """Per batch statistics of the set column, mergeable by summing ``n``.
 
+    Every count but ``item_unknown`` is taken after the unknown items are removed, so
+    it describes the sets the job publishes.
+
     Args:
         values: the set column of the usable records (no missing set).
         spec: the layout and the known items.
@@ -183,28 +195,100 @@ def item_stats(values: pd.Series, spec: ItemsSpec) -> list[tuple[str, str | None
     Returns:
         ``(stat, value, n)`` rows: ``item`` (records holding the item, once per
         record), ``item_unknown`` (records holding an item absent from the
-        taxonomy), ``empty_sets`` (records whose set is empty, before dropping
-        unknown items), ``duplicate_items`` (repeated occurrences removed) and
-        ``set_items`` (distinct items over all records).
+        taxonomy), ``empty_sets`` (records whose set is empty in the input),
+        ``emptied_sets`` (records whose every item is unknown: suppressed when
+        unknown items are dropped), ``duplicate_items`` (repeated occurrences of
+        known items removed) and ``set_items`` (distinct known items over all records).
     """
     record, label, labels = item_occurrences(values, spec)
-    pair_record, pair_label = distinct_pairs(record, label, len(values))
+    n = len(values)
+    known_label = np.array([spec.known is None or item in spec.known for item in labels], bool)
+    pair_record, pair_label = distinct_pairs(record, label, n)
     out: list[tuple[str, str | None, int]] = []
     per_item = np.bincount(pair_label, minlength=len(labels))
-    for item, n in zip(labels, per_item.tolist(), strict=True):
-        if n:
-            known = spec.known is None or item in spec.known
-            out.append(("item" if known else "item_unknown", str(item), int(n)))
-    holding = np.bincount(pair_record, minlength=len(values)) > 0
+    for item, known, count in zip(labels, known_label.tolist(), per_item.tolist(), strict=True):
+        if count:
+            out.append(("item" if known else "item_unknown", str(item), int(count)))
+    holding = np.bincount(pair_record, minlength=n) > 0
+    known_pair = known_label[pair_label]
+    known_occurrences = int(known_label[label].sum())
+    known_pairs = int(known_pair.sum())
     out.append(("empty_sets", None, int((~holding).sum())))
-    out.append(("duplicate_items", None, int(record.size - pair_record.size)))
-    out.append(("set_items", None, int(pair_record.size)))
+    out.append(("emptied_sets", None, int(emptied_records(pair_record, known_pair, n).sum())))
+    out.append(("duplicate_items", None, known_occurrences - known_pairs))
+    out.append(("set_items", None, known_pairs))
     return out
+
+
+def emptied_records(record: np.ndarray, known: np.ndarray, n: int) -> np.ndarray:
+    """Whether each of ``n`` records holds items but none of them known.
+
+    Args:
+        record: the record of each item occurrence.
+        known: whether each occurrence's item is known.
+        n: the number of records.
+    """
+    holding = np.bincount(record, minlength=n) > 0
+    holding_known = np.bincount(record[known], minlength=n) > 0
+    return holding & ~holding_known
+
+
+SEPARATOR_GUESSES = (",", ";", "|", "/", ":", "\t", " ")
+"""Separators an unknown item is tried against when the configured one may be wrong."""
+
+
+def separator_guess(item: str, separator: str, known: frozenset[str]) -> str | None:
+    """Another separator splitting ``item`` into known items only, or ``None``.
+
+    An unknown item that is several known items joined by another character is a
+    sign that ``sensitive.separator`` is wrong (every set then reads as one item).
+    """
+    for guess in SEPARATOR_GUESSES:
+        if guess == separator or guess not in item:
+            continue
+        parts = [part.strip() for part in item.split(guess)]
+        parts = [part for part in parts if part]
+        if len(parts) > 1 and all(part in known for part in parts):
+            return guess
+    return None
+
+
+def separator_hint(
+    unknown: Sequence[str], spec: ItemsSpec, any_known: bool, limit: int = 100
+) -> str:
+    """A hint that ``sensitive.separator`` may be wrong, or ``""``.
+
+    Given when an unknown item splits into known items at another separator
+    (:func:`separator_guess`, tried on the first ``limit`` unknown items), or when no
+    item of the data is known at all; only for the ``delimited`` layout.
+
+    Args:
+        unknown: the distinct unknown items.
+        spec: the layout, the separator and the known items.
+        any_known: whether the data holds any known item.
+        limit: unknown items tried.
+    """
+    if spec.layout != "delimited" or spec.known is None:
+        return ""
+    sep = spec.separator
+    for item in sorted(unknown)[:limit]:
+        guess = separator_guess(item, sep, spec.known)
+        if guess is not None:
+            return (
+                f"; {item!r} splits at {guess!r} into items of the taxonomy: is "
+                f"sensitive.separator ({sep!r}) the separator of the data?"
+            )
+    if not any_known:
+        return (
+            f"; no item of the data is in the taxonomy: is sensitive.separator ({sep!r}) the "
+            "separator of the data?"
+        )
+    return ""
 
 
 def make_set_encoder(
     codes: Mapping[str, int], spec: ItemsSpec
-) -> Callable[[pd.Series], np.ndarray]:
+) -> Callable[[pd.Series], tuple[np.ndarray, np.ndarray]]:
     """A function from a batch's set column to each record's packed leaf ids.
 
     Args:
@@ -213,16 +297,18 @@ def make_set_encoder(
         spec: the layout.
 
     Returns:
-        ``encode(values) -> object array of bytes``: each record's sorted, distinct leaf
-        ids (:func:`pack_sets`).
+        ``encode(values) -> (packed, emptied)``: each record's sorted, distinct leaf
+        ids (:func:`pack_sets`), and whether the record held items but none known
+        (:func:`emptied_records`: the record is suppressed, not published empty).
     """
 
-    def encode(values: pd.Series) -> np.ndarray:
+    def encode(values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
         record, label, labels = item_occurrences(values, spec)
         leaf_of_label = np.array([codes.get(item, -1) for item in labels], dtype=np.int64)
         leaf = leaf_of_label[label]
         known = leaf >= 0
-        return pack_sets(record[known], leaf[known], len(values))
+        packed = pack_sets(record[known], leaf[known], len(values))
+        return packed, emptied_records(record, known, len(values))
 
     return encode
 
@@ -250,14 +336,17 @@ class ItemProfile:
     Attributes:
         records_per_item: records holding each known item.
         unknown: records holding each item absent from the taxonomy.
-        empty_sets: records whose set is empty (before dropping unknown items).
-        duplicate_items: repeated occurrences removed from sets.
-        set_items: distinct items summed over all records.
+        empty_sets: records whose set is empty in the input.
+        emptied_sets: records whose every item is absent from the taxonomy (suppressed
+            when such items are dropped).
+        duplicate_items: repeated occurrences of known items removed from sets.
+        set_items: distinct known items summed over all records.
     """
 
     records_per_item: dict[str, int]
     unknown: dict[str, int]
     empty_sets: int
+    emptied_sets: int
     duplicate_items: int
     set_items: int
 
@@ -277,6 +366,7 @@ class ItemProfile:
             records_per_item=per_value("item"),
             unknown=per_value("item_unknown"),
             empty_sets=total("empty_sets"),
+            emptied_sets=total("emptied_sets"),
             duplicate_items=total("duplicate_items"),
             set_items=total("set_items"),
         )

@@ -32,7 +32,13 @@ from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import MALFORMED
 from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
-from sparkanon.stages.items import ItemProfile, ItemsSpec, item_stats, set_missing
+from sparkanon.stages.items import (
+    ItemProfile,
+    ItemsSpec,
+    item_stats,
+    separator_hint,
+    set_missing,
+)
 from sparkanon.stages.read import RawInput
 
 MAX_NOMINAL_VALUES = 10_000
@@ -358,14 +364,7 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
     sens = config.sensitive
     unknown_items = rows("item_unknown")
     if isinstance(sens, ItemsetConfig) and sens.on_unknown_item == "error" and len(unknown_items):
-        r = unknown_items.sort_values("value").iloc[0]
-        total = int(unknown_items["n"].sum())
-        raise InputError(
-            f"item {r.value!r} of the set column {r.column!r} is absent from the taxonomy "
-            f"{sens.taxonomy!r} ({len(unknown_items)} unknown item(s) in {total} record "
-            "occurrences); add it to the taxonomy, or set sensitive.on_unknown_item: drop to "
-            "remove such items from their sets"
-        )
+        raise InputError(unknown_item_message(config, prof))
     unknown = rows("unknown")
     if dropping:
         unknown = unknown[unknown["column"] == config.sensitive.name]
@@ -384,6 +383,40 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
             "nominal": lambda: "its declared values (attributes[].values)",
         }[attr.kind]()
         raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}" + hint)
+
+
+def unknown_item_message(config: JobConfig, prof: pd.DataFrame) -> str:
+    """The error for items of the set column that are not leaves of the taxonomy.
+
+    An item that is an inner node of the taxonomy is named as such (items must be
+    leaves) before one that is absent from it; the latter comes with a hint when the
+    separator looks wrong (:func:`sparkanon.stages.items.separator_hint`).
+    """
+    sens = config.sensitive
+    assert isinstance(sens, ItemsetConfig) and sens.taxonomy is not None
+    spec = items_spec(config)
+    assert spec is not None
+    stats = prof[prof["column"] == sens.name]
+    unknown = stats[stats["stat"] == "item_unknown"]
+    values = sorted(str(v) for v in unknown["value"])
+    counts = f"{len(values)} unknown item(s) in {int(unknown['n'].sum())} record occurrences"
+    taxonomy = load_arx_hierarchy(sens.taxonomy, sens.name, sens.separator)
+    level_of = {label: j for path in taxonomy.paths for j, label in enumerate(path) if j}
+    inner = [v for v in values if v in level_of]
+    drop = "or set sensitive.on_unknown_item: drop to remove such items from their sets"
+    if inner:
+        item = inner[0]
+        return (
+            f"item {item!r} of the set column {sens.name!r} is an inner node of the taxonomy "
+            f"{sens.taxonomy!r} (level {level_of[item]}), not a leaf ({counts}); items must be "
+            f"leaves (the taxonomy's first column): replace it by the leaves it stands for, {drop}"
+        )
+    any_known = bool((stats["stat"] == "item").any())
+    hint = separator_hint(values, spec, any_known)
+    return (
+        f"item {values[0]!r} of the set column {sens.name!r} is absent from the taxonomy "
+        f"{sens.taxonomy!r} ({counts}){hint}; add it to the taxonomy, {drop}"
+    )
 
 
 def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> Schema:
@@ -408,6 +441,18 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
                 )
             kinds.append(nominal_kind(attr.name, attr.weight, values, attr.encoding))
     return Schema(kinds=tuple(kinds), sensitive=sensitive_levels(config, prof))
+
+
+def every_set_unknown_message(config: JobConfig, prof: pd.DataFrame, spec: ItemsSpec) -> str:
+    """The error when every usable record's items were unknown and dropped (no record left)."""
+    stats = prof[prof["column"] == spec.column]
+    unknown = sorted(str(v) for v in stats.loc[stats["stat"] == "item_unknown", "value"])
+    hint = separator_hint(unknown, spec, bool((stats["stat"] == "item").any()))
+    return (
+        f"input {config.input.source}: no record is left: every item of the set column "
+        f"{spec.column!r} is absent from the taxonomy {config.sensitive.taxonomy!r} and was "
+        f"dropped (sensitive.on_unknown_item: drop){hint}"
+    )
 
 
 def malformed_error(engine: Engine, config: JobConfig, count: int) -> InputError:
@@ -471,7 +516,8 @@ class Profile:
         sensitive_counts: rows per sensitive value among the usable rows (the
             global distribution).
         stats: the merged statistics table, one row per (stat, column, value).
-        items: the set column's statistics (a set-valued sensitive attribute only).
+        items: the set column's statistics (a set-valued sensitive attribute only); its
+            records whose every item is unknown are suppressed (:attr:`unknown_items`).
     """
 
     rows_in: int
@@ -483,14 +529,19 @@ class Profile:
     items: ItemProfile | None = None
 
     @property
+    def unknown_items(self) -> int:
+        """Records suppressed because every item of their set is unknown (dropped)."""
+        return 0 if self.items is None else self.items.emptied_sets
+
+    @property
     def usable(self) -> int:
         """Rows left for anonymization."""
-        return self.rows_in - self.malformed - self.missing - self.invalid
+        return self.rows_in - self.suppressed
 
     @property
     def suppressed(self) -> int:
         """Rows dropped before anonymization."""
-        return self.malformed + self.missing + self.invalid
+        return self.malformed + self.missing + self.invalid + self.unknown_items
 
 
 def items_spec(config: JobConfig) -> ItemsSpec | None:
@@ -500,7 +551,7 @@ def items_spec(config: JobConfig) -> ItemsSpec | None:
         return None
     known = None
     if sens.taxonomy is not None:
-        known = frozenset(load_arx_hierarchy(sens.taxonomy, sens.name).leaves)
+        known = frozenset(load_arx_hierarchy(sens.taxonomy, sens.name, sens.separator).leaves)
     tokens = frozenset(t.strip() for t in config.input.missing_values) - {""}
     return ItemsSpec(
         column=sens.name,
@@ -577,14 +628,17 @@ def profile_input(
         if spec.items is None:
             check_feasible(config, config.models, sensitive_domain(schema, profile), profile.usable)
         elif profile.usable == 0:
+            if profile.unknown_items:
+                raise InputError(every_set_unknown_message(config, prof, spec.items))
             check_feasible(config, config.models, sensitive_domain(schema, profile), 0)
         timer.note(rows=profile.rows_in, usable=profile.usable)
         log.info(
             "profile: %d rows in; dropped %d malformed, %d with missing values, %d with "
-            "invalid values",
+            "invalid values, %d whose every item is unknown",
             profile.rows_in,
             profile.malformed,
             profile.missing,
             profile.invalid,
+            profile.unknown_items,
         )
     return profile, schema

@@ -21,7 +21,7 @@ the bytes that will be committed, with aggregations only (:func:`verify_rt`):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 
 from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS, RID
+from sparkanon.attributes.text import trimmed_text
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications import Publication
 from sparkanon.stages._common import StageTimer, one_row
@@ -47,15 +48,61 @@ GROUP_ID = "group_id"
 """RT and TT column: the group."""
 COUNT = "count"
 """TT column: records of the group carrying the set."""
+RT_KIND_TYPES = {"continuous": "double"}
+"""Published RT type of a quasi-identifier kind (``string`` for the kinds not listed)."""
 
 
-def make_rt_rows_fn(columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Published RT rows from placed rows: surrogate id, exact columns, group id."""
+def rt_column_types(
+    passthrough_types: Sequence[tuple[str, str]], kinds: Mapping[str, str]
+) -> list[tuple[str, str]]:
+    """The published types of RT's exact columns: one type per kind, whatever the input format.
+
+    A CSV input reads every column as text where Parquet keeps its numbers, so the input
+    type would make one column a string in one run and a number in another. A continuous
+    quasi-identifier is published as ``double``, any other quasi-identifier as
+    ``string``; a ``keep`` column (no kind) keeps its input type.
+
+    Args:
+        passthrough_types: the exact columns with their input types.
+        kinds: the kind of every quasi-identifier.
+    """
+    out = []
+    for column, dtype in passthrough_types:
+        kind = kinds.get(column)
+        out.append((column, dtype if kind is None else RT_KIND_TYPES.get(kind, "string")))
+    return out
+
+
+def published_values(values: pd.Series, dtype: str) -> np.ndarray:
+    """An exact column's values in its published type (:func:`rt_column_types`).
+
+    ``double``: the numbers (text is trimmed and parsed; the profile has checked it is
+    numeric); ``string``: the trimmed text (how the job read the value); any other type
+    is the input's own, kept as it is.
+    """
+    if dtype == "double":
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            return values.to_numpy(dtype=float, na_value=np.nan)
+        numbers = pd.to_numeric(trimmed_text(values), errors="raise").astype("Float64")
+        return numbers.to_numpy(dtype=float, na_value=np.nan)
+    if dtype == "string":
+        return trimmed_text(values).to_numpy(dtype=object, na_value=None)
+    return values.to_numpy()
+
+
+def make_rt_rows_fn(
+    columns: Sequence[tuple[str, str]],
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Published RT rows from placed rows: surrogate id, exact columns, group id.
+
+    Args:
+        columns: the exact columns with their published types (:func:`rt_column_types`).
+    """
 
     def rows(batch: pd.DataFrame) -> pd.DataFrame:
         out = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
-        for c in columns:
-            out[c] = batch[c].to_numpy()
+        for c, dtype in columns:
+            out[c] = published_values(batch[c], dtype)
         out[GROUP_ID] = batch[CLASS].to_numpy(dtype=np.int64)
         return pd.DataFrame(out)
 
@@ -103,7 +150,8 @@ def publish_rt(
     Args:
         engine: the engine.
         placed: the records with a group (``_class >= 0``) and their published set.
-        passthrough_types: the exact columns RT publishes, with their types.
+        passthrough_types: the exact columns RT publishes, with their published types
+            (:func:`rt_column_types`).
         tree: the item taxonomy (labels of the published nodes).
         set_column: the set column's name, reused in TT.
         sep: the separator joining a published set's labels.
@@ -115,7 +163,9 @@ def publish_rt(
         names = [c for c, _ in passthrough_types]
         rt_cols = [(RECORD_ID, "long"), *passthrough_types, (GROUP_ID, "long")]
         rt = engine.map_batches(
-            engine.select(placed, [RID, *names, CLASS]), make_rt_rows_fn(names), rt_cols
+            engine.select(placed, [RID, *names, CLASS]),
+            make_rt_rows_fn(passthrough_types),
+            rt_cols,
         )
         tally = engine.aggregate(placed, [CLASS, GSET], {COUNT: ("count", RID)})
         tt_cols = [(GROUP_ID, "long"), (set_column, "string"), (COUNT, "long")]
