@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sparkanon.cli import run_command
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
-from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
+from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError, ReleaseTooSmallError
 from sparkanon.pipeline import run_job
 from tests._inputs import leftovers, write_config
 
@@ -157,11 +157,15 @@ def test_random_rt_tables_verify(
         model={"name": "kl_diversity", "k": k, "l": l},
         algorithm={"name": algorithm},
         partitioning={"max_block_rows": max(k * l, 100)},
+        output={"path": str(tmp_path / "out"), "publish": "anatomy", "max_suppressed_share": 1},
     )
     try:
         result = run_local(cfg)
     except ConfigError as exc:  # too few records or distinct sets for k and l
         assert "model." in str(exc)
+        return
+    except ReleaseTooSmallError as exc:  # every record suppressed: the job refuses (exit 2)
+        assert "publish no row" in str(exc)
         return
     m = result.metrics
     assert m["verified"] is True
