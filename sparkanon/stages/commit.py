@@ -598,6 +598,14 @@ class TableTarget(OutputTarget):
     def commit(  # noqa: D102
         self, staging: str, metrics: dict[str, Any], schemas: Mapping[str, list[tuple[str, str]]]
     ) -> str:
+        if self._locked is not None and not table_lock.owns(
+            self.catalog, self._locked, self._owner["run"]
+        ):
+            raise OutputExistsError(
+                f"{self.where}: this run's lock {self._locked} was taken over by another run "
+                "(no heartbeat reached the metastore for longer than the expiry); nothing was "
+                "committed"
+            )
         columns = {pub: [(c, _spark_type(t)) for c, t in schemas[pub]] for pub in self.members}
         infos = self._infos()
         for pub, member in self.members.items():
