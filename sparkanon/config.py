@@ -658,6 +658,7 @@ class OutputConfig(_Frozen):
         table: a Spark SQL catalog table (``db.name``; exactly one of ``path`` and
             ``table``), created with the published schema when absent; with a partitioned
             input (``input.partition``) the run replaces that one partition of it.
+            ``publish: anatomy`` commits two tables, ``<table>_rt`` and ``<table>_tt``.
         format: ``parquet`` or ``csv``.
         mode: ``error`` fails when the path exists, ``overwrite`` replaces it
             (only after the new table passed verification).
@@ -693,11 +694,6 @@ class OutputConfig(_Frozen):
                 raise ValueError(
                     f"format: {self.format!r}: catalog tables are written as Parquet; drop "
                     "output.format or use output.path for CSV"
-                )
-            if self.publish == "anatomy":
-                raise ValueError(
-                    "table: publish: anatomy writes two tables (rt and tt) that must be "
-                    "committed together, which one catalog table cannot hold; use output.path"
                 )
         return self
 

@@ -59,3 +59,65 @@ def test_a_job_finishes_the_interrupted_overwrite_before_its_own(tmp_path: Path)
     names = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("out"))
     assert names == ["out"]
     assert (tmp_path / "out" / "config.yaml").exists()
+
+
+# --------------------------------------------------------------- table locks: owner gone?
+
+
+def _owner(**changes: object) -> dict[str, object]:
+    record: dict[str, object] = {
+        "run": "r1",
+        "host": "h1",
+        "boot_id": "b1",
+        "pid": 4242,
+        "pid_start": "1000",
+        "started": 100.0,
+    }
+    return {**record, **changes}
+
+
+@pytest.mark.parametrize(
+    ("owner", "heartbeat", "probe", "gone"),
+    [
+        (_owner(), None, None, "pid 4242 is not running on host h1"),
+        (_owner(), None, "2000", "pid 4242 on host h1 is now another process"),
+        (_owner(), None, "1000", None),  # alive: the same process
+        (_owner(pid_start=""), None, "2000", None),  # start unknown: a running pid is alive
+        (_owner(boot_id="b0"), None, "1000", "host h1 rebooted since the run started"),
+        # Another host: only the heartbeat tells (expiry 600 s, now = 1000 s).
+        (_owner(host="h2"), 500.0, None, None),
+        (_owner(host="h2"), 300.0, None, "no heartbeat from host h2 for 700 s (expiry 600 s)"),
+        (_owner(host="h2"), None, None, "no heartbeat from host h2 for 900 s (expiry 600 s)"),
+        ({"output": "db.t"}, None, None, None),  # no owner record: never taken over
+    ],
+)
+def test_lock_owner_gone(
+    owner: dict[str, object], heartbeat: float | None, probe: str | None, gone: str | None
+) -> None:
+    from sparkanon.stages.table_lock import gone_reason
+
+    assert gone_reason(owner, heartbeat, 1000.0, "h1", "b1", 600.0, lambda pid: probe) == gone
+
+
+def test_another_hosts_lock_never_expires_with_expiry_zero() -> None:
+    from sparkanon.stages.table_lock import gone_reason
+
+    assert gone_reason(_owner(host="h2"), 0.0, 1e9, "h1", "b1", 0.0, lambda pid: None) is None
+
+
+def test_process_start_tells_a_live_process_from_a_dead_one() -> None:
+    import os
+    import subprocess
+    import sys
+
+    from sparkanon.stages.table_lock import process_start
+
+    mine = process_start(os.getpid())
+    assert mine is not None and mine == process_start(os.getpid())
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert process_start(int(child.stdout)) is None

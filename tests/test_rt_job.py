@@ -9,7 +9,9 @@ records in, and bad input exits with 2 writing nothing.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -806,3 +808,91 @@ def test_spark_refuses_like_local(spark: Any, tmp_path: Path, case: str) -> None
     assert messages[0] == messages[1]
     assert ("'Sci|Fi'" if case == "separator_label" else "inner node") in messages[0]
     assert leftovers(tmp_path / "out") == []
+
+
+@pytest.mark.spark
+def test_anatomy_into_catalog_tables_by_partition(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``output.table: db.out`` commits ``db.out_rt`` and ``db.out_tt`` per partition.
+
+    A commit cut between its two metastore updates (the ``_tt`` update fails) leaves ``_rt``
+    on the new version and ``_tt`` on the old one; the next run finishes the pair forward.
+    """
+    from sparkanon.engine.catalog import SparkCatalog
+
+    spark.sql("DROP DATABASE IF EXISTS t_rt CASCADE")
+    spark.sql("CREATE DATABASE t_rt")
+    days = [rt_frame(240, seed=21).assign(ds="d1"), rt_frame(240, seed=22).assign(ds="d2")]
+    frame = pd.concat(days, ignore_index=True).astype({"disease": str})
+    spark.createDataFrame(frame).write.partitionBy("ds").format("parquet").saveAsTable(
+        "t_rt.people"
+    )
+    cfg = rt_config(tmp_path, tmp_path / "unused.csv")
+    cfg["input"] = {"table": "t_rt.people"}
+    cfg["output"] = {"table": "t_rt.out", "publish": "anatomy", "mode": "overwrite"}
+    path = str(write_config(tmp_path, cfg))
+    assert run_command(path, [], "spark", partition="ds=d1") == EXIT_OK
+    metrics = json.loads(capsys.readouterr().out)
+    assert metrics["verified"] is True
+
+    def table(name: str) -> pd.DataFrame:
+        rows = spark.table(f"t_rt.out_{name}").where("ds = 'd1'").drop("ds").toPandas()
+        return rows.sort_values(list(rows.columns)).reset_index(drop=True)
+
+    def location(name: str) -> str:
+        return SparkCatalog(spark).partition_location(f"t_rt.out_{name}", {"ds": "d1"}) or ""
+
+    first = {name: table(name) for name in ("rt", "tt")}
+    assert len(first["rt"]) == metrics["rows_out"]
+    check_publication(SimpleNamespace(publication=SimpleNamespace(tables=first)), 4, 3)
+    # Both tables carry the properties a one-table output does, the same on both.
+    props = {
+        name: {
+            r["key"]: r["value"]
+            for r in spark.sql(f"SHOW TBLPROPERTIES t_rt.out_{name}").collect()
+            if r["key"].startswith("sparkanon.")
+        }
+        for name in ("rt", "tt")
+    }
+    assert props["rt"] == props["tt"]
+    keys = {"version", "model", "algorithm", "publish", "config_sha256", "verified", "seed"}
+    assert set(props["rt"]) == {f"sparkanon.{k}" for k in keys | {"last_partition"}}
+    assert json.loads(props["rt"]["sparkanon.model"]) == {"name": "kl_diversity", "k": 4, "l": 3}
+    assert props["rt"]["sparkanon.verified"] == "true"
+    assert props["rt"]["sparkanon.last_partition"] == "ds=d1"
+    assert location("rt").rsplit("/", 1)[0] == location("tt").rsplit("/", 1)[0]
+
+    # Rerun d1; the second metastore update fails: _rt moved, _tt did not.
+    original = SparkCatalog.point_partition
+
+    def cut(self: Any, name: str, spec: Any, where: str) -> Any:
+        if name.endswith("_tt"):
+            raise RuntimeError("driver lost")
+        return original(self, name, spec, where)
+
+    monkeypatch.setattr(SparkCatalog, "point_partition", cut)
+    assert run_command(path, [], "spark", partition="ds=d1") != EXIT_OK
+    monkeypatch.setattr(SparkCatalog, "point_partition", original)
+    capsys.readouterr()
+    torn = location("rt").rsplit("/", 1)[0]
+    assert torn != location("tt").rsplit("/", 1)[0]
+    assert Path(torn.removeprefix("file:"), "metrics.json").exists()  # not discarded
+
+    # The next run finishes the pair forward first, then commits its own version.
+    lines: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())  # type: ignore[method-assign]
+    logging.getLogger("sparkanon").addHandler(handler)
+    try:
+        assert run_command(path, [], "spark", partition="ds=d1") == EXIT_OK
+    finally:
+        logging.getLogger("sparkanon").removeHandler(handler)
+    capsys.readouterr()
+    assert any("half committed" in line and "forward" in line for line in lines)
+    assert location("rt").rsplit("/", 1)[0] == location("tt").rsplit("/", 1)[0]
+    for name in ("rt", "tt"):  # the same input, config and seed: the same rows
+        pd.testing.assert_frame_equal(first[name], table(name))
+    folder = Path(torn.removeprefix("file:")).parent
+    assert len([p for p in folder.iterdir() if p.name.startswith("v-")]) == 1
+    assert not [t for t in spark.catalog.listTables("t_rt") if "lock" in t.name]

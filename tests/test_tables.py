@@ -7,6 +7,8 @@ test builds its tables in a database of its own, so the tests do not see each ot
 from __future__ import annotations
 
 import json
+import logging
+import os
 from pathlib import Path
 from typing import Any
 
@@ -201,16 +203,79 @@ def test_a_held_lock_refuses_a_second_run(
     cfg = _config(tmp_path, source, f"{db}.out")
     config = load_config(cfg, ["input.partition={ds: '2026-11-21'}"])
     first = TableTarget(SparkEngine(spark), config, [("ds", "string")])
-    first.acquire()  # a run in progress on that partition
+    first.acquire()  # a run in progress on that partition (this live process owns it)
     try:
         assert run_command(str(cfg), [], "spark", partition="ds=2026-11-21") == EXIT_USER
-        assert "is being written by another sparkanon run" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "is being written by another sparkanon run" in err
+        assert f"pid {os.getpid()}" in err and f"run {first._owner['run']}" in err
         assert not spark.catalog.tableExists(f"{db}.out")
         # Another partition is not locked.
         assert run_command(str(cfg), [], "spark", partition="ds=2026-11-22") == EXIT_OK
     finally:
         first.release()
     assert run_command(str(cfg), [], "spark", partition="ds=2026-11-21") == EXIT_OK
+
+
+class _Lines(logging.Handler):
+    """The messages of sparkanon's log records, kept for a test to read."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102
+        self.lines.append(record.getMessage())
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(child.stdout)
+
+
+def test_a_killed_runs_lock_is_taken_over_and_its_staged_version_removed(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run killed with SIGKILL left its lock (a dead pid of this host) and a staged version."""
+    from sparkanon.config import load_config
+    from sparkanon.engine.spark import SparkEngine
+    from sparkanon.stages.commit import TableTarget
+    from sparkanon.stages.table_lock import new_owner
+
+    db = _database(spark, "t_takeover")
+    source = _partitioned_input(spark, tmp_path, db, rows=300)
+    cfg = _config(tmp_path, source, f"{db}.out")
+    config = load_config(cfg, ["input.partition={ds: '2026-11-21'}"])
+    target = TableTarget(SparkEngine(spark), config, [("ds", "string")])
+    killed = new_owner(target.name, "ds=2026-11-21") | {"pid": _dead_pid()}
+    assert target.catalog.create_lock(target.lock_name(), killed)
+    staged = Path(target.staging().removeprefix("file:"))
+    (staged / "data").mkdir(parents=True)
+    (staged / "data" / "part-0.parquet").write_bytes(b"half written")
+    lines = _Lines()
+    logging.getLogger("sparkanon").addHandler(lines)
+    try:
+        assert run_command(str(cfg), [], "spark", partition="ds=2026-11-21") == EXIT_OK
+    finally:
+        logging.getLogger("sparkanon").removeHandler(lines)
+    capsys.readouterr()
+    takeover = [line for line in lines.lines if "taken over" in line]
+    assert len(takeover) == 1
+    assert f"run {killed['run']}" in takeover[0] and "is not running" in takeover[0]
+    assert any("removed 1 version directory" in line for line in lines.lines)
+    assert not staged.exists()
+    assert len([p for p in staged.parent.iterdir() if p.name.startswith("v-")]) == 1
+    assert len(_rows(spark, f"{db}.out", "2026-11-21")) > 0
+    # The lock and the takeover marker were dropped at the end.
+    assert not [t for t in spark.catalog.listTables(db) if "lock" in t.name]
 
 
 def test_validate(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

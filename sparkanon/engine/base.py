@@ -132,6 +132,10 @@ class Catalog(ABC):
         """Point one partition at ``location`` (adding it when absent); its old location."""
 
     @abstractmethod
+    def partition_location(self, name: str, spec: Mapping[str, str]) -> str | None:
+        """The location of one partition, ``None`` when the table lacks it."""
+
+    @abstractmethod
     def set_properties(self, name: str, properties: Mapping[str, str]) -> None:
         """Set table properties."""
 

@@ -178,15 +178,22 @@ class SparkCatalog(Catalog):
         """
         qualified = quote_name(self.qualified(name))
         clause = partition_clause(spec)
-        old = None
-        if self.has_partition(name, spec):
-            rows = self.spark.sql(f"DESCRIBE TABLE EXTENDED {qualified} {clause}").collect()
-            old = next((str(r["data_type"]) for r in rows if r["col_name"] == "Location"), None)
+        old = self.partition_location(name, spec)
+        if old is not None:
             self.spark.sql(f"ALTER TABLE {qualified} {clause} SET LOCATION {sql_literal(location)}")
         else:
             self.spark.sql(f"ALTER TABLE {qualified} ADD {clause} LOCATION {sql_literal(location)}")
         self.spark.sql(f"REFRESH TABLE {qualified}")
         return old
+
+    def partition_location(self, name: str, spec: Mapping[str, str]) -> str | None:
+        """The location of one partition, ``None`` when the table lacks it."""
+        if not self.has_partition(name, spec):
+            return None
+        qualified = quote_name(self.qualified(name))
+        query = f"DESCRIBE TABLE EXTENDED {qualified} {partition_clause(spec)}"
+        rows = self.spark.sql(query).collect()
+        return next((str(r["data_type"]) for r in rows if r["col_name"] == "Location"), "")
 
     def set_properties(self, name: str, properties: Mapping[str, str]) -> None:
         """Set table properties."""

@@ -16,15 +16,21 @@ published tables (``data``, or ``rt`` and ``tt``), ``metrics.json`` and the reso
   has ``metrics.json``, written only after verification), else back.
 * :class:`TableTarget`: staging is a *version directory* of the table,
   ``<root>/[<col>=<value>/]v-<id>``; the commit points the table (or the partition) at
-  its ``data`` folder by one metastore update and then deletes the version it replaced.
-  A run holds a lock on its table or partition (a lock table in the metastore, created
-  once), so two runs on the same output partition cannot interleave: the second fails.
+  its ``data`` folder by one metastore update and then deletes the version it replaced
+  (``publish: anatomy``: two tables, ``<name>_rt`` and ``<name>_tt``, pointed at the
+  ``rt`` and ``tt`` folders of one version by two updates in a row). A run holds a lock
+  on its table or partition (a lock table in the metastore, created once,
+  :mod:`sparkanon.stages.table_lock`), so two runs on the same output partition cannot
+  interleave: the second fails, unless the lock's owner is gone, when it takes the lock
+  over. Under the lock a run first finishes a pair commit a killed run left half done and
+  deletes version directories no table points at.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
@@ -37,6 +43,7 @@ from sparkanon.config import JobConfig, partition_text
 from sparkanon.engine.base import Catalog, Engine, TableInfo
 from sparkanon.errors import ConfigError, OutputExistsError
 from sparkanon.io import path_conflict
+from sparkanon.stages import table_lock
 from sparkanon.stages._common import log
 
 RESOLVED_CONFIG = "config.yaml"
@@ -239,8 +246,44 @@ def _spark_type(ddl: str) -> str:
     return {"long": "bigint", "int": "int"}.get(ddl, ddl)
 
 
+ANATOMY_TABLES = ("rt", "tt")
+"""The tables of ``publish: anatomy``, committed as ``<output.table>_rt`` and ``_tt``."""
+
+
+def member_tables(name: str, publish: str) -> dict[str, str]:
+    """The catalog tables of an output table, by published table (``data``, or rt and tt).
+
+    ``publish: anatomy`` publishes two tables, committed together: ``db.name`` gives
+    ``db.name_rt`` and ``db.name_tt``; any other publication is ``db.name`` itself.
+    """
+    if publish == "anatomy":
+        return {t: f"{name}_{t}" for t in ANATOMY_TABLES}
+    return {DATA: name}
+
+
+def version_of(location: str | None, leaf: str) -> str | None:
+    """The version directory ``.../v-<id>`` a table or partition location points into."""
+    if not location:
+        return None
+    parent, _, last = location.rstrip("/").rpartition("/")
+    if last == leaf and parent.rsplit("/", 1)[-1].startswith("v-"):
+        return parent
+    return None
+
+
+def _leaf(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
 class TableTarget(OutputTarget):
     """``output.table``: a catalog table, or one partition of it (module docstring).
+
+    ``publish: anatomy`` commits two tables, ``<name>_rt`` and ``<name>_tt``
+    (:func:`member_tables`), from one version directory holding ``rt/`` and ``tt/``:
+    one lock, one version, two metastore updates in a row (the metastore updates one
+    table at a time). A driver killed between them leaves ``_rt`` on the new version and
+    ``_tt`` on the old one; the next run on that output points ``_tt`` forward before
+    anything else (:meth:`recover`).
 
     Args:
         engine: the engine (its catalog and filesystem).
@@ -257,71 +300,98 @@ class TableTarget(OutputTarget):
         self.config = config
         self.catalog: Catalog = engine.catalog()
         self.name = self.catalog.qualified(config.output.table)
+        self.members = member_tables(self.name, config.output.publish)
         self.spec = dict(config.input.partition or {})
         self.partition_columns = list(partition_columns)
         self._staging: str | None = None
+        self._published = False
         self._locked: str | None = None
+        self._owner: dict[str, Any] = {}
+        self._heartbeat: table_lock.Heartbeat | None = None
 
     @property
     def where(self) -> str:
         """The output as messages name it."""
         spec = f" partition {partition_text(self.spec)}" if self.spec else ""
+        if len(self.members) > 1:
+            return f"output.table {self.name} (tables {', '.join(self.members.values())}){spec}"
         return f"output.table {self.name}{spec}"
 
-    def _existing(self) -> TableInfo | None:
-        return self.catalog.table(self.name)
+    def _infos(self) -> dict[str, TableInfo | None]:
+        return {pub: self.catalog.table(member) for pub, member in self.members.items()}
 
     def check(self) -> None:
         """Refuse an output that is the input, or an existing table the run may not change.
 
         Raises:
-            ConfigError: the output table is the input table, or its partition columns
-                differ from the run's.
+            ConfigError: the output table (one of the pair) is the input table, or its
+                partition columns differ from the run's.
             OutputExistsError: the table (the partition) exists under ``mode: error``.
         """
         config = self.config
         source = config.input.table
-        if source is not None and self.catalog.qualified(source) == self.name:
+        if source is not None and self.catalog.qualified(source) in {
+            self.name,
+            *self.members.values(),
+        }:
             raise ConfigError(
-                f"output.table: {self.name} is the input table; writing there would destroy "
-                "the input. Choose another output table"
+                f"output.table: {self.where} would write the input table "
+                f"{self.catalog.qualified(source)}; writing there would destroy the input. "
+                "Choose another output table"
             )
-        info = self._existing()
-        if info is None:
-            return
-        mine = [c for c, _ in self.partition_columns]
-        theirs = [c for c, _ in info.partition_columns]
-        if mine != theirs:
+        for member, info in zip(self.members.values(), self._infos().values(), strict=True):
+            if info is None:
+                continue
+            self._check_partitioning(member, info)
+            if config.output.mode == "error":
+                if not self.spec:
+                    raise OutputExistsError(
+                        f"output.table: {member} already exists; drop it or set output.mode: "
+                        "overwrite"
+                    )
+                if self.catalog.has_partition(member, self.spec):
+                    raise OutputExistsError(
+                        f"{self.where} already exists; set output.mode: overwrite to replace it"
+                    )
+
+    def _matches_partitioning(self, info: TableInfo) -> bool:
+        return [c for c, _ in self.partition_columns] == [c for c, _ in info.partition_columns]
+
+    def _check_partitioning(self, member: str, info: TableInfo) -> None:
+        if not self._matches_partitioning(info):
+            theirs = [c for c, _ in info.partition_columns]
             writes = f"partition {partition_text(self.spec)}" if self.spec else "a whole table"
             raise ConfigError(
-                f"output.table: {self.name} is partitioned by {theirs or 'nothing'} but this run "
+                f"output.table: {member} is partitioned by {theirs or 'nothing'} but this run "
                 f"writes {writes}; choose another output table or run with a matching --partition"
             )
-        if config.output.mode == "error":
-            if not self.spec:
-                raise OutputExistsError(
-                    f"output.table: {self.name} already exists; drop it or set output.mode: "
-                    "overwrite"
-                )
-            if self.catalog.has_partition(self.name, self.spec):
-                raise OutputExistsError(
-                    f"{self.where} already exists; set output.mode: overwrite to replace it"
-                )
 
     def root(self) -> str:
-        """The folder the table's version directories live under."""
-        info = self._existing()
-        if info is not None:
+        """The folder the output's version directories live under."""
+        for pub, info in self._infos().items():
+            if info is None:
+                continue
             location = info.location.rstrip("/")
             if self.spec:
-                return location
-            # An unpartitioned table sparkanon made points at <root>/v-<id>/data.
-            parts = location.rsplit("/", 2)
-            if len(parts) == 3 and parts[2] == DATA and parts[1].startswith("v-"):
-                return parts[0]
-            return location + "_sparkanon"
+                # A partitioned pair made by sparkanon is located at <root>/<rt|tt>.
+                parent, _, last = location.rpartition("/")
+                return parent if len(self.members) > 1 and last == pub else location
+            version = version_of(location, pub)
+            # An unpartitioned table sparkanon made points at <root>/v-<id>/<pub>.
+            return version.rpartition("/")[0] if version else location + "_sparkanon"
         table = self.name.split(".", 1)[1]
         return f"{self.catalog.database_location(self.name).rstrip('/')}/{table}"
+
+    def _table_location(self, root: str, pub: str) -> str:
+        """Where a partitioned member table is created (its partitions point elsewhere)."""
+        return root if len(self.members) == 1 else f"{root}/{pub}"
+
+    def versions_folder(self) -> str:
+        """The folder holding this output's (this partition's) version directories."""
+        folder = self.root()
+        if self.spec:
+            folder += "/" + "/".join(f"{c}={v}" for c, v in self.spec.items())
+        return folder
 
     def lock_name(self) -> str:
         """The lock table of this output (table, or table and partition)."""
@@ -333,50 +403,183 @@ class TableTarget(OutputTarget):
         return f"{db}.{LOCK_PREFIX}{table}{suffix}"
 
     def acquire(self) -> None:
-        """Take the output's lock.
+        """Take the output's lock, taking it over from a run that is gone.
 
         Raises:
-            OutputExistsError: another run holds it (or a killed run left it).
+            OutputExistsError: a run that may be alive holds it (or, for an owner of an
+                older sparkanon that recorded none, one that cannot be judged).
         """
         lock = self.lock_name()
-        holder = {
-            "output": self.name,
-            "partition": partition_text(self.spec),
-            "run": uuid.uuid4().hex[:12],
-        }
-        if not self.catalog.create_lock(lock, holder):
-            raise OutputExistsError(
-                f"{self.where} is being written by another sparkanon run (lock table {lock}, "
-                f"held by {self.catalog.lock_holder(lock) or 'unknown'}); wait for it to finish. "
-                f"If no run is active (a killed run leaves its lock), DROP TABLE {lock}"
-            )
-        self._locked = lock
+        owner = table_lock.new_owner(self.name, partition_text(self.spec))
+        expiry = table_lock.expiry_seconds()
+        if not self.catalog.create_lock(lock, owner):
+            record = table_lock.read_lock(self.catalog, lock)
+            if record is None:  # released meanwhile
+                if not self.catalog.create_lock(lock, owner):
+                    raise self._held(lock, {})
+            else:
+                held, heartbeat = record
+                reason = table_lock.gone_reason(
+                    held,
+                    heartbeat,
+                    time.time(),
+                    owner["host"],
+                    owner["boot_id"],
+                    expiry,
+                    table_lock.process_start,
+                )
+                if reason is None or not table_lock.take_over(self.catalog, lock, owner, held):
+                    raise self._held(lock, held)
+                log.warning(
+                    "commit: lock %s taken over from %s: its owner is gone (%s)",
+                    lock,
+                    table_lock.describe(held),
+                    reason,
+                )
+        self._locked, self._owner = lock, owner
+        interval = table_lock.heartbeat_interval(expiry)
+        self._heartbeat = table_lock.Heartbeat(self.catalog, lock, owner["run"], interval)
+        self._heartbeat.start()
+
+    def _held(self, lock: str, held: Mapping[str, Any]) -> OutputExistsError:
+        return OutputExistsError(
+            f"{self.where} is being written by another sparkanon run (lock table {lock}, "
+            f"held by {table_lock.describe(held)}); wait for it to finish. A lock whose "
+            "owner is gone is taken over (docs/operations.md); if you know no run is "
+            f"active, DROP TABLE {lock}"
+        )
 
     def release(self) -> None:
-        """Release the lock, if held."""
-        if self._locked is not None:
+        """Release the lock, if held (and still this run's), and the takeover marker."""
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            self._heartbeat = None
+        if self._locked is None:
+            return
+        if table_lock.owns(self.catalog, self._locked, self._owner["run"]):
             self.catalog.drop_lock(self._locked)
-            self._locked = None
+        else:
+            log.warning("commit: lock %s no longer records this run; left as it is", self._locked)
+        if self._owner.get("marker"):
+            self.catalog.drop_lock(self._owner["marker"])
+        self._locked = None
+
+    def recover(self) -> None:
+        """Finish a pair commit a killed run left half done; remove stale version directories.
+
+        Runs under the lock, before :meth:`check`. Nothing is done to tables partitioned
+        otherwise than the run (:meth:`check` refuses them next).
+        """
+        infos = self._infos()
+        if any(i is not None and not self._matches_partitioning(i) for i in infos.values()):
+            return
+        locations = self._locations(infos)
+        if len(self.members) > 1:
+            locations = self._finish_pair(infos, locations) or locations
+        self._remove_stale_versions(locations)
+
+    def _locations(self, infos: Mapping[str, TableInfo | None]) -> dict[str, str | None]:
+        """Where each member table (or its partition) points now."""
+        out: dict[str, str | None] = {}
+        for pub, member in self.members.items():
+            info = infos[pub]
+            if info is None:
+                out[pub] = None
+            elif self.spec:
+                out[pub] = self.catalog.partition_location(member, self.spec)
+            else:
+                out[pub] = info.location
+        return out
+
+    def _finish_pair(
+        self, infos: Mapping[str, TableInfo | None], locations: Mapping[str, str | None]
+    ) -> dict[str, str | None] | None:
+        """Point every member at the version the first-committed one points at (forward).
+
+        A pair commit points ``_rt`` first, and only at a verified, complete version
+        (``metrics.json`` is written before the first update). Returns the new locations,
+        or ``None`` when the pair was consistent.
+        """
+        versions = {pub: version_of(loc, pub) for pub, loc in locations.items()}
+        first = next(iter(self.members))
+        target = versions[first]
+        if target is None or all(
+            v is not None and _leaf(v) == _leaf(target) for v in versions.values()
+        ):
+            return None
+        if not self.engine.path_exists(f"{target}/{METRICS}"):
+            return None
+        source = infos[first]
+        assert source is not None
+        props = {k: v for k, v in source.properties.items() if k.startswith(PROPERTY_PREFIX)}
+        root = self.root()
+        for pub, member in self.members.items():
+            if versions[pub] is not None and _leaf(versions[pub]) == _leaf(target):
+                continue
+            location = f"{target}/{pub}"
+            if infos[pub] is None:
+                columns = self.engine.schema_of(self.engine.read_table(location, "parquet"))
+                typed = [(c, _spark_type(t)) for c, t in columns]
+                if self.spec:
+                    at = self._table_location(root, pub)
+                    self.catalog.create_table(member, typed, self.partition_columns, at, props)
+                else:
+                    self.catalog.create_table(member, typed, [], location, props)
+            if self.spec:
+                self.catalog.point_partition(member, self.spec, location)
+            elif infos[pub] is not None:
+                self.catalog.point_table(member, location)
+            self.catalog.set_properties(member, props)
+        log.warning(
+            "commit: %s was left half committed by a killed run; every table now points at "
+            "version %s (forward)",
+            self.where,
+            _leaf(target),
+        )
+        return {pub: f"{target}/{pub}" for pub in self.members}
+
+    def _remove_stale_versions(self, locations: Mapping[str, str | None]) -> None:
+        """Delete version directories no member table points at (staged by killed runs).
+
+        Only this output's (this partition's) folder is looked at, under its lock, so no
+        other run is writing there.
+        """
+        referenced = {_leaf(v) for p, loc in locations.items() if (v := version_of(loc, p))}
+        folder = self.versions_folder()
+        stale = [
+            n for n in self.engine.list_names(folder) if n.startswith("v-") and n not in referenced
+        ]
+        for name in stale:
+            self.engine.delete_path(f"{folder}/{name}")
+        if stale:
+            log.warning(
+                "commit: removed %d version director%s of %s no table points at (left by a "
+                "killed or failed run): %s",
+                len(stale),
+                "y" if len(stale) == 1 else "ies",
+                self.where,
+                ", ".join(stale),
+            )
 
     def staging(self) -> str:  # noqa: D102
         if self._staging is None:
-            folder = self.root()
-            if self.spec:
-                folder += "/" + "/".join(f"{c}={v}" for c, v in self.spec.items())
-            self._staging = f"{folder}/v-{uuid.uuid4().hex[:12]}"
+            self._staging = f"{self.versions_folder()}/v-{uuid.uuid4().hex[:12]}"
         return self._staging
 
-    def _check_schema(self, info: TableInfo, columns: list[tuple[str, str]]) -> None:
+    def _check_schema(self, member: str, info: TableInfo, columns: list[tuple[str, str]]) -> None:
         theirs = [(c, t.lower()) for c, t in info.columns]
         mine = [(c, t.lower()) for c, t in columns]
         if theirs != mine:
             raise ConfigError(
-                f"output.table: {self.name} has columns {theirs} but this run publishes "
+                f"output.table: {member} has columns {theirs} but this run publishes "
                 f"{mine}; nothing was changed. Choose another output table, or drop that one"
             )
 
     def properties(self, metrics: dict[str, Any]) -> dict[str, str]:
-        """The table properties this run records (model, parameters, config hash, verified)."""
+        """The table properties this run records (model, parameters, config hash, verified).
+
+        The same on both tables of a pair.
+        """
         import sparkanon
 
         props = {
@@ -395,42 +598,59 @@ class TableTarget(OutputTarget):
     def commit(  # noqa: D102
         self, staging: str, metrics: dict[str, Any], schemas: Mapping[str, list[tuple[str, str]]]
     ) -> str:
-        columns = [(c, _spark_type(t)) for c, t in schemas[DATA]]
-        info = self._existing()
-        if info is not None:
-            self._check_schema(info, columns)
+        if self._locked is not None and not table_lock.owns(
+            self.catalog, self._locked, self._owner["run"]
+        ):
+            raise OutputExistsError(
+                f"{self.where}: this run's lock {self._locked} was taken over by another run "
+                "(no heartbeat reached the metastore for longer than the expiry); nothing was "
+                "committed"
+            )
+        columns = {pub: [(c, _spark_type(t)) for c, t in schemas[pub]] for pub in self.members}
+        infos = self._infos()
+        for pub, member in self.members.items():
+            info = infos[pub]
+            if info is not None:
+                self._check_schema(member, info, columns[pub])
         write_metadata(self.engine, self.config, staging, metrics)
-        location = f"{staging}/{DATA}"
         props = self.properties(metrics)
-        if info is None:
+        root = self.root()
+        for pub, member in self.members.items():
+            if infos[pub] is None and self.spec:
+                at = self._table_location(root, pub)
+                self.catalog.create_table(member, columns[pub], self.partition_columns, at, props)
+        # The pointer updates, one per table, back to back: from the first one on the
+        # staging directory is published and must survive a failure (recover() finishes).
+        old: list[tuple[str, str | None]] = []
+        for pub, member in self.members.items():
+            location = f"{staging}/{pub}"
+            info = infos[pub]
             if self.spec:
-                self.catalog.create_table(
-                    self.name, columns, self.partition_columns, self.root(), props
-                )
+                old.append((pub, self.catalog.point_partition(member, self.spec, location)))
+            elif info is None:
+                self.catalog.create_table(member, columns[pub], [], location, props)
             else:
-                self.catalog.create_table(self.name, columns, [], location, props)
-        old = None
-        if self.spec:
-            old = self.catalog.point_partition(self.name, self.spec, location)
-        elif info is not None:
-            old = info.location
-            self.catalog.point_table(self.name, location)
-        if info is not None:
-            self.catalog.set_properties(self.name, props)
-        self._delete_replaced(old)
-        log.info("commit: %s now points at version %s", self.where, staging.rsplit("/", 1)[-1])
+                old.append((pub, info.location))
+                self.catalog.point_table(member, location)
+            self._published = True
+        for pub, member in self.members.items():
+            if infos[pub] is not None:
+                self.catalog.set_properties(member, props)
+        self._delete_replaced(old, staging)
+        log.info("commit: %s now points at version %s", self.where, _leaf(staging))
         return staging
 
-    def _delete_replaced(self, old: str | None) -> None:
-        """Delete the version directory the commit replaced, if sparkanon made it."""
-        if not old:
-            return
-        parent, _, leaf = old.rstrip("/").rpartition("/")
-        if leaf == DATA and parent.rsplit("/", 1)[-1].startswith("v-"):
-            self.engine.delete_path(parent)
+    def _delete_replaced(self, old: Sequence[tuple[str, str | None]], staging: str) -> None:
+        """Delete the version directories the commit replaced, if sparkanon made them."""
+        done = {_leaf(staging)}
+        for pub, location in old:
+            version = version_of(location, pub)
+            if version is not None and _leaf(version) not in done:
+                done.add(_leaf(version))
+                self.engine.delete_path(version)
 
     def discard(self) -> None:  # noqa: D102
-        if self._staging is not None:
+        if self._staging is not None and not self._published:
             self.engine.delete_path(self._staging)
 
 
