@@ -863,6 +863,19 @@ class JobConfig(_Frozen):
             return self
         problems = self._column_checks()
         problems += self._single_value_checks()
+        if self.algorithm.name in ALGORITHMS:
+            problems += self._block_checks()
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
+
+    def _block_checks(self) -> list[str]:
+        """Problems of a per-block algorithm: a block must be able to hold a class.
+
+        Full-domain generalization has no blocks (it ignores ``partitioning``), and a
+        relational-transaction job sizes its blocks in :meth:`_rt_checks`.
+        """
+        problems: list[str] = []
         k = self.models.min_class_size()
         if self.partitioning.max_block_rows < k:
             i, sizing = next((i, m) for i, m in enumerate(self.model) if m.min_class_size() == k)
@@ -874,9 +887,7 @@ class JobConfig(_Frozen):
                 f"hold at least one class, and {why} makes every class at least {k} rows; "
                 f"raise max_block_rows to at least {k}"
             )
-        if problems:
-            raise ValueError("\n".join(problems))
-        return self
+        return problems
 
 
 def apply_overrides(raw: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:

@@ -16,7 +16,10 @@ from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config import JobConfig, apply_overrides, load_config, parse_config
 from sparkanon.errors import EXIT_USER, ConfigError
 from sparkanon.models import HPKAnonymity, KAnonymity, ModelSet, PSensitiveKAnonymity
+from tests._adult import ROOT, adult_config
 from tests._inputs import attribute, demo_config, make_config, write_config
+
+FD_K_CONF = ROOT / "conf" / "adult_fd_k.yaml"
 
 
 @pytest.fixture
@@ -475,6 +478,27 @@ def test_load_config_names_the_file_in_errors(tmp_path: Path, raw: dict[str, Any
         load_config(path)
     assert str(path) in str(info.value)
     assert "model.k" in str(info.value)
+
+
+@pytest.mark.parametrize("search", ["incognito", "samarati"])
+def test_full_domain_has_no_blocks_to_size(tmp_path: Path, search: str) -> None:
+    """k above the default max_block_rows is valid for a full-domain search (no blocks)."""
+    raw = adult_config(tmp_path, tmp_path / "in.csv", tmp_path / "out", conf=FD_K_CONF)
+    raw["model"] = {"name": "k", "k": 2500}
+    raw["algorithm"]["name"] = search
+    assert "partitioning" not in raw
+    cfg = parse_config(raw)
+    assert cfg.models.min_class_size() == 2500 > cfg.partitioning.max_block_rows
+    # A partitioning section is ignored, not checked, by the full-domain family.
+    raw["partitioning"] = {"max_block_rows": 10}
+    assert parse_config(raw).algorithm.name == search
+    # The same model on a per-block algorithm is still refused.
+    raw.pop("partitioning")
+    raw["algorithm"] = {"name": "mondrian"}
+    raw["output"]["publish"] = "generalized"
+    msg = _error(raw)
+    assert "partitioning.max_block_rows = 2000:" in msg
+    assert "model.k = 2500" in msg
 
 
 # ---------------------------------------------------------------- --set overrides
