@@ -60,7 +60,8 @@ def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config key (repeatable), e.g. --set model.k=10",
+        help="override a config key (repeatable), e.g. --set model.k=10; a text key takes "
+        "the value as typed (--set sensitive.separator=|), others read it as YAML",
     )
     cmd.add_argument(
         "--engine",
@@ -100,13 +101,27 @@ def _add_output_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--metrics-out", default=None, metavar="FILE", help="also write metrics JSON")
 
 
+DESCRIPTION = (
+    "Anonymize a table with the job a YAML config describes: run it, backfill it over "
+    "partitions, or validate the config and the input's schema. Exit codes: 0 success, "
+    "2 invalid config or input (nothing written), 3 the release failed privacy "
+    "verification (nothing written), 1 an internal error."
+)
+"""What ``sparkanon --help`` says: plain text (help is read on a terminal, not rendered)."""
+
+
+def _subcommand(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` starts with the same one line the command list shows."""
+    return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+
+
 def _parser() -> argparse.ArgumentParser:
     from sparkanon import __version__
 
-    parser = argparse.ArgumentParser(prog="sparkanon", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sparkanon", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"sparkanon {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run an anonymization job")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = _subcommand(sub, "run", "run an anonymization job")
     _add_job_arguments(run)
     run.add_argument(
         "--partition",
@@ -116,8 +131,8 @@ def _parser() -> argparse.ArgumentParser:
         "output table (sets input.partition)",
     )
     _add_output_arguments(run)
-    backfill = sub.add_parser(
-        "backfill", help="run the job on every input partition in a range, oldest first"
+    backfill = _subcommand(
+        sub, "backfill", "run the job on every input partition in a range, oldest first"
     )
     _add_job_arguments(backfill)
     backfill.add_argument(
@@ -131,11 +146,16 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the remaining partitions after one fails (default: stop at the first)",
     )
-    validate = sub.add_parser(
-        "validate", help="check a config and its input's schema without running the job"
+    validate = _subcommand(
+        sub, "validate", "check a config and its input's schema without running the job"
     )
     _add_job_arguments(validate)
-    validate.add_argument("--partition", default=None, metavar="COL=VALUE[,COL=VALUE]")
+    validate.add_argument(
+        "--partition",
+        default=None,
+        metavar="COL=VALUE[,COL=VALUE]",
+        help="check that this partition of the input table exists (sets input.partition)",
+    )
     return parser
 
 
