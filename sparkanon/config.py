@@ -647,8 +647,9 @@ class OutputConfig(_Frozen):
         format: ``parquet`` or ``csv``.
         mode: ``error`` fails when the path exists, ``overwrite`` replaces it
             (only after the new table passed verification).
-        decimals: rounding of published continuous centroids (``None`` keeps
-            full precision).
+        decimals: decimal places of published continuous values (``None`` keeps
+            full precision): centroids and full-domain exact values rounded to the
+            nearest, generalized ranges and full-domain intervals outwards.
         publish: ``centroids`` replaces each quasi-identifier by its class
             centroid (micro-aggregation); ``generalized`` by the class's
             generalized value (a numeric range, the taxonomy node covering the
