@@ -60,7 +60,8 @@ def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a config key (repeatable), e.g. --set model.k=10",
+        help="override a config key (repeatable), e.g. --set model.k=10; a text key takes "
+        "the value as typed (--set sensitive.separator=|), others read it as YAML",
     )
     cmd.add_argument(
         "--engine",
@@ -100,13 +101,27 @@ def _add_output_arguments(cmd: argparse.ArgumentParser) -> None:
     cmd.add_argument("--metrics-out", default=None, metavar="FILE", help="also write metrics JSON")
 
 
+DESCRIPTION = (
+    "Anonymize a table with the job a YAML config describes: run it, backfill it over "
+    "partitions, or validate the config and the input's schema. Exit codes: 0 success, "
+    "2 invalid config or input (nothing written), 3 the release failed privacy "
+    "verification (nothing written), 1 an internal error."
+)
+"""What ``sparkanon --help`` says: plain text (help is read on a terminal, not rendered)."""
+
+
+def _subcommand(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose ``--help`` starts with the same one line the command list shows."""
+    return sub.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+
+
 def _parser() -> argparse.ArgumentParser:
     from sparkanon import __version__
 
-    parser = argparse.ArgumentParser(prog="sparkanon", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sparkanon", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"sparkanon {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run an anonymization job")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run = _subcommand(sub, "run", "run an anonymization job")
     _add_job_arguments(run)
     run.add_argument(
         "--partition",
@@ -116,8 +131,8 @@ def _parser() -> argparse.ArgumentParser:
         "output table (sets input.partition)",
     )
     _add_output_arguments(run)
-    backfill = sub.add_parser(
-        "backfill", help="run the job on every input partition in a range, oldest first"
+    backfill = _subcommand(
+        sub, "backfill", "run the job on every input partition in a range, oldest first"
     )
     _add_job_arguments(backfill)
     backfill.add_argument(
@@ -131,41 +146,117 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run the remaining partitions after one fails (default: stop at the first)",
     )
-    validate = sub.add_parser(
-        "validate", help="check a config and its input's schema without running the job"
+    validate = _subcommand(
+        sub, "validate", "check a config and its input's schema without running the job"
     )
     _add_job_arguments(validate)
-    validate.add_argument("--partition", default=None, metavar="COL=VALUE[,COL=VALUE]")
+    validate.add_argument(
+        "--partition",
+        default=None,
+        metavar="COL=VALUE[,COL=VALUE]",
+        help="check that this partition of the input table exists (sets input.partition)",
+    )
     return parser
 
 
-def _number(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
-    if isinstance(value, int) and not isinstance(value, bool):
+TABLE_ITEMS = 3
+"""``--format table`` shows at most this many items of a list (and how many there are)."""
+
+TABLE_KEYS = 12
+"""... at most this many entries of a mapping, or items of a list inside a list."""
+
+TABLE_TEXT = 200
+"""... and at most this many characters of a text value."""
+
+
+def _number(value: float) -> str:
+    """A figure for a person: 4 significant digits, thousands separated, no exponent."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
         return f"{value:,}"
-    return str(value)
+    if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
+        return str(value).replace("inf", "infinite").replace("nan", "not a number")
+    if value == 0 or abs(value) >= 1e4:
+        return f"{value:,.0f}"
+    if abs(value) < 1e-4:
+        return f"{value:.1e}"
+    return f"{value:,.4g}"
+
+
+def _more(shown: int, total: int) -> str:
+    return f", ... ({total} in all)" if total > shown else ""
+
+
+def brief(value: Any, nested: bool = False) -> str:
+    """One value of the metrics on one line, for a person: never a Python repr.
+
+    Numbers are rounded (:func:`_number`), ``True``/``None`` read ``yes``/``none``, a list
+    shows its first :data:`TABLE_ITEMS` items (:data:`TABLE_KEYS` inside another list, as
+    a lattice node's levels) and its length, a mapping its first :data:`TABLE_KEYS`
+    entries as ``key value``; a list or mapping inside another is put in parentheses.
+
+    Args:
+        value: a value of ``metrics.json`` (JSON types).
+        nested: the value is inside a list or mapping.
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, (bool, int, float)):
+        return _number(value)
+    if isinstance(value, str):
+        return value if len(value) <= TABLE_TEXT else value[: TABLE_TEXT - 3] + "..."
+    if isinstance(value, dict):
+        if not value:
+            return "none"
+        items = list(value.items())
+        shown = ", ".join(f"{k} {brief(v, True)}" for k, v in items[:TABLE_KEYS])
+        text = shown + _more(TABLE_KEYS, len(items))
+    elif isinstance(value, (list, tuple)):
+        if not value:
+            return "none"
+        limit = TABLE_KEYS if nested else TABLE_ITEMS
+        parts = [brief(v, True) for v in value[:limit]]
+        sep = "; " if any(", " in p for p in parts) else ", "
+        text = sep.join(parts) + _more(limit, len(value))
+    else:
+        return str(value)
+    return f"({text})" if nested else text
+
+
+def _table_rows(metrics: dict[str, Any], indent: int = 0) -> list[str]:
+    """``key  value`` lines; a mapping at the top is a heading over its own indented lines."""
+    if not metrics:
+        return []
+    width = max(len(str(k)) for k in metrics)
+    pad = " " * indent
+    lines = []
+    for key, value in metrics.items():
+        if indent == 0 and isinstance(value, dict) and value:
+            entries = list(value.items())
+            lines.append(f"{pad}{key}")
+            lines += _table_rows(dict(entries[:TABLE_KEYS]), indent + 2)
+            if len(entries) > TABLE_KEYS:
+                lines.append(f"{pad}  ... ({len(entries)} entries in all)")
+        elif isinstance(value, (list, tuple)) and len(value) > TABLE_ITEMS:
+            lines.append(f"{pad}{key:<{width}}  {len(value)} items: {brief(value)}")
+        else:
+            lines.append(f"{pad}{key:<{width}}  {brief(value)}")
+    return lines
 
 
 def metrics_table(metrics: dict[str, Any]) -> str:
-    """The metrics as a readable table: rounded figures, then what the headline metrics mean.
+    """The metrics as a table for a person: rounded figures, counts and first items.
 
-    Rounding is for display only; ``metrics.json`` keeps full precision.
+    A nested mapping is shown indented under its key, a list as its length and first
+    items (:func:`brief`), then what the headline metrics mean. It is for reading only:
+    ``metrics.json`` and ``--format json`` keep every item at full precision.
     """
-    lines = []
-    width = max(len(k) for k in metrics)
-    for key, value in metrics.items():
-        if isinstance(value, dict):
-            shown = ", ".join(f"{k} {_number(v)}" for k, v in value.items())
-        elif isinstance(value, list):
-            shown = "; ".join(str(v) for v in value) if value else "none"
-        else:
-            shown = _number(value)
-        lines.append(f"{key:<{width}}  {shown}")
-    lines += ["", "What they mean:"]
-    lines += [
-        f"  {key:<{width}}  {note}" for key, note in METRIC_GLOSSARY.items() if key in metrics
-    ]
+    lines = _table_rows(metrics)
+    width = max((len(k) for k in METRIC_GLOSSARY if k in metrics), default=0)
+    notes = [f"  {k:<{width}}  {note}" for k, note in METRIC_GLOSSARY.items() if k in metrics]
+    if notes:
+        lines += ["", "What they mean:", *notes]
     return "\n".join(lines)
 
 

@@ -44,6 +44,20 @@ log = logging.getLogger("sparkanon")
 MALFORMED = "_malformed"
 """Column flagging (1) input records whose field count differs from the header's."""
 
+INTERNAL_COLUMNS = (MALFORMED,)
+"""Columns the readers add to the input's own: never named to the user as input columns."""
+
+
+def input_columns(schema: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The input's own ``(column, type)`` pairs: the schema without :data:`INTERNAL_COLUMNS`."""
+    return [(name, kind) for name, kind in schema if name not in INTERNAL_COLUMNS]
+
+
+def empty_csv_file(path: str) -> InputError:
+    """The error for a CSV input file of 0 bytes (no header to name the columns)."""
+    return InputError(f"input {path!r} is empty (0 bytes: no header, no rows)")
+
+
 DATA_SUFFIXES = {
     "csv": (".csv", ".csv.gz", ".csv.bz2", ".tsv", ".tsv.gz", ".tsv.bz2"),
     "parquet": (".parquet",),

@@ -16,7 +16,12 @@ from typing import Any
 from sparkanon.config import ItemsetConfig, JobConfig, partition_text
 from sparkanon.engine.base import Engine
 from sparkanon.stages.commit import output_target
-from sparkanon.stages.read import check_columns, check_set_column, read_catalog_input
+from sparkanon.stages.read import (
+    check_columns,
+    check_set_column,
+    own_schema,
+    read_catalog_input,
+)
 
 
 def validate_job(engine: Engine, config: JobConfig) -> dict[str, Any]:
@@ -47,7 +52,7 @@ def validate_job(engine: Engine, config: JobConfig) -> dict[str, Any]:
         table, _ = read_catalog_input(engine, config)
     else:
         table = engine.read(config.input)
-    schema = engine.schema_of(table)
+    schema = own_schema(engine, table, config.input.source)
     names = [n for n, _ in schema]
     check_columns(config, names)
     if isinstance(sens, ItemsetConfig):

@@ -1,5 +1,7 @@
 """Bad config or input through the command line, on the local (pandas) engine.
 
+(The empty-input and internal-column checks run on Spark too.)
+
 The contract: a clear error naming the problem (key, column, value) on stderr,
 exit code 2, and nothing written to the output path (no leftover
 ``<out>.__sparkanon_tmp_*`` sibling either). A privacy violation found by
@@ -9,6 +11,7 @@ runs for the row accounting.
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -18,8 +21,9 @@ import pandas as pd
 import pytest
 
 import sparkanon.pipeline as pipeline
-from sparkanon.cli import run_command
+from sparkanon.cli import run_command, validate_command
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
+from sparkanon.io import MALFORMED
 from tests._inputs import (
     HIERARCHIES,
     adult_header,
@@ -155,6 +159,73 @@ def test_empty_input_zero_bytes(tmp_path, capsys) -> None:
     inp.write_bytes(b"")
     cfg = make_config(tmp_path, inp)
     _refused(capsys, tmp_path, cfg, str(inp), "empty")
+
+
+def _empty_inputs(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    """Inputs without a column of their own, and the file each error must name.
+
+    A 0-byte file, alone or in a directory beside a good one, and a gzip file holding
+    no text (not 0 bytes, so it is read, and holds no header).
+    """
+    zero = tmp_path / "zero.csv"
+    zero.write_bytes(b"")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    write_adult_csv(folder, 20, name="a.csv")
+    (folder / "b.csv").write_bytes(b"")
+    gz = tmp_path / "blank.csv.gz"
+    with gzip.open(gz, "wb") as fh:
+        fh.write(b"")
+    return {
+        "zero_bytes": (zero, str(zero)),
+        "zero_bytes_in_directory": (folder, str(folder / "b.csv")),
+        "no_header": (gz, str(gz)),
+    }
+
+
+def _refused_as_empty(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, engine: str, case: str
+) -> None:
+    """``run`` and ``validate`` of an empty input: exit 2 naming the file as empty."""
+    inp, named = _empty_inputs(tmp_path)[case]
+    cfg = make_config(tmp_path, inp)
+    path = str(write_config(tmp_path, cfg))
+    for command in (run_command, validate_command):
+        assert command(path, [], engine_name=engine) == EXIT_USER, command
+        err = capsys.readouterr().err
+        assert err.startswith("sparkanon: error: "), err
+        assert f"input {named!r} is empty" in err, err
+        assert "0 bytes" in err if case.startswith("zero") else "no columns" in err, err
+        assert MALFORMED not in err and "not in the input" not in err, err
+        assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+@pytest.mark.parametrize("case", ["zero_bytes", "zero_bytes_in_directory", "no_header"])
+def test_empty_input_is_named_as_empty(tmp_path, capsys, case: str) -> None:
+    _refused_as_empty(capsys, tmp_path, "local", case)
+
+
+@pytest.mark.spark
+def test_empty_input_is_named_as_empty_on_spark(spark, tmp_path, capsys) -> None:
+    for case in ("zero_bytes", "zero_bytes_in_directory", "no_header"):
+        (tmp_path / case).mkdir()
+        _refused_as_empty(capsys, tmp_path / case, "spark", case)
+
+
+@pytest.mark.parametrize("engine", ["local", pytest.param("spark", marks=pytest.mark.spark)])
+def test_internal_columns_stay_out_of_messages(request, tmp_path, capsys, engine: str) -> None:
+    """The reader's own column (flagging malformed CSV records) is not an input column."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    cfg = make_config(tmp_path, write_adult_csv(tmp_path, 20))
+    path = str(write_config(tmp_path, cfg))
+    assert validate_command(path, [], engine_name=engine) == EXIT_OK
+    report = json.loads(capsys.readouterr().out)
+    assert report["input_columns"] == adult_header()
+    assert validate_command(path, ["attributes.0.name=agee"], engine_name=engine) == EXIT_USER
+    err = capsys.readouterr().err
+    assert "['agee']" in err and f"the input has {adult_header()}" in err, err
+    assert MALFORMED not in err
 
 
 def test_empty_input_directory(tmp_path, capsys) -> None:

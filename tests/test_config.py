@@ -16,7 +16,10 @@ from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config import JobConfig, apply_overrides, load_config, parse_config
 from sparkanon.errors import EXIT_USER, ConfigError
 from sparkanon.models import HPKAnonymity, KAnonymity, ModelSet, PSensitiveKAnonymity
+from tests._adult import ROOT, adult_config
 from tests._inputs import attribute, demo_config, make_config, write_config
+
+FD_K_CONF = ROOT / "conf" / "adult_fd_k.yaml"
 
 
 @pytest.fixture
@@ -477,6 +480,27 @@ def test_load_config_names_the_file_in_errors(tmp_path: Path, raw: dict[str, Any
     assert "model.k" in str(info.value)
 
 
+@pytest.mark.parametrize("search", ["incognito", "samarati"])
+def test_full_domain_has_no_blocks_to_size(tmp_path: Path, search: str) -> None:
+    """k above the default max_block_rows is valid for a full-domain search (no blocks)."""
+    raw = adult_config(tmp_path, tmp_path / "in.csv", tmp_path / "out", conf=FD_K_CONF)
+    raw["model"] = {"name": "k", "k": 2500}
+    raw["algorithm"]["name"] = search
+    assert "partitioning" not in raw
+    cfg = parse_config(raw)
+    assert cfg.models.min_class_size() == 2500 > cfg.partitioning.max_block_rows
+    # A partitioning section is ignored, not checked, by the full-domain family.
+    raw["partitioning"] = {"max_block_rows": 10}
+    assert parse_config(raw).algorithm.name == search
+    # The same model on a per-block algorithm is still refused.
+    raw.pop("partitioning")
+    raw["algorithm"] = {"name": "mondrian"}
+    raw["output"]["publish"] = "generalized"
+    msg = _error(raw)
+    assert "partitioning.max_block_rows = 2000:" in msg
+    assert "model.k = 2500" in msg
+
+
 # ---------------------------------------------------------------- --set overrides
 
 
@@ -595,7 +619,7 @@ def test_override_malformed_item_empty_key(raw: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(
-    "item", ["model.k=[1,", "algorithm.psi_weights=[0.3, 0.7", "model.name={hpk"]
+    "item", ["model.k=[1,", "algorithm.psi_weights=[0.3, 0.7", "output={path: x"]
 )
 def test_override_malformed_yaml_value(raw: dict[str, Any], item: str) -> None:
     """A value that is not valid YAML is a user error (ConfigError naming the key), not a crash."""
@@ -723,3 +747,90 @@ def test_tables_need_the_spark_engine(
     raw["output"].update(path=None, table="db.out")
     assert run_command(str(write_config(tmp_path, raw)), [], engine_name="local") == EXIT_USER
     assert "catalog tables need the Spark engine" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- --set on text keys
+
+
+def _itemset_raw(raw: dict[str, Any]) -> dict[str, Any]:
+    """The small config with a set-valued sensitive attribute (a text ``separator`` key)."""
+    raw["sensitive"] = {"name": "occupation", "kind": "itemset", "fanout": 5}
+    raw["model"] = {"name": "kl_diversity", "k": 2, "l": 2}
+    raw["algorithm"] = {"name": "paa"}
+    raw["output"]["publish"] = "anatomy"
+    return raw
+
+
+@pytest.mark.parametrize("typed", ["|", "#x", "*", "yes", "1e3", "no", "null", "~", "[a", "a: b"])
+def test_override_of_a_text_key_keeps_the_value_as_typed(raw: dict[str, Any], typed: str) -> None:
+    """YAML would read | as '', #x as nothing, * as an alias, yes as true, [a as broken."""
+    raw = _itemset_raw(raw)
+    cfg = parse_config(apply_overrides(raw, [f"sensitive.separator={typed}"]))
+    assert cfg.sensitive.separator == typed
+    out = apply_overrides(
+        raw,
+        [
+            f"attributes.0.name={typed}",
+            f"input.columns={['c0']}",
+            f"input.columns.0={typed}",
+            f"input.missing_values.1={typed}",
+        ],
+    )
+    assert out["attributes"][0]["name"] == typed
+    assert out["input"]["columns"] == [typed]
+    assert out["input"]["missing_values"][1] == typed
+
+
+def test_override_of_a_text_key_unquotes_and_clears(raw: dict[str, Any]) -> None:
+    raw = _itemset_raw(raw)
+    out = apply_overrides(
+        raw, ["sensitive.separator='|'", 'attributes.1.name="a b"', "output.mode=overwrite"]
+    )
+    assert out["sensitive"]["separator"] == "|"
+    assert out["attributes"][1]["name"] == "a b"
+    assert out["output"]["mode"] == "overwrite"
+    # A key that may be empty is cleared by null; one that may not keeps the text.
+    cleared = apply_overrides(raw, ["output.table=null", "sensitive.taxonomy=~"])
+    assert cleared["output"]["table"] is None and cleared["sensitive"]["taxonomy"] is None
+    assert apply_overrides(raw, ["sensitive.name=null"])["sensitive"]["name"] == "null"
+
+
+def test_override_of_number_and_bool_keys_still_parses(raw: dict[str, Any]) -> None:
+    out = apply_overrides(
+        raw,
+        [
+            "model.k=5",
+            "attributes.0.weight=1e3",
+            "output.decimals=2",
+            "seed=1E1",
+            "algorithm.psi_weights=[0.25, 0.75]",
+        ],
+    )
+    assert out["model"]["k"] == 5
+    assert out["attributes"][0]["weight"] == 1000.0
+    assert out["seed"] == 10.0  # a float: an integer key then refuses it, naming it
+    cfg = parse_config({**out, "seed": 0})
+    assert cfg.attributes[0].weight == 1000.0 and cfg.output.decimals == 2
+    assert cfg.algorithm.psi_weights == (0.25, 0.75)
+    msg = _error(out)
+    assert "seed: expected an integer" in msg
+    levels = {"widths": [5]}
+    raw["attributes"][0]["levels"] = levels
+    out = apply_overrides(raw, ["attributes.0.levels.exact=no", "attributes.0.levels.origin=2"])
+    assert out["attributes"][0]["levels"]["exact"] is False
+    assert out["attributes"][0]["levels"]["origin"] == 2
+
+
+@pytest.mark.parametrize("typed", ["|", "#x", ">", "*"])
+def test_override_of_a_yaml_key_that_reads_as_nothing_says_to_quote(
+    raw: dict[str, Any], typed: str
+) -> None:
+    """Reader options take any YAML value: text YAML reads as nothing is refused, with the fix."""
+    with pytest.raises(ConfigError) as info:
+        apply_overrides(raw, [f"input.options.sep={typed}"])
+    msg = str(info.value)
+    assert msg.startswith("--set input.options.sep: value ")
+    assert repr(typed) in msg
+    assert f"""quote it: --set 'input.options.sep="{typed}"'""" in msg
+    out = apply_overrides(raw, ['input.options.sep="' + typed + '"'])
+    assert out["input"]["options"]["sep"] == typed

@@ -896,3 +896,78 @@ def test_good_continuous_levels_run(small_adult: Path, tmp_path: Path) -> None:
         assert lab[0] == "[" and lab[-1] in ")]", lab
         lo, hi = (float(x) for x in lab[1:-1].split(", "))
         assert hi - lo == width and lo % width == 0, lab
+
+
+# ---------------------------------------------------------------- output.decimals
+
+
+def _decimals_case(
+    tmp_path: Path, decimals: int | None, engine: str
+) -> tuple[JobRun, pd.DataFrame]:
+    """Two continuous columns of many digits: ``a`` (4 values, published exact), ``b``
+    (distinct, published in its finest of 3 equal-width bins, edges of many digits)."""
+    n = 60
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    data = tmp_path / "values.csv"
+    source = pd.DataFrame(
+        {
+            "rid": range(n),
+            "a": [(1.234, 1.249, 2.567, 3.891)[i % 4] for i in range(n)],
+            "b": [i / 7 for i in range(n)],
+            "s": [("x", "y")[i % 2] for i in range(n)],
+        }
+    )
+    source.to_csv(data, index=False)
+    raw = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "rid", "kind": "keep"},
+            {"name": "a", "kind": "continuous", "levels": {"widths": [1]}},
+            {
+                "name": "b",
+                "kind": "continuous",
+                "levels": {"bins": {"method": "equal_width", "count": 3}},
+            },
+        ],
+        "sensitive": {"name": "s"},
+        "model": {"name": "k", "k": 3},
+        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
+        "output": {"path": str(tmp_path / "out"), "publish": "generalized", "mode": "error"},
+    }
+    if decimals is not None:
+        raw["output"]["decimals"] = decimals
+    run = _run_cli(tmp_path, raw, [], engine)
+    assert run.code == EXIT_OK
+    published = run.published.astype({"rid": int})  # a CSV column is read as text
+    return run, source.merge(published, on="rid", suffixes=("", "_published"))
+
+
+def test_decimals_round_full_domain_labels(tmp_path: Path) -> None:
+    """output.decimals: exact values to the nearest, interval edges outwards (both contain)."""
+    plain, joined = _decimals_case(tmp_path / "plain", None, "local")
+    assert plain.metrics["node"] == {"a": 0, "b": 1}
+    assert set(joined["a_published"]) == {"1.234", "1.249", "2.567", "3.891"}
+    assert "[0, 2.80952380952)" in set(joined["b_published"])
+    run, joined = _decimals_case(tmp_path / "one", 1, "local")
+    assert run.metrics["node"] == {"a": 0, "b": 1}
+    assert run.metrics["verified"] is True
+    # 1.234 and 1.249 both publish 1.2: their classes merge into one published group.
+    assert set(joined["a_published"]) == {"1.2", "2.6", "3.9"}
+    assert run.metrics["published_classes"] == 9 < plain.metrics["published_classes"] == 12
+    assert set(joined["b_published"]) == {"[0, 2.9)", "[2.8, 5.7)", "[5.6, 8.5]"}
+    for value, label in zip(joined["b"], joined["b_published"], strict=True):
+        assert _interval_holds(label, value), (value, label)
+    assert len(joined) == 60
+
+
+@pytest.mark.spark
+def test_decimals_round_full_domain_labels_on_spark(spark, tmp_path: Path) -> None:
+    local, _ = _decimals_case(tmp_path / "local", 1, "local")
+    remote, _ = _decimals_case(tmp_path / "spark", 1, "spark")
+    assert remote.metrics["node"] == local.metrics["node"]
+    cols = list(local.published.columns)
+    pd.testing.assert_frame_equal(
+        remote.published[cols].sort_values("rid").reset_index(drop=True),
+        local.published.sort_values("rid").reset_index(drop=True),
+        check_dtype=False,
+    )

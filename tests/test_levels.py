@@ -190,6 +190,21 @@ def test_continuous_levels_exact_values_and_widths() -> None:
     )
 
 
+def test_continuous_levels_with_decimals_round_labels_only() -> None:
+    """output.decimals: values to the nearest, edges outwards; maps and NCP unrounded."""
+    values = np.array([0.25, 1.234, 1.249, 2.5])
+    edges = [np.array([0.0, 4 / 3, 8 / 3])]
+    plain = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5)
+    h = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=1)
+    assert plain.labels[1] == ("[0, 1.33333333333)", "[1.33333333333, 2.66666666667]")
+    assert h.labels[:2] == (("0.2", "1.2", "1.2", "2.5"), ("[0, 1.4)", "[1.3, 2.7]"))
+    assert [m.tolist() for m in h.maps] == [m.tolist() for m in plain.maps]
+    for a, b in zip(h.ncp, plain.ncp, strict=True):
+        assert a.tolist() == b.tolist()
+    whole = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=0)
+    assert whole.labels[:2] == (("0", "1", "1", "2"), ("[0, 2)", "[1, 3]"))
+
+
 def test_continuous_levels_breakpoints_decimal_labels_and_clipping() -> None:
     values = np.array([1.0, 2.5, 5.0])
     h = continuous_levels("x", values, [np.array([0.0, 2.5, 5.0])], exact=True, low=1.0, high=5.0)

@@ -84,8 +84,11 @@ def _format_number(x: float) -> str:
     return f"{r:.{SIGNIFICANT_DIGITS}g}"
 
 
-def _round_bound(x: float, decimals: int, rounding: str) -> float:
-    """Round one range bound outwards at ``decimals`` places, after snapping off float noise.
+def round_bound(x: float, decimals: int, rounding: str) -> float:
+    """Round one number at ``decimals`` places, after snapping off float noise.
+
+    A range bound is rounded outwards (``ROUND_FLOOR`` low, ``ROUND_CEILING`` high); a
+    published value to the nearest (``ROUND_HALF_EVEN``).
 
     The value is first snapped to :data:`SIGNIFICANT_DIGITS` significant digits
     (a code that decodes to ``53.99999999997`` for a true 54 stays 54), then
@@ -95,10 +98,11 @@ def _round_bound(x: float, decimals: int, rounding: str) -> float:
     Args:
         x: the decoded bound.
         decimals: decimal places to keep (0 for whole numbers).
-        rounding: ``decimal.ROUND_FLOOR`` for a low bound, ``decimal.ROUND_CEILING`` for a high one.
+        rounding: a :mod:`decimal` rounding mode (``ROUND_FLOOR`` for a low bound,
+            ``ROUND_CEILING`` for a high one).
 
     Returns:
-        The rounded bound.
+        The rounded number.
     """
     snapped = Decimal(f"{x:.{SIGNIFICANT_DIGITS}g}")
     step = Decimal(1).scaleb(-decimals)
@@ -353,8 +357,8 @@ class ContinuousKind(Kind):
             raise ValueError(f"attribute {self.name!r}: an empty class has no generalized value")
         lo, hi = (float(v) for v in self._raw(np.array([c.min(), c.max()])))
         if self.decimals is not None:
-            lo = _round_bound(lo, self.decimals, ROUND_FLOOR)
-            hi = _round_bound(hi, self.decimals, ROUND_CEILING)
+            lo = round_bound(lo, self.decimals, ROUND_FLOOR)
+            hi = round_bound(hi, self.decimals, ROUND_CEILING)
         return published_range(_format_number(lo), _format_number(hi))
 
     def ncp(self, codes: np.ndarray) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from sparkanon.attributes.kinds import (
     SUPPRESSED,
     _format_number,
     published_range,
+    round_bound,
     snap_significant,
 )
 from sparkanon.errors import ConfigError
@@ -184,8 +186,15 @@ def continuous_levels(
     exact: bool,
     low: float,
     high: float,
+    decimals: int | None = None,
 ) -> LevelHierarchy:
     """Interval levels of a numeric column over its base values.
+
+    With ``decimals`` (``output.decimals``) the labels keep that many decimal places: an
+    exact value is rounded to the nearest (as a centroid is), an interval widened outwards
+    (its low edge rounded down, its high edge up, as a generalized range is), so it still
+    holds every value of its node. Nodes whose labels become equal publish as one group;
+    the maps and the certainty penalties stay those of the unrounded nodes.
 
     Args:
         name: the column.
@@ -196,6 +205,7 @@ def continuous_levels(
         exact: level 0 publishes the value itself (else the finest intervals are level 0).
         low: the data's minimum (the NCP's range).
         high: the data's maximum.
+        decimals: decimal places kept in the labels (``None``: all).
 
     Returns:
         The levels, the root ``*`` last.
@@ -209,7 +219,7 @@ def continuous_levels(
     ncps: list[np.ndarray] = []
     if exact:
         maps.append(np.arange(len(values), dtype=np.int64))
-        labels.append(tuple(_format_number(float(v)) for v in values))
+        labels.append(tuple(_value_label(float(v), decimals) for v in values))
         ncps.append(np.zeros(len(values)))
     for edges in edges_per_level:
         idx = interval_index(values, edges)
@@ -225,7 +235,7 @@ def continuous_levels(
         last = present == len(edges) - 2
         labels.append(
             tuple(
-                f"[{_format_number(float(a))}, {_format_number(float(b))}{']' if c else ')'}"
+                _interval_label(float(a), float(b), bool(c), decimals)
                 for a, b, c in zip(lo, hi, last, strict=True)
             )
         )
@@ -233,6 +243,21 @@ def continuous_levels(
         ncps.append(np.clip(width / span, 0.0, 1.0))
         maps.append(ids)
     return _with_root(name, maps, labels, ncps)
+
+
+def _value_label(value: float, decimals: int | None) -> str:
+    """An exact value's label, rounded to the nearest at ``decimals`` places when set."""
+    if decimals is not None:
+        value = round_bound(value, decimals, ROUND_HALF_EVEN)
+    return _format_number(value)
+
+
+def _interval_label(lo: float, hi: float, closed: bool, decimals: int | None) -> str:
+    """``[lo, hi)`` (``]`` when ``closed``), widened outwards to ``decimals`` places when set."""
+    if decimals is not None:
+        lo = round_bound(lo, decimals, ROUND_FLOOR)
+        hi = round_bound(hi, decimals, ROUND_CEILING)
+    return f"[{_format_number(lo)}, {_format_number(hi)}{']' if closed else ')'}"
 
 
 def width_edges(

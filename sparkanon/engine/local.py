@@ -25,6 +25,7 @@ from sparkanon.io import (
     canonical_local,
     csv_records,
     data_files_of,
+    empty_csv_file,
     list_local_files,
     local_path,
     read_columnar,
@@ -91,7 +92,7 @@ class LocalEngine(Engine):
         for f in self._input_files(cfg):
             if cfg.format == "csv":
                 if f.stat().st_size == 0:
-                    raise InputError(f"input {str(f)!r} is empty (0 bytes: no header, no rows)")
+                    raise empty_csv_file(str(f))
                 frames.append(
                     csv_records(f, CsvDialect.from_options(cfg.options), cfg.columns).frame
                 )

@@ -32,6 +32,7 @@ from sparkanon.io import (
     canonical_local,
     csv_field_count,
     data_files_of,
+    empty_csv_file,
     list_local_files,
     local_path,
 )
@@ -176,6 +177,8 @@ class SparkEngine(Engine):
 
     def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
         files, root = self._input_files(cfg)
+        if cfg.format == "csv":
+            self._refuse_empty_files(cfg, files, root)
         # A session setting (Spark has no per-read option for it), read when a scan is
         # planned; sparkanon's own job session keeps it for the job's later scans.
         if cfg.max_split_bytes is not None:
@@ -225,6 +228,18 @@ class SparkEngine(Engine):
             found.append(name[len(root) + 1 :] if name.startswith(root + "/") else name)
         data = data_files_of(cfg.path, found, cfg.format, cfg.glob)
         return [f"{root}/{rel}" for rel in data], root
+
+    def _refuse_empty_files(self, cfg: InputConfig, files: list[str], root: str | None) -> None:
+        """A CSV file of 0 bytes has no header: name it, as the local engine does.
+
+        Spark would read it as a table without columns (only the reader's own), and the
+        job would then report every configured column missing instead.
+        """
+        for f in files:
+            fs, jpath = self._fs(f)
+            if fs.getFileStatus(jpath).getLen() == 0:
+                shown = cfg.path if root is None else cfg.path.rstrip("/") + f[len(root) :]
+                raise empty_csv_file(shown)
 
     def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:  # noqa: D102
         if self.connect:  # reading lines by index needs the RDD API
@@ -562,6 +577,9 @@ class _ClientStatus:
 
     def isDirectory(self) -> bool:  # noqa: N802
         return os.path.isdir(self.path)
+
+    def getLen(self) -> int:  # noqa: N802
+        return 0 if os.path.isdir(self.path) else os.path.getsize(self.path)
 
     def getPath(self) -> _ClientPath:  # noqa: N802
         return _ClientPath(self.path)

@@ -295,10 +295,12 @@ def _levels_of(
             assert hist is not None
             values = hist["raw"].to_numpy(dtype=float)
             rule = BaseRule("lookup", hist[col].to_numpy(dtype=float))
-            return continuous_levels(kind.name, values, edges, True, low, high), rule
+            levels = continuous_levels(kind.name, values, edges, True, low, high, kind.decimals)
+            return levels, rule
         finest = edges[0]
         rule = BaseRule("interval", finest, kind.low, width)
-        return continuous_levels(kind.name, finest[:-1], edges, False, low, high), rule
+        levels = continuous_levels(kind.name, finest[:-1], edges, False, low, high, kind.decimals)
+        return levels, rule
     raise ConfigError(f"{key}: kind {type(kind).__name__} has no generalization levels")
 
 

@@ -8,7 +8,7 @@ from sparkanon.attributes.schema import RID
 from sparkanon.config import InputConfig, ItemsetConfig, JobConfig, partition_text
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError
-from sparkanon.io import MALFORMED
+from sparkanon.io import MALFORMED, input_columns
 from sparkanon.stages._common import StageTimer
 
 
@@ -65,6 +65,23 @@ def read_catalog_input(engine: Engine, config: JobConfig) -> tuple[Table, list[t
     return catalog.read(info, spec), list(info.partition_columns) if spec is not None else []
 
 
+def own_schema(engine: Engine, table: Table, source: str) -> list[tuple[str, str]]:
+    """The input's own ``(column, type)`` pairs, without the columns the reader adds.
+
+    Args:
+        engine: the engine that read ``table``.
+        table: the input as read.
+        source: the input as messages name it (``config.input.source``).
+
+    Raises:
+        InputError: the input has no column of its own (an empty file or table).
+    """
+    schema = input_columns(engine.schema_of(table))
+    if not schema:
+        raise InputError(f"input {source} is empty (no columns, no rows)")
+    return schema
+
+
 def check_columns(config: JobConfig, present: list[str]) -> None:
     """Every column the config names must be in the input (a long item table's set aside)."""
     wanted = [a.name for a in config.attributes]
@@ -104,11 +121,8 @@ def read_input(
             raw, _ = read_catalog_input(engine, config)
         else:
             raw = engine.read(config.input)
-        raw_schema = engine.schema_of(raw)
-        if not raw_schema:
-            raise InputError(f"input {config.input.source} is empty (no columns, no rows)")
-        check_columns(config, [n for n, _ in raw_schema])
-        types = dict(raw_schema)
+        types = dict(engine.schema_of(raw))
+        check_columns(config, [n for n, _ in own_schema(engine, raw, config.input.source)])
         if sets:
             check_set_column(config.sensitive, types)
         long = sets and config.sensitive.layout == "long"
@@ -138,7 +152,7 @@ def join_long_items(engine: Engine, sens: ItemsetConfig, main: Table) -> Table:
     assert long is not None
     cfg = InputConfig(format=long.format, path=long.path, options=long.options)
     items = engine.read(cfg)
-    present = [n for n, _ in engine.schema_of(items)]
+    present = [n for n, _ in input_columns(engine.schema_of(items))]
     missing = [c for c in (long.key, long.item) if c not in present]
     if missing:
         raise InputError(
