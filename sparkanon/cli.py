@@ -45,10 +45,32 @@ METRIC_GLOSSARY = {
     "AVG_IL": "mean over classes of IL / (class size x QIs) (seed 003 eq. 17-18)",
     "AVG_Ent": "mean base-2 entropy of the sensitive values per class (seed 003 eq. 19)",
     "CAVG": "(rows / classes) / k; 1 is the smallest possible (seed 003 eq. 20)",
-    "NCP": "mean normalised certainty penalty per class, in [0, weights] (Xu et al. 2006)",
-    "GCP": "global certainty penalty in percent of the whole domain (Ghinita et al. 2007)",
+    "NCP": (
+        "mean normalised certainty penalty per class, in [0, weights] (Xu et al. 2006); "
+        "published rows only"
+    ),
+    "GCP": (
+        "global certainty penalty in percent of the whole domain (Ghinita et al. 2007); "
+        "published rows only"
+    ),
+    "NCP_published": "weighted mean NCP over the published rows (full-domain)",
+    "item_ncp": "NCP of the published item occurrences (He and Naughton 2009); published only",
+    "loss_with_suppressed": (
+        "the losses above again, each suppressed row (or its items) counted as fully lost"
+    ),
+    "residual_class": (
+        "rows no class could take, kept in one residual class (t-closeness: not suppressed)"
+    ),
 }
 """One line per headline metric, printed by ``--format table``."""
+
+FULL_DOMAIN_GLOSSARY = {
+    "NCP": (
+        "weighted mean NCP over the usable rows, a row the node suppresses counting 1 "
+        "(the search's objective)"
+    ),
+}
+"""Where a full-domain run (it reports ``NCP_published``) means another thing by a key."""
 
 
 def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -253,8 +275,11 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     ``metrics.json`` and ``--format json`` keep every item at full precision.
     """
     lines = _table_rows(metrics)
-    width = max((len(k) for k in METRIC_GLOSSARY if k in metrics), default=0)
-    notes = [f"  {k:<{width}}  {note}" for k, note in METRIC_GLOSSARY.items() if k in metrics]
+    glossary = METRIC_GLOSSARY
+    if "NCP_published" in metrics:
+        glossary = METRIC_GLOSSARY | FULL_DOMAIN_GLOSSARY
+    width = max((len(k) for k in glossary if k in metrics), default=0)
+    notes = [f"  {k:<{width}}  {note}" for k, note in glossary.items() if k in metrics]
     if notes:
         lines += ["", "What they mean:", *notes]
     return "\n".join(lines)

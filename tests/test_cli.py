@@ -145,3 +145,15 @@ def test_metrics_table_shows_counts_and_first_items() -> None:
 )
 def test_brief(value: Any, shown: str) -> None:
     assert brief(value) == shown
+
+
+def test_metrics_table_says_which_loss_counts_suppressed_rows() -> None:
+    from sparkanon.cli import metrics_table
+
+    text = metrics_table(
+        {"rows_in": 10, "NCP": 0.2, "GCP": 3.0, "loss_with_suppressed": {"NCP": 0.4, "GCP": 9.0}}
+    )
+    assert "published rows only" in text
+    assert "each suppressed row (or its items) counted as fully lost" in text
+    full_domain = metrics_table({"NCP": 0.2, "NCP_published": 0.1})
+    assert "a row the node suppresses counting 1" in full_domain
