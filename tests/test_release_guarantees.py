@@ -129,28 +129,19 @@ def _worst_against_published(out: Path) -> float:
     return worst
 
 
-def _engine(name: str, spark: Any) -> Any:
-    if name == "local":
+@pytest.fixture(params=["local", pytest.param("spark", marks=pytest.mark.spark)])
+def engine(request: pytest.FixtureRequest) -> Any:
+    """Each test on the local engine and on Spark."""
+    if request.param == "local":
         return LocalEngine(batch_rows=700)
     from sparkanon.engine.spark import SparkEngine
 
-    return SparkEngine(spark)
+    return SparkEngine(request.getfixturevalue("spark"))
 
 
-@pytest.fixture
-def engine_name(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
-@pytest.mark.parametrize(
-    "engine_name", ["local", pytest.param("spark", marks=pytest.mark.spark)], indirect=True
-)
-def test_tcloseness_holds_against_the_published_table(
-    tmp_path: Path, engine_name: str, request: pytest.FixtureRequest
-) -> None:
-    spark = request.getfixturevalue("spark") if engine_name == "spark" else None
+def test_tcloseness_holds_against_the_published_table(tmp_path: Path, engine: Any) -> None:
     cfg = _tcloseness_config(tmp_path, "out")
-    metrics = run_job(_engine(engine_name, spark), cfg).metrics
+    metrics = run_job(engine, cfg).metrics
     assert metrics["rows_out"] == metrics["rows_in"] == 3000
     assert metrics["rows_suppressed"] == 0
     assert metrics["residual_class"]["rows_without_class"] > 0
@@ -158,21 +149,14 @@ def test_tcloseness_holds_against_the_published_table(
     assert _worst_against_published(tmp_path / "out") <= T + 1e-9
 
 
-@pytest.mark.parametrize(
-    "engine_name", ["local", pytest.param("spark", marks=pytest.mark.spark)], indirect=True
-)
 def test_suppression_that_shifts_the_distribution_fails_verification(
-    tmp_path: Path,
-    engine_name: str,
-    request: pytest.FixtureRequest,
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Suppress as ff23eba did: verification must now compare with the published rows.
     monkeypatch.setattr("sparkanon.stages.reconcile.avoids_suppression", lambda models: False)
-    spark = request.getfixturevalue("spark") if engine_name == "spark" else None
     cfg = _tcloseness_config(tmp_path, "out")
     with pytest.raises(PrivacyViolationError, match="violate"):
-        run_job(_engine(engine_name, spark), cfg)
+        run_job(engine, cfg)
     assert not (tmp_path / "out").exists()
 
 
@@ -217,37 +201,36 @@ def test_nested_reasons_are_causes() -> None:
     assert suppression_causes(metrics) == {"a": 5, "b": 2}
 
 
-def _mostly_missing(tmp_path: Path) -> Path:
-    """3,000 skewed rows of which 1,800 (60%) have no ``x``."""
+def _mostly_missing_job(tmp_path: Path, max_share: float | None = None) -> Any:
+    """k = 5 by MDAV on 3,000 skewed rows of which 1,800 (60%) have no ``x``."""
     frame = pd.read_csv(_skewed_input(tmp_path))
     frame.loc[frame.index % 5 < 3, "x"] = np.nan
     path = tmp_path / "missing.csv"
     frame.to_csv(path, index=False)
-    return path
+    output: dict[str, Any] = {"path": str(tmp_path / "out"), "format": "csv"}
+    if max_share is not None:
+        output["max_suppressed_share"] = max_share
+    return parse_config(
+        {
+            "input": {"format": "csv", "path": str(path), "on_missing": "drop"},
+            "attributes": [{"name": "x", "kind": "continuous"}],
+            "sensitive": {"name": "s"},
+            "model": {"name": "k", "k": 5},
+            "algorithm": {"name": "mdav"},
+            "output": output,
+        }
+    )
 
 
-@pytest.mark.parametrize(
-    "engine_name", ["local", pytest.param("spark", marks=pytest.mark.spark)], indirect=True
-)
 def test_suppressing_more_than_the_limit_fails_and_writes_nothing(
-    tmp_path: Path, engine_name: str, request: pytest.FixtureRequest
+    tmp_path: Path, engine: Any
 ) -> None:
     from sparkanon.errors import ReleaseTooSmallError
 
-    spark = request.getfixturevalue("spark") if engine_name == "spark" else None
-    raw = {
-        "input": {"format": "csv", "path": str(_mostly_missing(tmp_path)), "on_missing": "drop"},
-        "attributes": [{"name": "x", "kind": "continuous"}],
-        "sensitive": {"name": "s"},
-        "model": {"name": "k", "k": 5},
-        "algorithm": {"name": "mdav"},
-        "output": {"path": str(tmp_path / "out"), "format": "csv"},
-    }
     with pytest.raises(ReleaseTooSmallError, match=r"1800 of 3000 rows .*missing_values 1800"):
-        run_job(_engine(engine_name, spark), parse_config(raw))
+        run_job(engine, _mostly_missing_job(tmp_path))
     assert not (tmp_path / "out").exists()
-    raw["output"]["max_suppressed_share"] = 0.6
-    metrics = run_job(_engine(engine_name, spark), parse_config(raw)).metrics
+    metrics = run_job(engine, _mostly_missing_job(tmp_path, 0.6)).metrics
     assert metrics["rows_out"] == 1200 and (tmp_path / "out").exists()
 
 
@@ -301,15 +284,7 @@ def test_fully_lost_mean_by_hand() -> None:
 
 
 def test_one_table_losses_with_suppressed_rows(tmp_path: Path) -> None:
-    raw = {
-        "input": {"format": "csv", "path": str(_mostly_missing(tmp_path)), "on_missing": "drop"},
-        "attributes": [{"name": "x", "kind": "continuous"}],
-        "sensitive": {"name": "s"},
-        "model": {"name": "k", "k": 5},
-        "algorithm": {"name": "mdav"},
-        "output": {"path": str(tmp_path / "out"), "max_suppressed_share": 0.6},
-    }
-    m = run_job(LocalEngine(), parse_config(raw), commit=False).metrics
+    m = run_job(LocalEngine(), _mostly_missing_job(tmp_path, 0.6), commit=False).metrics
     lost = m["loss_with_suppressed"]
     # 1,200 published rows, 1,800 suppressed (60%): GCP = (GCP * 1200 + 100 * 1800) / 3000.
     assert lost["GCP"] == pytest.approx((m["GCP"] * 1200 + 100 * 1800) / 3000)

@@ -593,17 +593,24 @@ def test_record_whose_every_item_is_dropped_is_suppressed(tmp_path: Path) -> Non
     check_publication(result, 4, 3)
 
 
-def test_item_stats_count_after_the_drop() -> None:
-    from sparkanon.stages.items import ItemsSpec, item_stats
+def delimited_spec(known: set[str], **changes: Any) -> Any:
+    """An ``ItemsSpec`` of a ``|``-delimited column ``x`` with these known items."""
+    from sparkanon.stages.items import ItemsSpec
 
-    spec = ItemsSpec(
+    return ItemsSpec(
         column="x",
         layout="delimited",
         separator="|",
-        known=frozenset({"a", "b"}),
+        known=frozenset(known),
         missing_tokens=frozenset(),
-        empty_when_null=True,
+        **changes,
     )
+
+
+def test_item_stats_count_after_the_drop() -> None:
+    from sparkanon.stages.items import item_stats
+
+    spec = delimited_spec({"a", "b"}, empty_when_null=True)
     values = pd.Series(["a|zz|a", "zz|yy|zz", "", "b", None], dtype=object)
     stats = {(s, v): n for s, v, n in item_stats(values, spec)}
     assert stats[("item_unknown", "zz")] == 2 and stats[("item_unknown", "yy")] == 1
@@ -674,13 +681,7 @@ def test_wrong_separator_gets_a_hint(capsys: pytest.CaptureFixture[str], tmp_pat
 def test_separator_hint_when_no_item_is_known() -> None:
     from sparkanon.stages.items import ItemsSpec, separator_hint
 
-    spec = ItemsSpec(
-        column="x",
-        layout="delimited",
-        separator="|",
-        known=frozenset({"a1", "b2"}),
-        missing_tokens=frozenset(),
-    )
+    spec = delimited_spec({"a1", "b2"})
     assert "splits at ','" in separator_hint(["a1,b2"], spec, any_known=True)
     assert "no item of the data" in separator_hint(["a1#b2"], spec, any_known=False)
     assert separator_hint(["zz9"], spec, any_known=True) == ""

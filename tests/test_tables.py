@@ -191,18 +191,23 @@ def test_missing_table_and_mismatched_output(
     assert spark.sql(f"SHOW PARTITIONS {db}.out").count() == 0
 
 
-def test_a_held_lock_refuses_a_second_run(
-    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def _partition_target(spark: Any, tmp_path: Path, name: str) -> tuple[str, Path, Any]:
+    """A database, a partitioned job's config and its output target for ``ds=2026-11-21``."""
     from sparkanon.config import load_config
     from sparkanon.engine.spark import SparkEngine
     from sparkanon.stages.commit import TableTarget
 
-    db = _database(spark, "t_lock")
+    db = _database(spark, name)
     source = _partitioned_input(spark, tmp_path, db, rows=300)
     cfg = _config(tmp_path, source, f"{db}.out")
     config = load_config(cfg, ["input.partition={ds: '2026-11-21'}"])
-    first = TableTarget(SparkEngine(spark), config, [("ds", "string")])
+    return db, cfg, TableTarget(SparkEngine(spark), config, [("ds", "string")])
+
+
+def test_a_held_lock_refuses_a_second_run(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db, cfg, first = _partition_target(spark, tmp_path, "t_lock")
     first.acquire()  # a run in progress on that partition (this live process owns it)
     try:
         assert run_command(str(cfg), [], "spark", partition="ds=2026-11-21") == EXIT_USER
@@ -245,16 +250,9 @@ def test_a_killed_runs_lock_is_taken_over_and_its_staged_version_removed(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A run killed with SIGKILL left its lock (a dead pid of this host) and a staged version."""
-    from sparkanon.config import load_config
-    from sparkanon.engine.spark import SparkEngine
-    from sparkanon.stages.commit import TableTarget
     from sparkanon.stages.table_lock import new_owner
 
-    db = _database(spark, "t_takeover")
-    source = _partitioned_input(spark, tmp_path, db, rows=300)
-    cfg = _config(tmp_path, source, f"{db}.out")
-    config = load_config(cfg, ["input.partition={ds: '2026-11-21'}"])
-    target = TableTarget(SparkEngine(spark), config, [("ds", "string")])
+    db, cfg, target = _partition_target(spark, tmp_path, "t_takeover")
     killed = new_owner(target.name, "ds=2026-11-21") | {"pid": _dead_pid()}
     assert target.catalog.create_lock(target.lock_name(), killed)
     staged = Path(target.staging().removeprefix("file:"))
