@@ -35,11 +35,16 @@ Map of the package:
 * :mod:`sparkanon.stages` - one module per stage of the job (read, profile, encode,
   partition, cluster, reconcile, summarise, publish, verify, measure, commit), each with
   its driver part and the pandas functions it hands the engine.
-* :mod:`sparkanon.pipeline` - :func:`~sparkanon.pipeline.run_job`, the stages in order;
-  :mod:`sparkanon.pipeline_rt` the relational-transaction job it hands a set-valued
-  sensitive attribute to (stages ``items``, ``rt_cluster``, ``rt_publish``);
-  :mod:`sparkanon.pipeline_fd` the full-domain job it hands ``samarati`` and ``incognito``
-  to (stage module :mod:`~sparkanon.stages.lattice`: levels, frequency set, search, publish).
+* :mod:`sparkanon.families` - the families of methods, one registry line each
+  (:data:`~sparkanon.families.FAMILIES`), each one module implementing the small protocol
+  of :mod:`~sparkanon.families.base`: per-block clustering and partitioning
+  (:mod:`~sparkanon.families.blocks`), full-domain generalization
+  (:mod:`~sparkanon.families.full_domain`; stage module :mod:`~sparkanon.stages.lattice`)
+  and relational-transaction data (:mod:`~sparkanon.families.transaction`; stages
+  ``items``, ``rt_cluster``, ``rt_publish``).
+* :mod:`sparkanon.pipeline` - the runner, :func:`~sparkanon.pipeline.run_job`: read,
+  profile, the family's anonymization, verify, measure, report (row accounting by
+  cause), the release checks and the commit, written once for every family.
 * :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``.
 
 Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...) are

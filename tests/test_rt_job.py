@@ -537,7 +537,7 @@ def test_independent_verifier_reads_rt_outputs(
 
 def test_rt_jobs_read_in_small_splits_unless_configured(tmp_path: Path) -> None:
     """A set-valued job reads 16 MiB splits by default (wide records); a set value wins."""
-    from sparkanon.pipeline_rt import RT_SPLIT_BYTES, with_rt_defaults
+    from sparkanon.families.transaction import RT_SPLIT_BYTES, with_rt_defaults
 
     data = write_csv(tmp_path, rt_frame(50, seed=1))
     default = with_rt_defaults(parse_config(rt_config(tmp_path, data)))

@@ -48,7 +48,7 @@ FULL_DOMAIN_ALGORITHMS: dict[str, type[FullDomainParams]] = {
 """Full-domain generalization (seed 004 section 20.3.1) by config name, with their parameters.
 
 They search the lattice of generalization levels over the whole table
-(:mod:`sparkanon.algorithms.lattice`, :mod:`sparkanon.pipeline_fd`), not per block."""
+(:mod:`sparkanon.algorithms.lattice`, :mod:`sparkanon.families.full_domain`), not per block."""
 
 AlgorithmConfig = Annotated[
     Union[  # noqa: UP007

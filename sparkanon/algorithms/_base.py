@@ -11,7 +11,6 @@ deterministic given its inputs.
 from __future__ import annotations
 
 import importlib
-import math
 from abc import ABC, abstractmethod
 from types import ModuleType
 from typing import ClassVar
@@ -126,17 +125,14 @@ def native_target(models: ModelSet) -> HPKAnonymity:
     sensitive values any model asks for (``p`` of p-sensitive and (H,p,k)
     anonymity, ``l`` of distinct l-diversity, ``ceil(l)`` of entropy and recursive
     l-diversity, which need at least that many values); ``h`` the levels of
-    (H,p,k)-anonymity. Classes that satisfy the target satisfy k-anonymity,
-    p-sensitive k-anonymity, (H,p,k)-anonymity and distinct l-diversity; entropy and
-    recursive l-diversity and t-closeness are then enforced by the repair step.
+    (H,p,k)-anonymity. Each model declares both
+    (:meth:`~sparkanon.models.PrivacyModel.min_distinct_values`,
+    :meth:`~sparkanon.models.PrivacyModel.min_distinct_levels`). Classes that satisfy
+    the target satisfy k-anonymity, p-sensitive k-anonymity, (H,p,k)-anonymity and
+    distinct l-diversity; entropy and recursive l-diversity and t-closeness are then
+    enforced by the repair step.
     """
     k = models.min_class_size()
-    p, h = 1, 1
-    for model in models:
-        if model.name in ("p_sensitive", "hpk"):
-            p = max(p, int(model.p))
-        elif model.name in ("distinct_l", "entropy_l", "recursive_cl"):
-            p = max(p, math.ceil(model.l))
-        if model.name == "hpk":
-            h = max(h, int(model.h))
+    p = max(model.min_distinct_values() for model in models)
+    h = max(model.min_distinct_levels() for model in models)
     return HPKAnonymity(k=k, p=min(p, k), h=min(h, p, k))

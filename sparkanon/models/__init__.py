@@ -38,6 +38,7 @@ from sparkanon.models.base import (
     ModelSet,
     PrivacyModel,
     SensitiveDomain,
+    describe_models,
 )
 from sparkanon.models.k_anonymity import HPKAnonymity, KAnonymity, PSensitiveKAnonymity
 from sparkanon.models.kl_diversity import KLDiversity
@@ -155,6 +156,7 @@ def parse_models(raw: Any, key: str = "model") -> ModelSet:
 
 
 __all__ = [
+    "describe_models",
     "MODELS",
     "TOLERANCE",
     "ClassSummaries",

@@ -388,6 +388,14 @@ class PrivacyModel(BaseModel):
         """The fewest rows a class that satisfies the model can have."""
         return 1
 
+    def min_distinct_values(self) -> int:
+        """The fewest distinct sensitive values a class that satisfies the model holds."""
+        return 1
+
+    def min_distinct_levels(self) -> int:
+        """The fewest distinct sensitivity levels a class that satisfies the model holds."""
+        return 1
+
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``(m,)`` whether each class satisfies the model (vectorised)."""
         raise NotImplementedError
@@ -588,3 +596,9 @@ class ModelSet:
     def describe(self) -> list[dict[str, Any]]:
         """Every model's :meth:`PrivacyModel.describe`, in order."""
         return [m.describe() for m in self.models]
+
+
+def describe_models(models: ModelSet) -> dict[str, Any] | list[dict[str, Any]]:
+    """The models for ``metrics.json``: one mapping, or a list when several must hold."""
+    described = models.describe()
+    return described[0] if len(described) == 1 else described

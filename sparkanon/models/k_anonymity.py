@@ -94,6 +94,10 @@ class PSensitiveKAnonymity(PrivacyModel):
         """``k``."""
         return self.k
 
+    def min_distinct_values(self) -> int:
+        """``p``."""
+        return self.p
+
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``size >= k`` and ``distinct >= p`` per class."""
         return (s.size >= self.k) & (s.distinct() >= self.p)
@@ -153,6 +157,14 @@ class HPKAnonymity(PrivacyModel):
     def min_class_size(self) -> int:
         """``k``."""
         return self.k
+
+    def min_distinct_values(self) -> int:
+        """``p``."""
+        return self.p
+
+    def min_distinct_levels(self) -> int:
+        """``h``."""
+        return self.h
 
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``size >= k``, ``distinct >= p`` and ``distinct levels >= h`` per class."""

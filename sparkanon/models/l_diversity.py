@@ -62,6 +62,10 @@ class DistinctLDiversity(PrivacyModel):
         """``l``: ``l`` distinct values need ``l`` rows."""
         return self.l
 
+    def min_distinct_values(self) -> int:
+        """As many distinct values as the fewest rows: :meth:`min_class_size`."""
+        return self.min_class_size()
+
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``distinct >= l`` per class."""
         return s.distinct() >= self.l
@@ -102,6 +106,10 @@ class EntropyLDiversity(PrivacyModel):
     def min_class_size(self) -> int:
         """``ceil(l)``: the entropy bound needs at least ``l`` distinct values."""
         return math.ceil(self.l)
+
+    def min_distinct_values(self) -> int:
+        """As many distinct values as the fewest rows: :meth:`min_class_size`."""
+        return self.min_class_size()
 
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``entropy >= log(l) - TOLERANCE`` and ``distinct >= ceil(l)`` per class."""
@@ -161,6 +169,10 @@ class RecursiveCLDiversity(PrivacyModel):
     def min_class_size(self) -> int:
         """``l``: the tail from the l-th most frequent value on must be non-empty."""
         return self.l
+
+    def min_distinct_values(self) -> int:
+        """As many distinct values as the fewest rows: :meth:`min_class_size`."""
+        return self.min_class_size()
 
     def _head_tail(self, s: ClassSummaries) -> tuple[np.ndarray, np.ndarray]:
         """``(m,)`` count of the most frequent value and of the tail ``r_l + ... + r_r``."""

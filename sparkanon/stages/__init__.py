@@ -1,4 +1,4 @@
-"""The job's stages, in the order :func:`sparkanon.pipeline.run_job` runs them.
+"""The job's stages, as the runner (:func:`sparkanon.pipeline.run_job`) and the families run them.
 
 Each stage is one module holding both its driver part (a function the pipeline
 calls with the engine) and the pure pandas functions it hands the engine to run on

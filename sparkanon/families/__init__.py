@@ -1,0 +1,41 @@
+"""The families of methods the runner runs, one registry line each.
+
+* :mod:`~sparkanon.families.blocks` - per-block clustering and partitioning (MAA-SLIE,
+  GPKC, MAA-SAE, MAA-MINIL, MDAV, (K,L) clustering, Mondrian);
+* :mod:`~sparkanon.families.full_domain` - full-domain generalization (Samarati,
+  Incognito);
+* :mod:`~sparkanon.families.transaction` - relational-transaction data (PAA, APA).
+
+:mod:`~sparkanon.families.base` holds the protocol a family implements
+(:class:`~sparkanon.families.base.Family`). A family is chosen by the config's
+``algorithm.name``.
+"""
+
+from __future__ import annotations
+
+from sparkanon.config import JobConfig
+from sparkanon.errors import InternalError
+from sparkanon.families.base import Anonymized, Family, Run, Verdict
+from sparkanon.families.blocks import BlockFamily
+from sparkanon.families.full_domain import FullDomainFamily
+from sparkanon.families.transaction import TransactionFamily
+
+FAMILIES: tuple[Family, ...] = (BlockFamily(), FullDomainFamily(), TransactionFamily())
+"""Every family, by the algorithms it runs (no algorithm belongs to two)."""
+
+
+def family_of(config: JobConfig) -> Family:
+    """The family that runs ``config.algorithm.name``.
+
+    Raises:
+        InternalError: no family or several run it (the config's algorithm union and
+            this registry disagree: a bug).
+    """
+    name = config.algorithm.name
+    found = [f for f in FAMILIES if name in f.algorithms]
+    if len(found) != 1:
+        raise InternalError(f"algorithm {name!r} is run by {len(found)} families")
+    return found[0]
+
+
+__all__ = ["FAMILIES", "Anonymized", "Family", "Run", "Verdict", "family_of"]

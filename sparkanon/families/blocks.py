@@ -1,0 +1,210 @@
+"""The per-block family: clustering and partitioning algorithms, one block at a time.
+
+encode -> partition (the top of a Mondrian-style tree planned on the driver from
+per-node counts) -> cluster (the rest of the tree and the algorithm on every block, then
+the repair step) -> reconcile (rows a block cannot place go to the nearest block's
+classes; under a model that compares classes with the whole table, to a residual class)
+-> summarise (per-class published values and metric terms) -> publish (to the staging
+location). Verification groups the published rows by their published quasi-identifiers
+and checks every group against every model (:mod:`sparkanon.stages.verify`); the metrics
+are the registry's (:mod:`sparkanon.metrics.registry`), one aggregation over the class
+summaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from sparkanon.algorithms import ALGORITHMS, BlockContext, native_target
+from sparkanon.algorithms.partition import CutPolicy
+from sparkanon.attributes.schema import Schema
+from sparkanon.config import JobConfig
+from sparkanon.engine.base import Table
+from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.metrics.ncp import fully_lost_mean
+from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
+from sparkanon.metrics.utility import discernibility
+from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain, describe_models
+from sparkanon.publications import PUBLISHERS
+from sparkanon.stages.cluster import cluster_rows
+from sparkanon.stages.encode import encode_input
+from sparkanon.stages.measure import measure
+from sparkanon.stages.partition import Partitioning, plan_job_top
+from sparkanon.stages.profile import sensitive_domain
+from sparkanon.stages.publish import publish
+from sparkanon.stages.reconcile import Reconciled, reconcile_rows
+from sparkanon.stages.summarise import summarise_classes
+from sparkanon.stages.verify import verify
+
+LARGE_CLASS_FACTOR = 20
+"""A run warns when its largest class holds more than this many times ``k`` rows."""
+
+
+def class_size_warnings(largest: int | None, k: int) -> list[str]:
+    """Warnings about classes far larger than the model needs (any algorithm).
+
+    Args:
+        largest: rows of the largest class.
+        k: the model's minimum class size.
+
+    Returns:
+        One message when the largest class exceeds ``LARGE_CLASS_FACTOR * k`` rows
+        (information is lost for no privacy gain), else none.
+    """
+    if largest is None or largest <= LARGE_CLASS_FACTOR * k:
+        return []
+    return [
+        f"largest class has {int(largest)} rows, {largest / k:.0f} times k={k}: the algorithm "
+        "merged far more rows than the model needs (see class_size; a smaller "
+        "partitioning.max_block_rows or another algorithm may lose less information)"
+    ]
+
+
+def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partitioning:
+    """The cut rule of the job and the models' test on candidate sides."""
+    policy = CutPolicy(
+        rule=ALGORITHMS[config.algorithm.name].cut_rule,
+        min_side=models.min_class_size(),
+        stop_rows=config.partitioning.max_block_rows,
+        infeasible=config.partitioning.infeasible_blocks,
+    )
+    level_of = schema.sensitive.declared_level_of
+    n_values = len(schema.sensitive.values) if models.uses_sensitive else 1
+
+    def feasible(counts: np.ndarray) -> np.ndarray:
+        sizes = counts.sum(axis=1)
+        if not models.uses_sensitive:  # the histograms carry sizes only
+            return models.satisfied(ClassSummaries(sizes, np.zeros((len(counts), 0), np.int64)))
+        return models.satisfied(ClassSummaries(sizes, counts, level_of))
+
+    return Partitioning(policy, feasible, n_values)
+
+
+def loss_with_suppressed(
+    measured: dict[str, Any], rows_in: int, rows_out: int, weight_sum: float
+) -> dict[str, Any]:
+    """NCP, GCP and NCP per attribute counting every suppressed row as fully lost.
+
+    The published-only figures (``NCP``, ``GCP``, ``NCP_by_attribute``) leave the
+    suppressed rows out; here each suppressed row (every cause) counts as a class of
+    its own published as the whole domain: NCP ``sum_i w_i`` (NCP is a mean over
+    classes), 100 percent for GCP and for each attribute (means over rows).
+    """
+    lost = rows_in - rows_out
+    classes = float(measured["classes"] or 0)
+    return {
+        "NCP": fully_lost_mean(measured["NCP"] or 0.0, classes, lost, weight_sum),
+        "GCP": fully_lost_mean(measured["GCP"] or 0.0, rows_out, lost, 100.0),
+        "NCP_by_attribute": {
+            name: fully_lost_mean(value, rows_out, lost, 100.0)
+            for name, value in measured["NCP_by_attribute"].items()
+        },
+    }
+
+
+@dataclass(frozen=True)
+class _State:
+    """What verify and measure read: the bound models and what the stages counted."""
+
+    models: ModelSet
+    domain: SensitiveDomain
+    summaries: Table
+    registry: tuple[Metric, ...]
+    blocks: dict[str, Any]
+    reconciled: Reconciled
+
+
+class BlockFamily:
+    """Per-block clustering and partitioning (MAA-SLIE, GPKC, MAA-SAE, MDAV, (K,L), Mondrian)."""
+
+    name = "blocks"
+    algorithms = frozenset(ALGORITHMS)
+
+    def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
+        return config
+
+    def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
+        engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
+        domain = sensitive_domain(schema, run.profile)
+        models = config.models.bind(domain)
+        # The input is scanned twice (profile, then encode). Caching the raw rows in the
+        # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
+        # unchanged (docs/benchmarks.md section 5).
+        encoded, enc_cols = encode_input(engine, config, run.raw, schema, timer)
+        part = partitioning(config, schema, models)
+        usable = run.profile.usable
+        tree, infeasible = plan_job_top(engine, config, encoded, schema, part, usable, timer)
+        ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
+        name, seed = config.algorithm.name, config.seed
+        clustered, blocks = cluster_rows(
+            engine, encoded, enc_cols, tree, infeasible, part, ctx, name, seed, timer
+        )
+        placed, reconciled = reconcile_rows(
+            engine, clustered, blocks["unplaced"], ctx, name, seed, timer
+        )
+        publisher = PUBLISHERS[config.output.publish](schema, run.raw.passthrough_types)
+        registry = default_metrics(len(schema.kinds))
+        base = config.algorithm.entropy_base
+        summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
+        cached = [encoded, clustered, summaries]
+        publication = publish(
+            engine, publisher, placed, summaries, timer, run.staging(), config.output.format
+        )
+        state = _State(models, domain, summaries, registry, blocks, reconciled)
+        return Anonymized(publication, {"unplaced": reconciled.unplaced}, state, cached)
+
+    def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
+        s: _State = done.state
+        worst_keys = list(s.models.worst(s.domain.global_summary()))
+        found = verify(run.engine, done.publication, run.schema, s.models, worst_keys, s.domain)
+        return Verdict(
+            violations=int(found["violations"] or 0),
+            rows=int(found["rows"] or 0),
+            groups=int(found["groups"] or 0),
+            failure=f"published equivalence classes violate {describe_models(s.models)}",
+            details={"dm": found["dm"], "achieved": {k: found[k] for k in worst_keys}},
+        )
+
+    def measure(self, run: Run, done: Anonymized, verdict: Verdict) -> dict[str, Any]:  # noqa: D102
+        s: _State = done.state
+        schema, config = run.schema, run.config
+        facts = RunFacts(
+            rows_out=verdict.rows,
+            k=s.models.min_class_size(),
+            names=tuple(schema.qi_names),
+            weights=tuple(kind.weight for kind in schema.kinds),
+            has_levels=schema.sensitive.has_levels,
+        )
+        measured = measure(run.engine, s.summaries, s.registry, facts)
+        rows_in = run.profile.rows_in
+        lost = loss_with_suppressed(measured, rows_in, verdict.rows, sum(facts.weights))
+        blocks = s.blocks
+        metrics: dict[str, Any] = {
+            "rows_reconciled": s.reconciled.reconciled,
+            "classes": measured.pop("classes"),
+            "published_classes": verdict.groups,
+            "class_size": measured.pop("class_size"),
+            "blocks": int(blocks["blocks"] or 0),
+            "block_rows": {"min": blocks["min"], "max": blocks["max"]},
+            "infeasible_blocks": int(blocks["infeasible"] or 0),
+            "repair_merges": int(blocks["repairs"] or 0),
+        }
+        if s.reconciled.residual_rows:
+            metrics["residual_class"] = {
+                "rows_without_class": s.reconciled.residual_rows,
+                "classes_absorbed": s.reconciled.residual_absorbed,
+            }
+        metrics |= measured | {"loss_with_suppressed": lost}
+        metrics |= {
+            "DM": discernibility(verdict.details["dm"], rows_in, verdict.rows),
+            "achieved": verdict.details["achieved"],
+            "max_block_rows": config.partitioning.max_block_rows,
+            "warnings": class_size_warnings(metrics["class_size"]["max"], facts.k),
+        }
+        return metrics
+
+    def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
+        return ""

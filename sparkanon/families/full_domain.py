@@ -1,0 +1,228 @@
+"""The full-domain family (textbook section 20.3.1): Samarati and Incognito.
+
+encode -> levels (every quasi-identifier's hierarchy of levels) -> frequency (the bottom
+node's frequency set, aggregated and cached on the executors) -> search (the lattice,
+node verdicts rolled up from the frequency set in batches) -> publish (each
+quasi-identifier at the chosen node's level, failing classes suppressed, to the staging
+location). Verification groups by the published values, as for every one-table
+release. The driver holds the lattice and per-node counts, never rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sparkanon.algorithms.lattice.search import (
+    Node,
+    NodeVerdict,
+    SearchResult,
+    height,
+    incognito,
+    node_loss,
+    prunable,
+    samarati,
+    suppression_limit,
+)
+from sparkanon.attributes.levels import LevelHierarchy
+from sparkanon.attributes.schema import SENS
+from sparkanon.config import JobConfig
+from sparkanon.engine.base import Engine
+from sparkanon.errors import InternalError
+from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.metrics.ncp import fully_lost_mean
+from sparkanon.models import ModelSet, SensitiveDomain, describe_models
+from sparkanon.publications.base import MAIN, Publication
+from sparkanon.stages._common import log
+from sparkanon.stages.encode import encode_input
+from sparkanon.stages.lattice import (
+    FrequencySet,
+    base_column,
+    build_levels,
+    evaluate_nodes,
+    frequency_set,
+    make_base_fn,
+    publish_node,
+)
+from sparkanon.stages.profile import sensitive_domain
+from sparkanon.stages.publish import staged
+from sparkanon.stages.verify import verify
+
+SEARCHES = {"samarati": samarati, "incognito": incognito}
+"""The lattice searches by ``algorithm.name``."""
+
+MAX_REPORTED_NODES = 50
+"""``metrics.json`` lists at most this many candidate nodes."""
+
+
+@dataclass(frozen=True)
+class _State:
+    """What verify and measure read: the bound models, the lattice and the chosen node."""
+
+    models: ModelSet
+    domain: SensitiveDomain
+    hierarchies: Sequence[LevelHierarchy]
+    result: SearchResult
+    weights: Sequence[float]
+
+
+class FullDomainFamily:
+    """Full-domain generalization: one level of every hierarchy for the whole table."""
+
+    name = "full_domain"
+    algorithms = frozenset(SEARCHES)
+
+    def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
+        return config
+
+    def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
+        engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw
+        domain = sensitive_domain(schema, run.profile)
+        models = config.models.bind(domain)
+        encoded, _ = encode_input(engine, config, raw, schema, timer)
+        params = config.algorithm
+        weights = [kind.weight for kind in schema.kinds]
+        names = [c for c, _ in raw.passthrough_types]
+        n_qi = len(schema.kinds)
+        cached = [encoded]
+        with timer.stage("levels"):
+            hierarchies, rules = build_levels(engine, config, schema, encoded)
+            heights = [h.height for h in hierarchies]
+            timer.note(lattice_nodes=_lattice_size(heights))
+        based_cols = [(base_column(i), "long") for i in range(n_qi)] + [(SENS, "long")]
+        based_cols += raw.passthrough_types
+        based = engine.map_batches(encoded, make_base_fn(schema, rules, [SENS, *names]), based_cols)
+        with timer.stage("frequency"):
+            fset = frequency_set(engine, based, n_qi, models.uses_sensitive)
+            cached.append(fset.table)
+            timer.note(rows=fset.rows, entries=fset.entries)
+        prune = prunable(models.monotonic, models.additive, params.max_suppression)
+        with timer.stage("search"):
+            result = _search(engine, params, fset, hierarchies, models, schema, weights, prune)
+            timer.note(evaluated=result.evaluated, inferred=result.inferred, batches=result.batches)
+        node = result.best
+        with timer.stage("publish"):
+            published = publish_node(
+                engine, based, fset, hierarchies, node, models, schema, raw.passthrough_types
+            )
+            publication = staged(
+                engine,
+                Publication({MAIN: published}, MAIN, schema.qi_names, schema.sensitive.name),
+                run.staging(),
+                config.output.format,
+            )
+        suppressed = {"by_node": result.verdicts[node].bad_rows}
+        state = _State(models, domain, hierarchies, result, weights)
+        return Anonymized(publication, suppressed, state, cached)
+
+    def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
+        s: _State = done.state
+        worst_keys = list(s.models.worst(s.domain.global_summary()))
+        found = verify(run.engine, done.publication, run.schema, s.models, worst_keys, s.domain)
+        return Verdict(
+            violations=int(found["violations"] or 0),
+            rows=int(found["rows"] or 0),
+            groups=int(found["groups"] or 0),
+            failure=f"published equivalence classes violate {describe_models(s.models)}",
+            details={"achieved": {k: found[k] for k in worst_keys}},
+        )
+
+    def measure(self, run: Run, done: Anonymized, verdict: Verdict) -> dict[str, Any]:
+        """The node, its losses and the search (``metrics.json``).
+
+        Raises:
+            InternalError: the published rows differ from what the search counted for
+                the node.
+        """
+        s: _State = done.state
+        node = s.result.best
+        v = s.result.verdicts[node]
+        hierarchies, weights, result = s.hierarchies, s.weights, s.result
+        heights = [h.height for h in hierarchies]
+        rows_out = verdict.rows
+        if rows_out != v.rows - v.bad_rows:
+            raise InternalError(
+                f"the published table holds {rows_out} rows but the search kept "
+                f"{v.rows - v.bad_rows}"
+            )
+        ncp_published = published_ncp(v, weights)
+        return {
+            "suppressed_classes": v.bad_classes,
+            "max_suppressed_rows": suppression_limit(v.rows, run.config.algorithm.max_suppression),
+            "published_classes": verdict.groups,
+            "node": {h.name: level for h, level in zip(hierarchies, node, strict=True)},
+            "node_labels_per_level": {
+                h.name: h.size(level) for h, level in zip(hierarchies, node, strict=True)
+            },
+            "height": height(node),
+            "max_height": sum(heights),
+            "precision": 1.0 - node_loss("precision", node, v, heights, weights),
+            "DM": node_loss("discernibility", node, v, heights, weights),
+            "NCP": node_loss("ncp", node, v, heights, weights),
+            "NCP_published": ncp_published,
+            "loss_with_suppressed": {
+                "NCP": fully_lost_mean(ncp_published, rows_out, run.profile.rows_in - rows_out, 1.0)
+            },
+            "lattice": {
+                "nodes": _lattice_size(heights),
+                "heights": {h.name: h.height for h in hierarchies},
+                "evaluated": result.evaluated,
+                "inferred": result.inferred,
+                "passes": result.batches,
+                "pruned": result.pruned,
+                "candidates": len(result.candidates),
+                "candidate_nodes": [list(n) for n in result.candidates[:MAX_REPORTED_NODES]],
+            },
+            "achieved": verdict.details["achieved"],
+            "publish": "levels",
+        }
+
+    def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
+        return ""
+
+
+def published_ncp(v: NodeVerdict, weights: Sequence[float]) -> float:
+    """The weighted mean NCP over the published rows of a node (suppressed rows left out)."""
+    kept = v.rows - v.bad_rows
+    total_w = float(sum(weights))
+    return float(v.ncp_kept / (kept * total_w)) if kept and total_w else 0.0
+
+
+def _lattice_size(heights: Sequence[int]) -> int:
+    size = 1
+    for h in heights:
+        size *= h + 1
+    return size
+
+
+def _search(
+    engine: Engine,
+    params: Any,
+    fset: FrequencySet,
+    hierarchies: Sequence[LevelHierarchy],
+    models: ModelSet,
+    schema: Any,
+    weights: Sequence[float],
+    prune: bool,
+) -> SearchResult:
+    """Run the configured search, each batch of nodes one distributed pass."""
+    passes = [0]
+
+    def evaluate(nodes: Sequence[Node]) -> dict[Node, NodeVerdict]:
+        passes[0] += 1
+        out = evaluate_nodes(engine, fset, hierarchies, nodes, models, schema, weights)
+        log.info("search: pass %d evaluated %d nodes", passes[0], len(nodes))
+        return out
+
+    heights = [h.height for h in hierarchies]
+    search = SEARCHES[params.name]
+    return search(
+        heights,
+        evaluate,
+        params.max_suppression,
+        params.metric,
+        weights,
+        prune,
+        params.batch_nodes,
+    )
