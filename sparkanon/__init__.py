@@ -3,7 +3,8 @@
 Map of the package:
 
 * :mod:`sparkanon.config` - the typed, frozen job config (YAML), validated at load;
-  attributes, models and algorithms are unions told apart by one key.
+  attributes, models and algorithms are unions told apart by one key (a package: the
+  classes, the rules across keys, ``--set`` overrides, loading, the error messages).
 * :mod:`sparkanon.errors` - user errors (exit 2), privacy violations (exit 3), bugs.
 * :mod:`sparkanon.io` - which input files are data, where the output may go, local
   CSV/Parquet reading.

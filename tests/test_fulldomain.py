@@ -812,6 +812,9 @@ def _publish_centroids(cfg: dict[str, Any]) -> None:
     cfg["output"]["publish"] = "centroids"
 
 
+# The level errors that need no data (a continuous column without levels, breakpoints
+# that are not numbers, not increasing or not nested...) are refused at load:
+# tests/test_level_checks.py.
 BAD = {
     "ragged_hierarchy": (_ragged_sex, ["sex_ragged.csv", "'sex'", "line 2", "same depth"]),
     "breakpoints_miss_the_data": (
@@ -824,10 +827,6 @@ BAD = {
         ["algorithm.max_suppression"],
     ),
     "unknown_metric": (_algorithm(metric="nosuchmetric"), ["algorithm.metric", "nosuchmetric"]),
-    "continuous_without_levels": (
-        lambda cfg: (_age_continuous(None)(cfg), _algorithm(name="samarati")(cfg)),
-        ["attributes.0.levels", "'age'", "continuous"],
-    ),
     "widths_not_multiples": (
         _age_continuous({"widths": [5, 7]}),
         ["attributes.0.levels", "levels.widths", "multiple"],

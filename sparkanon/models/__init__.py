@@ -25,7 +25,6 @@ name                model                                      parameters
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Union
 
@@ -72,19 +71,6 @@ ModelConfig = Annotated[
 _ONE: TypeAdapter[PrivacyModel] = TypeAdapter(ModelConfig)
 
 
-def _location(loc: tuple[Any, ...], key: str) -> str:
-    """``model.1.l``, as ``--set`` spells it, from a pydantic location ``(1, 'entropy_l', 'l')``."""
-    out = key
-    parts = list(loc)
-    if parts and isinstance(parts[0], int):
-        out += f".{parts.pop(0)}"
-    if parts and parts[0] in MODELS:
-        parts.pop(0)  # the union's tag, not a key of the config
-    for part in parts:
-        out += f".{part}"
-    return out
-
-
 def parse_models(raw: Any, key: str = "model") -> ModelSet:
     """Validate a config value (one model mapping or a list of them) into a :class:`ModelSet`.
 
@@ -105,51 +91,18 @@ def parse_models(raw: Any, key: str = "model") -> ModelSet:
             f"{key}: expected a model mapping such as {{name: k, k: 5}} or a non-empty list of "
             f"them (got {raw!r})"
         )
+    from sparkanon.config.messages import model_error_lines  # it imports this package
+
     models, lines = [], []
     single = isinstance(raw, (Mapping, PrivacyModel))
     for i, item in enumerate(items):
-        where = key if single else f"{key}.{i}"
         if isinstance(item, PrivacyModel):
             models.append(item)
             continue
         try:
             models.append(_ONE.validate_python(item))
         except ValidationError as exc:
-            for err in exc.errors():
-                at = _location(err["loc"], where)
-                msg = err["msg"].removeprefix("Value error, ")
-                if err["type"] == "union_tag_not_found":
-                    msg = "the model needs a name: one of " + ", ".join(MODELS)
-                elif err["type"] == "union_tag_invalid":
-                    at = f"{where}.name"
-                    tag = err.get("ctx", {}).get("tag")
-                    msg = f"unknown privacy model {tag!r}; use one of " + ", ".join(MODELS)
-                    lines.append(f"{at}: {msg}")
-                    continue
-                elif err["type"] == "extra_forbidden":
-                    param = err["loc"][-1]
-                    owners = [
-                        n
-                        for n, cls in MODELS.items()
-                        if param in {f.alias or f_name for f_name, f in cls.model_fields.items()}
-                    ]
-                    msg = "unknown key (check the spelling)"
-                    if owners and len(err["loc"]) > 1:
-                        msg = (
-                            f"unknown key: model {err['loc'][-2]!r} takes no {param!r} (a "
-                            f"parameter of {', '.join(owners)}); remove it or change "
-                            f"{where}.name"
-                        )
-                elif err["type"] == "value_error" and re.match(r"[A-Za-z_]\w* = ", msg):
-                    lines.append(f"{at}.{msg}")  # "p = 3 > k = 2: ..." -> model.p = 3 > k = 2
-                    continue
-                elif err["type"] == "value_error":
-                    head, sep, rest = msg.partition(": ")
-                    if sep and head.isidentifier():  # "ground: ..." -> model.ground: ...
-                        at, msg = f"{at}.{head}", rest
-                bad = err.get("input")
-                shown = "" if err["type"] in ("missing", "value_error") else f" (got {bad!r})"
-                lines.append(f"{at}: {msg}{shown}")
+            lines += model_error_lines(exc.errors(), i, single, key)
     if lines:
         raise ConfigError("invalid privacy model:\n  " + "\n  ".join(lines))
     return ModelSet(models)

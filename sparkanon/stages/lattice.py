@@ -140,28 +140,8 @@ def _edges_of(
     if cfg.widths is not None:
         return width_edges(cfg.widths, cfg.origin, low, high)
     if cfg.breakpoints is not None:
-        out = []
-        for i, level in enumerate(cfg.breakpoints):
-            try:
-                edges = np.array([float(v) for v in level], dtype=float)
-            except ValueError:
-                raise ConfigError(
-                    f"{key}.levels.breakpoints.{i}: a continuous column's breakpoints are numbers"
-                ) from None
-            if len(edges) < 2 or (np.diff(edges) <= 0).any():
-                raise ConfigError(
-                    f"{key}.levels.breakpoints.{i}: give at least two edges, strictly increasing"
-                )
-            if out and (
-                not np.isin(edges, out[-1]).all()
-                or edges[0] != out[-1][0]
-                or edges[-1] != out[-1][-1]
-            ):
-                raise ConfigError(
-                    f"{key}.levels.breakpoints.{i}: every edge of a level must be an edge of the "
-                    "level before, with the same first and last edge, so the intervals nest"
-                )
-            out.append(edges)
+        # Numbers, increasing and nested: checked at load (sparkanon.config.rules).
+        out = [np.array([float(v) for v in level], dtype=float) for level in cfg.breakpoints]
         for v, which in ((low, "minimum"), (high, "maximum")):
             if v < out[0][0] or v > out[0][-1]:
                 raise ConfigError(
@@ -187,34 +167,18 @@ def _edges_of(
 
 
 def _ordinal_starts(
-    key: str, kind: OrdinalKind, cfg: IntervalLevelsConfig, hist: pd.DataFrame | None
+    kind: OrdinalKind, cfg: IntervalLevelsConfig, hist: pd.DataFrame | None
 ) -> list[list[int]]:
     """The ranks that begin an interval, per level, finest first."""
     n = kind.size
+    # Whole widths, breakpoints among the order's values, nested: checked at load
+    # (sparkanon.config.rules).
     if cfg.widths is not None:
-        out = []
-        for w in cfg.widths:
-            if float(w) != int(w):
-                raise ConfigError(f"{key}.levels.widths: an ordinal column's widths count ranks")
-            out.append(list(range(0, n, int(w))))
+        out = [list(range(0, n, int(w))) for w in cfg.widths]
         return [s for s in out if len(s) > 1] or [[0]]
     if cfg.breakpoints is not None:
         rank = {v: i for i, v in enumerate(kind.labels)}
-        out = []
-        for i, level in enumerate(cfg.breakpoints):
-            bad = [v for v in level if str(v) not in rank]
-            if bad:
-                raise ConfigError(
-                    f"{key}.levels.breakpoints.{i}: {bad[0]!r} is not a value of the column's order"
-                )
-            starts = sorted({0, *(rank[str(v)] for v in level)})
-            if out and not set(starts) <= set(out[-1]):
-                raise ConfigError(
-                    f"{key}.levels.breakpoints.{i}: every value beginning an interval must begin "
-                    "one at the level before, so the intervals nest"
-                )
-            out.append(starts)
-        return out
+        return [sorted({0, *(rank[str(v)] for v in level)}) for level in cfg.breakpoints]
     assert cfg.bins is not None
     counts = np.ones(n)
     if cfg.bins.method == "quantile" and hist is not None:
@@ -236,9 +200,12 @@ def build_levels(
 ) -> tuple[list[LevelHierarchy], list[BaseRule]]:
     """Every quasi-identifier's levels and the rule mapping its encoded codes to base codes.
 
+    The levels were checked at load as far as no data is needed
+    (:func:`sparkanon.config.rules.level_problems`); what is left needs the data.
+
     Raises:
-        ConfigError: a continuous column without ``levels``, levels that do not nest or
-            do not cover the data, a domain too large for the base.
+        ConfigError: breakpoints that do not cover the data's range, a domain too large
+            for the base (or for quantile bins).
     """
     attrs = {a.name: (i, a) for i, a in enumerate(config.attributes)}
     hierarchies: list[LevelHierarchy] = []
@@ -267,7 +234,7 @@ def _levels_of(
         hist = None
         if cfg.bins is not None and cfg.bins.method == "quantile":
             hist = _value_counts(engine, encoded, col, kind.name, need=True)
-        starts = _ordinal_starts(key, kind, cfg, hist)
+        starts = _ordinal_starts(kind, cfg, hist)
         return ordinal_levels(kind.name, kind.labels, starts), identity
     if isinstance(kind, NominalKind):
         return nominal_levels(kind.name, kind.labels), identity
@@ -277,11 +244,8 @@ def _levels_of(
         codes = hist[col].to_numpy(dtype=np.int64)
         return prefix_levels(kind.name, codes, kind.length), BaseRule("lookup", codes)
     if isinstance(kind, ContinuousKind):
-        if cfg is None:
-            raise ConfigError(
-                f"{key}.levels: full-domain generalization needs interval levels for the "
-                f"continuous column {kind.name!r}; add e.g. levels: {{widths: [5, 10, 20]}}"
-            )
+        if cfg is None:  # refused at load (sparkanon.config.rules.level_problems)
+            raise InternalError(f"{key}.levels: a continuous column without levels")
         width = kind.high - kind.low if kind.high > kind.low else 1.0
         need_hist = cfg.exact or (cfg.bins is not None and cfg.bins.method == "quantile")
         hist = _value_counts(engine, encoded, col, kind.name, need=need_hist)

@@ -1,0 +1,605 @@
+"""The job config's classes: one typed, frozen tree per job (pydantic, ``extra="forbid"``).
+
+The parts with variants are unions told apart by one key, each variant validating its
+own parameters: ``attributes[]`` by ``kind`` (one class per kind here), ``sensitive`` by
+``kind`` (one value per record, or ``itemset``), ``model`` by ``name``
+(:data:`sparkanon.models.ModelConfig`: one model or a list that must all hold),
+``algorithm`` by ``name`` (each algorithm's ``Params``,
+:data:`sparkanon.algorithms.AlgorithmConfig`). What goes beyond a key's type (one of
+path and table, widths that nest, the checks across sections) is in :mod:`.rules`; the
+classes' validators call it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, ClassVar, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
+
+from sparkanon.algorithms import FULL_DOMAIN_ALGORITHMS, AlgorithmConfig
+from sparkanon.algorithms.maa_slie import MaaSlieParams
+from sparkanon.attributes.hierarchy import load_arx_hierarchy
+from sparkanon.attributes.itemsets import ItemTree, even_taxonomy, sorted_items
+from sparkanon.attributes.kinds import (
+    Kind,
+    categorical_kind,
+    nominal_kind,
+    ordinal_kind,
+)
+from sparkanon.attributes.semantic import SemanticKind
+from sparkanon.config.partitions import partition_text
+from sparkanon.config.rules import (
+    check_input_source,
+    check_interval_levels,
+    check_itemset,
+    check_order,
+    check_output_target,
+    check_sensitive_levels,
+    job_problems,
+    model_list,
+)
+from sparkanon.errors import ConfigError
+from sparkanon.models import ModelConfig, ModelSet
+from sparkanon.models.base import Float, Int
+
+QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic")
+"""Attribute kinds that are quasi-identifiers (seed 000 section 1.5, seed 003 section 3)."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class InputConfig(_Frozen):
+    """Where and how to read the input table.
+
+    Attributes:
+        format: ``csv``, ``parquet`` or ``orc`` (a ``path`` input).
+        path: file or directory to read; or
+        table: a Spark SQL catalog table, ``db.name`` or ``name`` (Spark engine only;
+            exactly one of ``path`` and ``table``).
+        partition: with ``table``: the one partition to anonymize, ``{column: value}``
+            for every partition column of the table (``sparkanon run --partition
+            ds=2026-11-23`` sets it); the output table gets the same partition.
+        options: reader options passed through to the reader (for CSV:
+            ``header``, ``sep``...).
+        columns: column names for a headerless CSV, in file order.
+        missing_values: tokens that mean "missing" (compared after trimming).
+        on_missing: ``drop`` removes rows holding a missing quasi-identifier or
+            sensitive value (they are counted as suppressed); ``error`` fails.
+        on_invalid: ``error`` (default) fails on a quasi-identifier value that
+            cannot be encoded (a non-numeric continuous value, a value outside
+            its declared order, hierarchy or values, a malformed semantic code),
+            naming the column and the value; ``drop`` suppresses those rows
+            and counts them (``suppressed_invalid_values``), as seed 003 keeps
+            only the 6-digit fnlwgt codes.
+        on_malformed: CSV only: ``error`` (default) fails on a record whose
+            number of fields differs from the header's, naming the file and the
+            line; ``drop`` suppresses such records and counts them
+            (``suppressed_malformed_records``).
+        glob: for a directory input, the pattern file names must match to be
+            read (e.g. ``*.txt``); by default the format's suffixes
+            (``.csv``, ``.csv.gz``, ``.tsv``...; ``.parquet``; ``.orc``). Hidden
+            files (``.``- or ``_``-prefixed, e.g. ``_SUCCESS``) are never read.
+        max_split_bytes: on Spark, the most bytes of input file one read task takes
+            (``spark.sql.files.maxPartitionBytes``); default: Spark's (128 MiB), or
+            16 MiB for a set-valued sensitive attribute, whose records carry whole
+            sets (a 128 MiB Parquet split of baskets is over a million records and
+            about 600 MiB once encoded, more than a task can cache in Spark's default
+            1 GiB heap).
+    """
+
+    format: Literal["csv", "parquet", "orc"] = "csv"
+    path: str | None = None
+    table: str | None = None
+    partition: dict[str, str] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+    columns: tuple[str, ...] | None = None
+    missing_values: tuple[str, ...] = ("?", "")
+    on_missing: Literal["drop", "error"] = "drop"
+    on_invalid: Literal["error", "drop"] = "error"
+    on_malformed: Literal["error", "drop"] = "error"
+    glob: str | None = None
+    max_split_bytes: Annotated[Int, Field(ge=1 << 20)] | None = None
+
+    @field_validator("partition", mode="before")
+    @classmethod
+    def _partition_values_as_text(cls, raw: Any) -> Any:
+        if isinstance(raw, Mapping):  # YAML reads ds=20261123 as a number
+            return {str(k): str(v) for k, v in raw.items()}
+        return raw
+
+    @model_validator(mode="after")
+    def _one_source(self) -> InputConfig:
+        check_input_source(self)
+        return self
+
+    @property
+    def source(self) -> str:
+        """The input as the messages name it: the path, or ``table db.name [partition]``."""
+        if self.table is None:
+            return repr(self.path)
+        spec = "" if not self.partition else " partition " + partition_text(self.partition)
+        return f"table {self.table}{spec}"
+
+
+class BinsConfig(_Frozen):
+    """Generated interval levels (``levels.bins``).
+
+    Attributes:
+        method: ``equal_width`` bins over the data's range, or ``quantile`` bins
+            holding about the same number of rows each.
+        count: intervals of the finest level.
+        merge: consecutive intervals merged into one at each coarser level.
+    """
+
+    method: Literal["equal_width", "quantile"] = "equal_width"
+    count: Annotated[Int, Field(ge=2)]
+    merge: Annotated[Int, Field(ge=2)] = 2
+
+
+class IntervalLevelsConfig(_Frozen):
+    """Interval generalization levels of a continuous or ordinal column (``attributes[].levels``).
+
+    Full-domain generalization (``algorithm.name: samarati | incognito``) publishes one
+    level of every quasi-identifier for the whole table; these are the levels of a numeric
+    or graded column, finest first, the root ``*`` added last. Give exactly one of:
+
+    Attributes:
+        widths: intervals of these widths (raw units; ranks for an ordinal column), each
+            a multiple of the one before so the intervals nest, aligned at ``origin``.
+        origin: where the width grid starts (continuous columns).
+        breakpoints: per level, finest first, the interval edges: for a continuous
+            column the bounds included (values outside the first and last edge are an
+            error); for an ordinal column the values that begin an interval. Each
+            coarser level's edges are a subset of the finer level's.
+        bins: generated levels (:class:`BinsConfig`).
+        exact: level 0 publishes the value itself (continuous columns; with ``false``
+            the finest interval is level 0, for columns with very many distinct values).
+    """
+
+    widths: tuple[Annotated[Float, Field(gt=0)], ...] | None = Field(default=None, min_length=1)
+    origin: Float = 0.0
+    breakpoints: tuple[tuple[Float | str, ...], ...] | None = Field(default=None, min_length=1)
+    bins: BinsConfig | None = None
+    exact: bool = True
+
+    @model_validator(mode="after")
+    def _one_rule(self) -> IntervalLevelsConfig:
+        check_interval_levels(self)
+        return self
+
+
+class _Attribute(_Frozen):
+    """A column of the input and what it is (``attributes[]``).
+
+    Attributes:
+        name: column name.
+        kind: what the column is; every kind is its own class.
+    """
+
+    is_quasi_identifier: ClassVar[bool] = False
+
+    name: str
+    kind: str
+
+
+class _QuasiIdentifier(_Attribute):
+    """A quasi-identifier column.
+
+    Attributes:
+        weight: weight of this attribute in the tuple distance (seed 000 sets all
+            weights to 1).
+    """
+
+    is_quasi_identifier: ClassVar[bool] = True
+
+    weight: Annotated[Float, Field(gt=0)] = 1.0
+
+    def known_kind(self) -> Kind | None:
+        """The kind when the config alone fixes it; ``None`` when it needs the data profile."""
+        return None
+
+
+class ContinuousAttribute(_QuasiIdentifier):
+    """A numeric quasi-identifier, normalised with the whole input's range (seed 000 eq. 3-5)."""
+
+    kind: Literal["continuous"]
+    levels: IntervalLevelsConfig | None = None
+
+
+class OrdinalAttribute(_QuasiIdentifier):
+    """Graded values in a declared order (seed 000 eq. 6-13, seed 003 eq. 4-5).
+
+    Attributes:
+        order: the values from lowest to highest rank.
+        rank_weights: the weights ``W(j-1,j)`` between consecutive ranks (seed 003
+            eq. 4), one fewer than ``order``; all 1 when omitted (then eq. 4 is
+            seed 000's eq. 6).
+        centroid: ``mean_frequency`` (seed 000's "center mean frequency" rule,
+            eq. 7-13) or ``median`` (the median rank, our reading of seed 003's
+            eq. 5).
+    """
+
+    kind: Literal["ordinal"]
+    order: tuple[str, ...] = Field(min_length=1)
+    rank_weights: tuple[Annotated[Float, Field(gt=0)], ...] | None = None
+    centroid: Literal["mean_frequency", "median"] = "mean_frequency"
+    levels: IntervalLevelsConfig | None = None
+
+    @model_validator(mode="after")
+    def _order_and_weights(self) -> OrdinalAttribute:
+        check_order(self)
+        return self
+
+    def known_kind(self) -> Kind:  # noqa: D102
+        return ordinal_kind(
+            self.name, self.weight, self.order, self.rank_weights, centroid=self.centroid
+        )
+
+
+class CategoricalAttribute(_QuasiIdentifier):
+    """Values that are leaves of a taxonomy tree (seed 000 eq. 14-15).
+
+    Attributes:
+        hierarchy: ARX-format hierarchy CSV (one row per leaf, most specific value
+            first, root last, ``;``-separated), validated as a tree.
+    """
+
+    kind: Literal["categorical"]
+    hierarchy: str
+
+    def known_kind(self) -> Kind:  # noqa: D102
+        return categorical_kind(
+            self.name, self.weight, load_arx_hierarchy(self.hierarchy, self.name)
+        )
+
+
+class NominalAttribute(_QuasiIdentifier):
+    """Boolean or nominal values (seed 000 eq. 16-17; seed 003 Table 4 as vectors).
+
+    Attributes:
+        values: the domain; discovered from the data when omitted.
+        encoding: ``indicator`` (0/1 distance, mode centroid) or ``vector``
+            (seed 003 eq. 6-7: loss against the class's mean vector, mode published).
+    """
+
+    kind: Literal["nominal"]
+    values: tuple[str, ...] | None = None
+    encoding: Literal["indicator", "vector"] = "indicator"
+
+    def known_kind(self) -> Kind | None:  # noqa: D102
+        if self.values is None:
+            return None
+        return nominal_kind(self.name, self.weight, self.values, self.encoding)
+
+
+class SemanticAttribute(_QuasiIdentifier):
+    """Codes whose prefixes form a code hierarchy tree (seed 003 definition 6).
+
+    Attributes:
+        length: the number of characters of every code (e.g. 5 for ZIP codes, 6 for
+            Adult's fnlwgt); each prefix is a level of the tree.
+        beta: level weights ``W(j-1,j) = 1/(j-1)^beta`` (1 in the seed's experiments).
+        root_weight: ``W(1,2)``, the weight between the root and the first character
+            (0 in the seed's experiments).
+    """
+
+    kind: Literal["semantic"]
+    length: Annotated[Int, Field(ge=1, le=18)]
+    beta: Annotated[Float, Field(ge=0)] = 1.0
+    root_weight: Annotated[Float, Field(ge=0)] = 0.0
+
+    def known_kind(self) -> Kind:  # noqa: D102
+        return SemanticKind(
+            self.name, self.weight, length=self.length, beta=self.beta, root_weight=self.root_weight
+        )
+
+
+class IdentifierAttribute(_Attribute):
+    """A direct identifier: always dropped."""
+
+    kind: Literal["identifier"]
+
+
+class KeepAttribute(_Attribute):
+    """A column copied to the output unchanged."""
+
+    kind: Literal["keep"]
+
+
+AttributeConfig = Annotated[
+    Union[  # noqa: UP007 (a discriminated union is spelt with Union)
+        ContinuousAttribute,
+        OrdinalAttribute,
+        CategoricalAttribute,
+        NominalAttribute,
+        SemanticAttribute,
+        IdentifierAttribute,
+        KeepAttribute,
+    ],
+    Field(discriminator="kind"),
+]
+"""One ``attributes[]`` entry, validated into the class its ``kind`` selects."""
+ATTRIBUTE_KINDS = QI_KINDS + ("identifier", "keep")
+
+
+class SensitiveLevel(_Frozen):
+    """One sensitivity level of the sensitive attribute (seed 000, section 1.4).
+
+    Attributes:
+        name: label of the level (used in logs and metrics only).
+        weight: w_i of eq. 2, in (0, 1).
+        values: sensitive values of this level.
+    """
+
+    name: str
+    weight: Annotated[Float, Field(gt=0, lt=1)]
+    values: tuple[str, ...]
+
+
+class SensitiveConfig(_Frozen):
+    """The sensitive attribute.
+
+    Attributes:
+        name: column name.
+        levels: optional: the levels from low to high sensitivity (needed by
+            (H,p,k)-anonymity and the level entropy metrics); every value that occurs
+            in the data must then belong to exactly one level.
+        values: optional: the domain, lowest first (an ordered ground distance of
+            t-closeness uses this order); every value in the data must be in it.
+            Without ``levels`` or ``values`` the domain is what the data holds.
+    """
+
+    name: str
+    levels: tuple[SensitiveLevel, ...] | None = Field(default=None, min_length=1)
+    values: tuple[str, ...] | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _levels_and_values(self) -> SensitiveConfig:
+        check_sensitive_levels(self)
+        return self
+
+    @property
+    def declared_values(self) -> tuple[str, ...] | None:
+        """The domain the config declares (``values``, else the levels' values), if any."""
+        if self.values is not None:
+            return self.values
+        if self.levels is not None:
+            return tuple(v for lv in self.levels for v in lv.values)
+        return None
+
+
+class LongItemsConfig(_Frozen):
+    """Items held in a separate long table, one row per (record, item), joined by a key.
+
+    This is how warehouses hold set-valued data (one row per purchased product).
+
+    Attributes:
+        format: ``csv``, ``parquet`` or ``orc``.
+        path: file or directory of the long table.
+        options: reader options (for CSV: ``header``, ``sep``...).
+        key: the column joining it to the main input (present in both; list it under
+            ``attributes`` as an ``identifier`` so it is never published).
+        item: the column holding one item.
+    """
+
+    format: Literal["csv", "parquet", "orc"] = "csv"
+    path: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    key: str
+    item: str
+
+
+class ItemsetConfig(_Frozen):
+    """A set-valued sensitive attribute (seed 002's transaction part), e.g. diagnosis codes.
+
+    Attributes:
+        name: the column (for ``layout: long``, the name the joined sets take).
+        kind: ``itemset``.
+        layout: ``delimited`` (a string of items joined by ``separator``; CSV),
+            ``array`` (a Parquet/ORC ``array<string>`` column) or ``long`` (a
+            separate table, see :class:`LongItemsConfig`).
+        separator: the item separator of the ``delimited`` layout.
+        taxonomy: ARX-format hierarchy CSV whose leaves are the items.
+        fanout: without ``taxonomy``: an even taxonomy over the items the data
+            holds (sorted), ``fanout`` children per node (seed 002 section 4.1 uses 5).
+        on_unknown_item: ``error`` fails on an item absent from the taxonomy,
+            naming it; ``drop`` removes such items from their sets (counted).
+        long: the long table (``layout: long`` only).
+    """
+
+    name: str
+    kind: Literal["itemset"]
+    layout: Literal["delimited", "array", "long"] = "delimited"
+    separator: str = Field(default="|", min_length=1)
+    taxonomy: str | None = None
+    fanout: Annotated[Int, Field(ge=2)] | None = None
+    on_unknown_item: Literal["error", "drop"] = "error"
+    long: LongItemsConfig | None = None
+
+    levels: ClassVar[None] = None
+    values: ClassVar[None] = None
+    declared_values: ClassVar[None] = None
+
+    @model_validator(mode="after")
+    def _taxonomy_and_layout(self) -> ItemsetConfig:
+        check_itemset(self)
+        return self
+
+    def load_tree(self, items: Sequence[str] = ()) -> ItemTree:
+        """The item taxonomy: the configured file, or an even tree over ``items`` (sorted).
+
+        Raises:
+            ConfigError: the file is not a tree, or a label of the taxonomy (a label of
+                the file, an item of the data or a generated node label) contains
+                ``separator``: published sets join their labels with it.
+        """
+        if self.taxonomy is not None:
+            return ItemTree.of(load_arx_hierarchy(self.taxonomy, self.name, self.separator))
+        assert self.fanout is not None
+        tree = ItemTree.of(even_taxonomy(sorted_items(items), self.fanout))
+        clash = next((label for label in tree.labels if self.separator in label), None)
+        if clash is not None:
+            raise ConfigError(
+                f"sensitive.separator: {self.separator!r} occurs in the label {clash!r} of the "
+                "even taxonomy (an item of the data, or a node label L<level>:<index> it "
+                "generates); a published set joins its labels with the separator, so the "
+                "label would read as several nodes. Choose another separator"
+            )
+        return tree
+
+
+def _sensitive_kind(raw: Any) -> str:
+    """The variant of ``sensitive``: ``itemset`` when it says so, else one value per record."""
+    kind = raw.get("kind") if isinstance(raw, Mapping) else getattr(raw, "kind", None)
+    return "itemset" if kind == "itemset" else "value"
+
+
+SensitiveAttribute = Annotated[
+    Union[  # noqa: UP007 (a discriminated union is spelt with Union)
+        Annotated[SensitiveConfig, Tag("value")],
+        Annotated[ItemsetConfig, Tag("itemset")],
+    ],
+    Discriminator(_sensitive_kind),
+]
+"""The ``sensitive`` section: one value per record, or a set of items (``kind: itemset``)."""
+
+
+class PartitioningConfig(_Frozen):
+    """Mondrian-style blocking before the per-block algorithm.
+
+    Attributes:
+        max_block_rows: blocks are cut until they hold at most this many rows
+            (a block is not cut when a cut would leave a side unable to host a
+            class).
+        task_rows: nodes of the tree larger than this form its top, planned in
+            one task; smaller ones are cut by one task each on their own rows with the
+            same rule. The job lowers it further so that every core gets at least two
+            top blocks.
+        sample_rows: the top of the tree is planned on all usable rows when there
+            are at most this many; otherwise on a seeded sample of about this many
+            rows, whose proposed cuts are then checked (and undone where the model
+            fails) on the exact counts of one pass over the data.
+        infeasible_blocks: ``merge`` undoes a cut whose side could not host a
+            class; ``reconcile`` keeps such a side as a block whose rows are
+            sent to the nearest feasible block's classes.
+        reconcile_rows: relational-transaction jobs: the records the blocks leave
+            over are re-run in chunks of at least this many (neighbouring blocks
+            together, one task each) before one last block; larger chunks place more
+            records, smaller ones spread the work over more tasks.
+    """
+
+    max_block_rows: Annotated[Int, Field(ge=2)] = 2000
+    task_rows: Annotated[Int, Field(ge=2)] = 200_000
+    sample_rows: Annotated[Int, Field(ge=1000)] = 1_000_000
+    infeasible_blocks: Literal["merge", "reconcile"] = "merge"
+    reconcile_rows: Annotated[Int, Field(ge=1)] = 100_000
+
+
+class OutputConfig(_Frozen):
+    """Where to publish.
+
+    Attributes:
+        path: output directory; the table goes to ``<path>/data`` and the
+            metrics to ``<path>/metrics.json``; or
+        table: a Spark SQL catalog table (``db.name``; exactly one of ``path`` and
+            ``table``), created with the published schema when absent; with a partitioned
+            input (``input.partition``) the run replaces that one partition of it.
+            ``publish: anatomy`` commits two tables, ``<table>_rt`` and ``<table>_tt``.
+        format: ``parquet`` or ``csv``.
+        mode: ``error`` fails when the path exists, ``overwrite`` replaces it
+            (only after the new table passed verification).
+        decimals: decimal places of published continuous values (``None`` keeps
+            full precision): centroids and full-domain exact values rounded to the
+            nearest, generalized ranges and full-domain intervals outwards.
+        publish: ``centroids`` replaces each quasi-identifier by its class
+            centroid (micro-aggregation); ``generalized`` by the class's
+            generalized value (a numeric range, the taxonomy node covering the
+            class, a common code prefix), as seed 001 publishes; ``anatomy`` (a
+            set-valued sensitive attribute only) publishes two tables, ``rt`` (record
+            id, exact quasi-identifiers, group id) and ``tt`` (group id, generalized
+            set, count), as seed 002 does.
+        max_suppressed_share: the largest share of the input rows a run may suppress,
+            all causes together (malformed records, missing or invalid values, rows
+            the algorithm could not publish); a run above it, or one that would publish
+            no row, fails (exit 2) naming the causes, and nothing is written. ``1``
+            allows any suppression but an empty release.
+    """
+
+    path: str | None = None
+    table: str | None = None
+    format: Literal["parquet", "csv"] = "parquet"
+    mode: Literal["error", "overwrite"] = "error"
+    decimals: Annotated[Int, Field(ge=0)] | None = None
+    publish: Literal["centroids", "generalized", "anatomy"] = "centroids"
+    max_suppressed_share: Annotated[Float, Field(ge=0, le=1)] = 0.5
+
+    @model_validator(mode="after")
+    def _one_target(self) -> OutputConfig:
+        check_output_target(self)
+        return self
+
+    @property
+    def target(self) -> str:
+        """The output as the messages name it."""
+        return repr(self.path) if self.table is None else f"table {self.table}"
+
+
+class JobConfig(_Frozen):
+    """The whole job configuration."""
+
+    input: InputConfig
+    attributes: tuple[AttributeConfig, ...] = Field(min_length=1)
+    sensitive: SensitiveAttribute
+    model: tuple[ModelConfig, ...]
+    algorithm: AlgorithmConfig = MaaSlieParams()
+    partitioning: PartitioningConfig = PartitioningConfig()
+    output: OutputConfig
+    seed: Int = 0
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _one_or_many(cls, raw: Any) -> Any:
+        return model_list(raw)
+
+    @property
+    def models(self) -> ModelSet:
+        """The privacy models every published class must satisfy."""
+        return ModelSet(self.model)
+
+    @property
+    def quasi_identifiers(self) -> tuple[Any, ...]:
+        """The quasi-identifier attributes in config order."""
+        return tuple(a for a in self.attributes if a.is_quasi_identifier)
+
+    @property
+    def kept_columns(self) -> tuple[str, ...]:
+        """Columns copied to the output unchanged."""
+        return tuple(a.name for a in self.attributes if a.kind == "keep")
+
+    @property
+    def is_full_domain(self) -> bool:
+        """Whether the algorithm searches the lattice of full-domain generalizations (seed 004)."""
+        return self.algorithm.name in FULL_DOMAIN_ALGORITHMS
+
+    @property
+    def is_relational_transaction(self) -> bool:
+        """Whether the sensitive attribute is a set of items (seed 002's RT data)."""
+        return isinstance(self.sensitive, ItemsetConfig)
+
+    @model_validator(mode="after")
+    def _cross_checks(self) -> JobConfig:
+        problems = job_problems(self)
+        if problems:
+            raise ValueError("\n".join(problems))
+        return self
