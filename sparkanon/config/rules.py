@@ -298,9 +298,9 @@ def single_value_problems(config: JobConfig) -> list[str]:
     if config.is_full_domain:
         problems += full_domain_problems(config)
     for i, model in enumerate(config.model):
-        if model.name == "kl_diversity":
+        if model.set_valued:
             problems.append(
-                f"{_model_key(config, i)}: kl_diversity protects a set-valued sensitive "
+                f"{_model_key(config, i)}: {model.name} protects a set-valued sensitive "
                 "attribute; declare sensitive.kind: itemset (with algorithm apa or paa and "
                 "publish: anatomy)"
             )
@@ -343,7 +343,7 @@ def model_problems(config: JobConfig) -> list[str]:
                 f"{key}: {model.name} needs sensitivity levels; add sensitive.levels "
                 "(or use p_sensitive, which needs none)"
             )
-        h = getattr(model, "h", 1)
+        h = model.min_distinct_levels()
         if h > 1 and levels is not None and h > len(levels):
             problems.append(
                 f"{key}.h = {h}: {model.name} needs {h} distinct sensitivity levels in every "
@@ -400,7 +400,7 @@ def relational_transaction_problems(config: JobConfig) -> list[str]:
             "record; a set-valued sensitive attribute (sensitive.kind: itemset) needs one of "
             + ", ".join(RT_ALGORITHMS)
         )
-    if [m.name for m in config.model] != ["kl_diversity"]:
+    if len(config.model) != 1 or not config.model[0].set_valued:
         names = ", ".join(m.name for m in config.model)
         problems.append(
             f"model: {names}: a set-valued sensitive attribute is published under "

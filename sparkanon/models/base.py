@@ -370,6 +370,8 @@ class PrivacyModel(BaseModel):
             suppressing rows changes it, so the job verifies against the published
             rows and the algorithms avoid suppression under it
             (:func:`sparkanon.stages.reconcile.absorb_unplaced`).
+        set_valued: the model protects a set-valued sensitive attribute (item sets
+            published as anatomy's RT and TT tables) rather than one value per row.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -379,6 +381,7 @@ class PrivacyModel(BaseModel):
     needs_levels: ClassVar[bool] = False
     uses_sensitive: ClassVar[bool] = True
     compares_with_table: ClassVar[bool] = False
+    set_valued: ClassVar[bool] = False
     _size_param: ClassVar[str | None] = None
     """The parameter that sets :meth:`min_class_size` (named when the table is too small)."""
 

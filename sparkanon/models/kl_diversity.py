@@ -49,6 +49,7 @@ class KLDiversity(PrivacyModel):
     """Both conditions survive merging (groups for the frequency test, equal sets for
     TBuckets); see the module docstring."""
     additive: ClassVar[bool] = False
+    set_valued: ClassVar[bool] = True
     _size_param: ClassVar[str | None] = "l"
 
     name: Literal["kl_diversity"] = "kl_diversity"
