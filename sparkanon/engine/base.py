@@ -24,11 +24,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
-from sparkanon.config import InputConfig
+from sparkanon.engine.expr import Expr
 
 Table = Any
 """An engine's table: a pandas DataFrame (local) or a Spark DataFrame."""
@@ -37,29 +37,40 @@ Columns = Sequence[tuple[str, str]]
 """An output schema: ``(name, ddl_type)`` pairs in order."""
 
 AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median", "collect")
-"""Aggregations :meth:`Engine.aggregate` supports (``collect``: the list of a group's values,
-in no particular order)."""
+"""Aggregations :meth:`Engine.aggregate` supports (their meaning on no rows and on nulls:
+:meth:`Engine.aggregate`)."""
 
 
-NODE = "_node"
-"""Column of :meth:`Engine.with_node_key`: the lattice node a row is keyed for."""
-KEY = "_key"
-"""Column of :meth:`Engine.with_node_key`: the row's equivalence class under that node."""
+class InputSpec(Protocol):
+    """What :meth:`Engine.read` needs to know of the input (``input:`` of the config).
 
-
-@dataclass(frozen=True, eq=False)
-class NodeKey:
-    """How one lattice node keys a row: ``sum(lookup(code) * stride)`` over its attributes.
-
-    Attributes:
-        node: the node's id (the :data:`NODE` value).
-        parts: per attribute the node keeps, ``(code column, lookup, stride)``: the
-            generalized code is ``lookup[code]`` (``None``: the code itself), its
-            place in the mixed-radix key ``stride``.
+    :class:`sparkanon.config.InputConfig` is one; the engine package does not import the
+    config, so any object with these attributes will do.
     """
 
-    node: int
-    parts: tuple[tuple[str, Any, int], ...]
+    @property
+    def format(self) -> str:
+        """``csv``, ``parquet`` or ``orc``."""
+
+    @property
+    def path(self) -> str | None:
+        """The file or directory to read."""
+
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """Reader options (for CSV: ``header``, ``sep``...)."""
+
+    @property
+    def columns(self) -> Sequence[str] | None:
+        """Column names of a headerless CSV, in file order."""
+
+    @property
+    def glob(self) -> str | None:
+        """For a directory, the pattern the data files' names match."""
+
+    @property
+    def max_split_bytes(self) -> int | None:
+        """On Spark, the most input bytes one read task takes."""
 
 
 @dataclass(frozen=True)
@@ -158,7 +169,7 @@ class Engine(ABC):
     name = "engine"
 
     @abstractmethod
-    def read(self, cfg: InputConfig) -> Table:
+    def read(self, cfg: InputSpec) -> Table:
         """Read the input table as configured.
 
         A directory is read file by file: only the files
@@ -169,7 +180,7 @@ class Engine(ABC):
         """
 
     @abstractmethod
-    def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:
+    def first_malformed(self, cfg: InputSpec) -> tuple[str, int, int, int] | None:
         """Where the first malformed CSV record is: ``(file, line, fields, expected fields)``.
 
         Only called to word an error, after the profile counted malformed records.
@@ -239,7 +250,10 @@ class Engine(ABC):
 
     @abstractmethod
     def where(self, table: Table, column: str, op: str, value: Any) -> Table:
-        """Rows where ``column op value`` holds (``op`` in ``== != < <= > >=``)."""
+        """Rows where ``column op value`` holds (``op`` in ``== != < <= > >=``).
+
+        A null ``column`` satisfies no comparison (as in SQL), ``!=`` included.
+        """
 
     @abstractmethod
     def select(self, table: Table, columns: Sequence[str]) -> Table:
@@ -249,44 +263,41 @@ class Engine(ABC):
     def aggregate(
         self, table: Table, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
     ) -> Table:
-        """Group by ``keys`` (all rows if empty) and compute ``{out: (func, column)}``."""
+        """Group by ``keys`` and compute ``{out: (func, column)}`` per group.
+
+        One output row per distinct combination of ``keys`` values present (a null is a
+        key value of its own, as in SQL's ``GROUP BY``), in no particular order; with no
+        ``keys``, exactly one row, also for an empty table. Each ``func`` of
+        :data:`AGG_FUNCS` means the same on every engine, on no rows as on many:
+
+        * ``count``: the group's rows, nulls included (SQL ``COUNT(*)``; ``column`` is
+          not read); ``0`` for no rows.
+        * ``sum``: the sum of the non-null values; ``0`` when there are none (no rows,
+          or only nulls), where SQL gives null. ``long`` for a ``long`` column.
+        * ``nunique``: how many distinct non-null values; ``0`` when there are none.
+        * ``min``, ``max``, ``mean``, ``median``: over the non-null values; null when
+          there are none (on the driver, after :meth:`collect_small`, a missing value:
+          ``pd.isna`` holds; NaN in a ``double`` column). ``mean`` and ``median`` are
+          ``double``; ``median`` of an even count is the mean of the middle two.
+        * ``collect``: the list of the non-null values, in no particular order; empty
+          when there are none.
+
+        So a caller reads a ``count``, ``sum`` or ``nunique`` as a number without
+        guarding it, and tests a ``min``... for missing.
+        """
 
     @abstractmethod
     def sample(self, table: Table, fraction: float, seed: int) -> Table:
         """A deterministic Bernoulli sample of about ``fraction`` of the rows."""
 
     @abstractmethod
-    def with_leaf(
-        self,
-        table: Table,
-        out: str,
-        splits: Mapping[int, tuple[int, int]],
-        bins: Sequence[tuple[str, str, int]],
-    ) -> Table:
-        """Add column ``out``: each row's leaf of a cut tree, computed natively (no UDF).
+    def with_columns(self, table: Table, columns: Mapping[str, Expr]) -> Table:
+        """Add (or replace) columns computed row by row, natively (no Python UDF).
 
         Args:
             table: the rows.
-            out: the new column.
-            splits: ``node -> (attribute index, cut bin)``; heap node ids, bins
-                ``<= cut`` go to ``2 * node``, the others to ``2 * node + 1``.
-            bins: per attribute, ``(code column, op, factor)`` with ``op`` one of
-                ``scale`` (``clip(floor(code * factor), 0, factor - 1)``), ``divide``
-                (``code // factor``) and ``identity``
-                (:class:`sparkanon.algorithms.partition.BinRule`).
-        """
-
-    @abstractmethod
-    def with_node_key(self, table: Table, node: NodeKey, keep: Sequence[str]) -> Table:
-        """Each row's equivalence class under one lattice node, computed natively (no UDF).
-
-        Args:
-            table: rows holding the code columns the node names.
-            node: the node (:class:`NodeKey`): array lookups, then a mixed-radix sum.
-            keep: columns copied to the output.
-
-        Returns:
-            Columns :data:`NODE`, :data:`KEY` (``long``), then ``keep``.
+            columns: ``{name: expression}`` (:mod:`sparkanon.engine.expr`), each over the
+                columns of ``table`` (not over one another), in this order after them.
         """
 
     @abstractmethod
@@ -296,6 +307,9 @@ class Engine(ABC):
     @abstractmethod
     def collect_small(self, table: Table, max_rows: int) -> pd.DataFrame:
         """Bring a small table of statistics to the driver.
+
+        A ``long`` column without nulls comes as ``int64``, a ``double`` column as
+        ``float64`` (a null as NaN); a null elsewhere is a missing value (``pd.isna``).
 
         Raises:
             InternalError: the table has more than ``max_rows`` rows (a bug:
@@ -377,8 +391,12 @@ class Engine(ABC):
         )
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
-        """Label the work done inside (the Spark UI shows it as the job description)."""
+    def stage(self, name: str, description: str | None = None) -> Iterator[None]:
+        """Label the work done inside and count its distributed jobs under ``name``.
+
+        Any name will do (the engine keeps no list of stages). The Spark UI shows the
+        jobs described as ``sparkanon: <description>`` (``name`` when none is given).
+        """
         yield
 
     def progress(self, name: str) -> tuple[int, int] | None:

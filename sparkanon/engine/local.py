@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparkanon.config import InputConfig
-from sparkanon.engine.base import KEY, NODE, Columns, Engine, NodeKey
+from sparkanon.engine.base import Columns, Engine, InputSpec
+from sparkanon.engine.expr import Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
 from sparkanon.errors import InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
@@ -41,6 +41,7 @@ _OPS = {
     ">": lambda s, v: s > v,
     ">=": lambda s, v: s >= v,
 }
+_ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply}
 
 
 def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
@@ -55,6 +56,64 @@ def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
         else:
             out[name] = out[name].astype(_PANDAS_TYPES[ddl])
     return out.reset_index(drop=True)
+
+
+def _collect(values: pd.Series) -> list[Any]:
+    """The non-null values of a group, as a list."""
+    return list(values.dropna())
+
+
+_GROUP_FUNCS: dict[str, Any] = {"count": "size", "collect": _collect}
+"""pandas' names of the aggregations that differ from ours (``count`` counts rows)."""
+
+
+def _reduce(values: pd.Series, func: str) -> Any:
+    """One aggregation of a whole column, as :meth:`Engine.aggregate` defines it."""
+    if func == "count":
+        return len(values)
+    if func == "collect":
+        return _collect(values)
+    if func in ("min", "max", "mean", "median") and values.notna().sum() == 0:
+        return np.nan
+    return getattr(values, func)()
+
+
+def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """An expression's values on the rows at positions ``rows`` of ``table``.
+
+    A :class:`When` evaluates each branch on the rows that take it only.
+    """
+    if isinstance(expr, Col):
+        return table[expr.name].to_numpy()[rows]
+    if isinstance(expr, Lit):
+        dtype = np.int64 if isinstance(expr.value, (int, np.integer)) else np.float64
+        return np.full(len(rows), expr.value, dtype=dtype)
+    if isinstance(expr, Arith):
+        left = _evaluate(expr.left, table, rows)
+        right = _evaluate(expr.right, table, rows)
+        if expr.op == "//":
+            return np.floor_divide(left, right).astype(np.int64)
+        return _ARITH[expr.op](left, right)
+    if isinstance(expr, Floor):
+        arg = _evaluate(expr.arg, table, rows)
+        return arg.astype(np.int64) if arg.dtype.kind in "iu" else np.floor(arg).astype(np.int64)
+    if isinstance(expr, Clip):
+        return np.clip(_evaluate(expr.arg, table, rows), expr.low, expr.high)
+    if isinstance(expr, Lookup):
+        index = _evaluate(expr.index, table, rows).astype(np.int64)
+        return np.asarray(expr.values, dtype=np.int64)[index]
+    if isinstance(expr, When):
+        holds = np.asarray(
+            _OPS[expr.op](_evaluate(expr.left, table, rows), _evaluate(expr.right, table, rows)),
+            dtype=bool,
+        )
+        then = _evaluate(expr.then, table, rows[holds])
+        otherwise = _evaluate(expr.otherwise, table, rows[~holds])
+        out = np.empty(len(rows), dtype=np.result_type(then, otherwise))
+        out[holds] = then
+        out[~holds] = otherwise
+        return out
+    raise InternalError(f"not an expression: {expr!r}")
 
 
 def _holds_arrays(column: pd.Series) -> bool:
@@ -87,7 +146,7 @@ class LocalEngine(Engine):
     def __init__(self, batch_rows: int = 10_000) -> None:
         self.batch_rows = batch_rows
 
-    def read(self, cfg: InputConfig) -> pd.DataFrame:  # noqa: D102
+    def read(self, cfg: InputSpec) -> pd.DataFrame:  # noqa: D102
         frames = []
         for f in self._input_files(cfg):
             if cfg.format == "csv":
@@ -103,7 +162,7 @@ class LocalEngine(Engine):
             frame[MALFORMED] = frame[MALFORMED].fillna(0).astype("int64")
         return frame
 
-    def _input_files(self, cfg: InputConfig) -> list[Path]:
+    def _input_files(self, cfg: InputSpec) -> list[Path]:
         path = Path(cfg.path)
         if not path.exists():
             raise InputError(f"input.path: {cfg.path!r} does not exist")
@@ -112,7 +171,7 @@ class LocalEngine(Engine):
         data = data_files_of(cfg.path, list_local_files(path), cfg.format, cfg.glob)
         return [path / rel for rel in data]
 
-    def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:  # noqa: D102
+    def first_malformed(self, cfg: InputSpec) -> tuple[str, int, int, int] | None:  # noqa: D102
         dialect = CsvDialect.from_options(cfg.options)
         for f in self._input_files(cfg):
             table = csv_records(f, dialect, cfg.columns)
@@ -156,7 +215,8 @@ class LocalEngine(Engine):
         schema: Columns,
         partitions: int | None = None,
     ) -> pd.DataFrame:
-        parts = [fn(g.reset_index(drop=True)) for _, g in table.groupby(key, sort=True)]
+        groups = table.groupby(key, sort=True, dropna=False)
+        parts = [fn(g.reset_index(drop=True)) for _, g in groups]
         if not parts:
             return _conform(pd.DataFrame({n: [] for n, _ in schema}), schema)
         return _conform(pd.concat(parts, ignore_index=True), schema)
@@ -171,31 +231,44 @@ class LocalEngine(Engine):
         schema: Columns,
     ) -> pd.DataFrame:
         parts = []
-        for key, r in right.groupby(right_key, sort=True):
-            lrows = left[left[left_key] == key].reset_index(drop=True)
-            parts.append(fn(lrows, r.reset_index(drop=True)))
+        for key, r in right.groupby(right_key, sort=True, dropna=False):
+            same = left[left_key].isna() if pd.isna(key) else left[left_key] == key
+            parts.append(fn(left[same].reset_index(drop=True), r.reset_index(drop=True)))
         if not parts:
             return _conform(pd.DataFrame({n: [] for n, _ in schema}), schema)
         return _conform(pd.concat(parts, ignore_index=True), schema)
 
     def join(
         self, left: pd.DataFrame, right: pd.DataFrame, on: Sequence[str], how: str = "inner"
-    ) -> pd.DataFrame:  # noqa: D102
+    ) -> pd.DataFrame:
+        """Join as Spark does: a null key matches nothing; ``on``, left, right columns."""
+        on = list(on)
+        right_keyed = right[right[on].notna().all(axis=1)]
         if how == "left_anti":  # the left rows without a match (Spark's left_anti)
-            keys = right[list(on)].drop_duplicates()
-            marked = left.merge(keys, on=list(on), how="left", indicator="_match")
+            keys = right_keyed[on].drop_duplicates()
+            marked = left.merge(keys, on=on, how="left", indicator="_match")
             return (
                 marked[marked["_match"] == "left_only"]
                 .drop(columns="_match")
                 .reset_index(drop=True)
             )
-        return left.merge(right, on=list(on), how=how)
+        left_keyed = left[on].notna().all(axis=1)
+        parts = [left[left_keyed].merge(right_keyed, on=on, how=how)]
+        if how in ("left", "outer"):
+            parts.append(left[~left_keyed])
+        if how == "outer":
+            parts.append(right[right[on].isna().any(axis=1)])
+        rest = [c for c in left.columns if c not in on]
+        rest += [c for c in right.columns if c not in on]
+        parts = [p for p in parts if len(p)] or parts[:1]
+        return pd.concat(parts, ignore_index=True).reindex(columns=on + rest)
 
     def union(self, first: pd.DataFrame, second: pd.DataFrame) -> pd.DataFrame:  # noqa: D102
         return pd.concat([first, second[list(first.columns)]], ignore_index=True)
 
     def where(self, table: pd.DataFrame, column: str, op: str, value: Any) -> pd.DataFrame:  # noqa: D102
-        return table[_OPS[op](table[column], value)].reset_index(drop=True)
+        values = table[column]
+        return table[_OPS[op](values, value) & values.notna()].reset_index(drop=True)
 
     def select(self, table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:  # noqa: D102
         return table[list(columns)]
@@ -203,51 +276,22 @@ class LocalEngine(Engine):
     def aggregate(  # noqa: D102
         self, table: pd.DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
     ) -> pd.DataFrame:
-        named = {"count": "size", "collect": list}
-        spec = {out: (col, named.get(func, func)) for out, (func, col) in aggs.items()}
         if not keys:
-            row = {}
-            for out, (func, col) in aggs.items():
-                s = table[col]
-                if func == "count":
-                    row[out] = len(s)
-                elif func == "collect":
-                    row[out] = list(s)
-                elif len(s) == 0:
-                    row[out] = 0 if func in ("sum", "nunique") else np.nan
-                else:
-                    row[out] = getattr(s, func)()
+            row = {out: _reduce(table[col], func) for out, (func, col) in aggs.items()}
             return pd.DataFrame([row])
+        spec = {out: (col, _GROUP_FUNCS.get(func, func)) for out, (func, col) in aggs.items()}
         return table.groupby(list(keys), sort=True, dropna=False).agg(**spec).reset_index()
 
     def sample(self, table: pd.DataFrame, fraction: float, seed: int) -> pd.DataFrame:  # noqa: D102
         keep = np.random.default_rng(seed).random(len(table)) < fraction
         return table[keep].reset_index(drop=True)
 
-    def with_leaf(  # noqa: D102
-        self,
-        table: pd.DataFrame,
-        out: str,
-        splits: Mapping[int, tuple[int, int]],
-        bins: Sequence[tuple[str, str, int]],
+    def with_columns(  # noqa: D102
+        self, table: pd.DataFrame, columns: Mapping[str, Expr]
     ) -> pd.DataFrame:
-        from sparkanon.algorithms.partition import BinRule, BlockTree
-
-        codes = [BinRule(op, factor).apply(table[c].to_numpy()) for c, op, factor in bins]
-        matrix = np.vstack(codes) if codes else np.zeros((0, len(table)), dtype=np.int64)
-        return table.assign(**{out: BlockTree(dict(splits)).assign(matrix)})
-
-    def with_node_key(  # noqa: D102
-        self, table: pd.DataFrame, node: NodeKey, keep: Sequence[str]
-    ) -> pd.DataFrame:
-        key = np.zeros(len(table), dtype=np.int64)
-        for column, lookup, stride in node.parts:
-            codes = table[column].to_numpy(dtype=np.int64)
-            key += (codes if lookup is None else np.asarray(lookup)[codes]) * stride
-        frame = pd.DataFrame({NODE: np.full(len(table), node.node, dtype=np.int64), KEY: key})
-        for c in keep:
-            frame[c] = table[c].to_numpy()
-        return frame
+        rows = np.arange(len(table))
+        values = {name: _evaluate(expr, table, rows) for name, expr in columns.items()}
+        return table.assign(**values)
 
     def count(self, table: pd.DataFrame) -> int:  # noqa: D102
         return len(table)

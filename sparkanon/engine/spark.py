@@ -23,8 +23,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
-from sparkanon.config import InputConfig
-from sparkanon.engine.base import KEY, NODE, Catalog, Columns, Engine, NodeKey
+from sparkanon.engine.base import Catalog, Columns, Engine, InputSpec
+from sparkanon.engine.expr import Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
 from sparkanon.errors import ConfigError, InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
@@ -38,21 +38,6 @@ from sparkanon.io import (
 )
 
 _CORRUPT = "_sparkanon_corrupt_record"
-
-STAGE_DESCRIPTIONS = {
-    "read": "read the input",
-    "profile": "profile the columns",
-    "encode": "encode the rows",
-    "partition": "plan the blocks",
-    "cluster": "cluster blocks",
-    "reconcile": "reconcile leftover rows",
-    "summarise": "summarise the classes",
-    "publish": "publish the tables",
-    "verify": "verify the privacy model",
-    "metrics": "measure information loss",
-    "commit": "commit the output",
-}
-"""What each stage's Spark jobs are described as in the Spark UI (``sparkanon: ...``)."""
 
 _SPARK_TO_DDL = {
     "bigint": "long",
@@ -98,6 +83,59 @@ def _empty(schema: Columns) -> pd.DataFrame:
     return pd.DataFrame({n: pd.Series(dtype=dtypes[t]) for n, t in schema})
 
 
+_AGGREGATIONS: dict[str, Callable[[Any], Any]] = {
+    "count": lambda c: F.count(F.lit(1)),
+    "sum": lambda c: F.coalesce(F.sum(c), F.lit(0)),  # 0, not null, for no values
+    "min": F.min,
+    "max": F.max,
+    "mean": F.avg,
+    "nunique": F.countDistinct,
+    "median": F.median,
+    "collect": F.collect_list,
+}
+"""Each aggregation of :data:`~sparkanon.engine.base.AGG_FUNCS` as a Spark one."""
+
+
+def _aggregation(func: str, column: str) -> Any:
+    """The Spark aggregation ``func`` of a column (:meth:`Engine.aggregate` semantics)."""
+    return _AGGREGATIONS[func](F.col(f"`{column}`"))
+
+
+_COMPARE = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _column(expr: Expr) -> Any:
+    """An engine expression (:mod:`sparkanon.engine.expr`) as a Spark column."""
+    if isinstance(expr, Col):
+        return F.col(f"`{expr.name}`")
+    if isinstance(expr, Lit):
+        integral = isinstance(expr.value, (int, np.integer))
+        return F.lit(int(expr.value)).cast("long") if integral else F.lit(float(expr.value))
+    if isinstance(expr, Arith):
+        left, right = _column(expr.left), _column(expr.right)
+        if expr.op == "//":
+            return F.floor(left / right).cast("long")
+        return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
+    if isinstance(expr, Floor):
+        return F.floor(_column(expr.arg)).cast("long")
+    if isinstance(expr, Clip):
+        return F.least(F.greatest(_column(expr.arg), F.lit(expr.low)), F.lit(expr.high))
+    if isinstance(expr, Lookup):
+        values = F.array(*[F.lit(int(v)) for v in expr.values])
+        return F.element_at(values, _column(expr.index).cast("int") + F.lit(1)).cast("long")
+    if isinstance(expr, When):
+        holds = _COMPARE[expr.op](_column(expr.left), _column(expr.right))
+        return F.when(holds, _column(expr.then)).otherwise(_column(expr.otherwise))
+    raise InternalError(f"not an expression: {expr!r}")
+
+
 def _batch_runner(
     fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
@@ -125,14 +163,15 @@ class SparkEngine(Engine):
         self.connect = type(spark).__module__.startswith("pyspark.sql.connect")
 
     @contextmanager
-    def stage(self, name: str) -> Iterator[None]:
+    def stage(self, name: str, description: str | None = None) -> Iterator[None]:
         """Label the Spark jobs started inside with the stage's description and count them.
 
-        The jobs run in a job group of their own (``sparkanon-<run>-<stage>``) described
-        as ``sparkanon: <what the stage does>`` (:data:`STAGE_DESCRIPTIONS`), so the Spark
-        UI shows which step runs, and Spark's status tracker tells how many jobs the stage
-        launched. Under Spark Connect the jobs carry the group as a tag instead (the
-        server's UI lists it) and are not counted.
+        The jobs run in a job group of their own (``sparkanon-<run>-<name>``) described
+        as ``sparkanon: <description>`` (the name when none is given), so the Spark UI
+        shows which step runs, and Spark's status tracker tells how many jobs the stage
+        launched; any name will do. A stage inside another one gives the outer stage its
+        group back when it ends. Under Spark Connect the jobs carry the group as a tag
+        instead (the server's UI lists it) and are not counted.
         """
         group = f"sparkanon-{self._run}-{name}"
         if self.connect:
@@ -143,14 +182,16 @@ class SparkEngine(Engine):
                 self.spark.removeTag(group)
             return
         sc = self.spark.sparkContext
-        sc.setJobGroup(group, f"sparkanon: {STAGE_DESCRIPTIONS.get(name, name)}")
+        outer_group = sc.getLocalProperty("spark.jobGroup.id")
+        outer_description = sc.getLocalProperty("spark.job.description")
+        sc.setJobGroup(group, f"sparkanon: {description or name}")
         try:
             yield
         finally:
             launched = len(sc.statusTracker().getJobIdsForGroup(group))
             self._jobs[name] = launched
-            sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-            sc.setJobDescription(None)  # type: ignore[arg-type]
+            sc.setLocalProperty("spark.jobGroup.id", outer_group)  # type: ignore[arg-type]
+            sc.setJobDescription(outer_description)  # type: ignore[arg-type]
 
     def progress(self, name: str) -> tuple[int, int] | None:
         """``(tasks done, tasks in all)`` of the stage's running jobs so far, if known."""
@@ -175,7 +216,7 @@ class SparkEngine(Engine):
 
         return SparkCatalog(self.spark)
 
-    def read(self, cfg: InputConfig) -> DataFrame:  # noqa: D102
+    def read(self, cfg: InputSpec) -> DataFrame:  # noqa: D102
         files, root = self._input_files(cfg)
         if cfg.format == "csv":
             self._refuse_empty_files(cfg, files, root)
@@ -211,10 +252,12 @@ class SparkEngine(Engine):
         # no longer sees that a record has too many or too few fields.
         self.spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
         df = reader.options(**options).schema(schema).csv(files)
-        flag = F.col(_CORRUPT).isNotNull().cast("long")
-        return df.withColumn(MALFORMED, flag).drop(_CORRUPT)
+        flag = F.col(_CORRUPT).isNotNull()
+        # A malformed record's fields are null, as the local engine reads them.
+        fields = [F.when(~flag, F.col(f"`{n}`")).alias(n) for n in names]
+        return df.select(*fields, flag.cast("long").alias(MALFORMED))
 
-    def _input_files(self, cfg: InputConfig) -> tuple[list[str], str | None]:
+    def _input_files(self, cfg: InputSpec) -> tuple[list[str], str | None]:
         """The data files to read and, for a directory, its qualified path (Spark's basePath)."""
         fs, jpath = self._fs(cfg.path)
         if not fs.exists(jpath):
@@ -229,7 +272,7 @@ class SparkEngine(Engine):
         data = data_files_of(cfg.path, found, cfg.format, cfg.glob)
         return [f"{root}/{rel}" for rel in data], root
 
-    def _refuse_empty_files(self, cfg: InputConfig, files: list[str], root: str | None) -> None:
+    def _refuse_empty_files(self, cfg: InputSpec, files: list[str], root: str | None) -> None:
         """A CSV file of 0 bytes has no header: name it, as the local engine does.
 
         Spark would read it as a table without columns (only the reader's own), and the
@@ -241,7 +284,7 @@ class SparkEngine(Engine):
                 shown = cfg.path if root is None else cfg.path.rstrip("/") + f[len(root) :]
                 raise empty_csv_file(shown)
 
-    def first_malformed(self, cfg: InputConfig) -> tuple[str, int, int, int] | None:  # noqa: D102
+    def first_malformed(self, cfg: InputSpec) -> tuple[str, int, int, int] | None:  # noqa: D102
         if self.connect:  # reading lines by index needs the RDD API
             return None
         dialect = CsvDialect.from_options(cfg.options)
@@ -328,16 +371,7 @@ class SparkEngine(Engine):
         return first.unionByName(second)
 
     def where(self, table: DataFrame, column: str, op: str, value: Any) -> DataFrame:  # noqa: D102
-        col = F.col(column)
-        cond = {
-            "==": col == value,
-            "!=": col != value,
-            "<": col < value,
-            "<=": col <= value,
-            ">": col > value,
-            ">=": col >= value,
-        }[op]
-        return table.where(cond)
+        return table.where(_COMPARE[op](F.col(f"`{column}`"), F.lit(value)))
 
     def select(self, table: DataFrame, columns: Sequence[str]) -> DataFrame:  # noqa: D102
         return table.select(*[F.col(f"`{c}`") for c in columns])
@@ -345,20 +379,7 @@ class SparkEngine(Engine):
     def aggregate(  # noqa: D102
         self, table: DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
     ) -> DataFrame:
-        exprs = []
-        for out, (func, column) in aggs.items():
-            col = F.col(f"`{column}`")
-            expr = {
-                "count": lambda c: F.count(F.lit(1)),
-                "sum": F.sum,
-                "min": F.min,
-                "max": F.max,
-                "mean": F.avg,
-                "nunique": F.countDistinct,
-                "median": F.median,
-                "collect": F.collect_list,
-            }[func](col)
-            exprs.append(expr.alias(out))
+        exprs = [_aggregation(func, column).alias(out) for out, (func, column) in aggs.items()]
         if keys:
             return table.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*exprs)
         return table.agg(*exprs)
@@ -366,43 +387,10 @@ class SparkEngine(Engine):
     def sample(self, table: DataFrame, fraction: float, seed: int) -> DataFrame:  # noqa: D102
         return table.sample(withReplacement=False, fraction=fraction, seed=seed)
 
-    def with_leaf(  # noqa: D102
-        self,
-        table: DataFrame,
-        out: str,
-        splits: Mapping[int, tuple[int, int]],
-        bins: Sequence[tuple[str, str, int]],
+    def with_columns(  # noqa: D102
+        self, table: DataFrame, columns: Mapping[str, Expr]
     ) -> DataFrame:
-        def bin_of(attr: int) -> Any:
-            column, op, factor = bins[attr]
-            code = F.col(f"`{column}`")
-            if op == "scale":
-                raw = F.floor(code.cast("double") * F.lit(float(factor))).cast("long")
-                return F.least(F.greatest(raw, F.lit(0)), F.lit(factor - 1))
-            if op == "divide":
-                return F.floor(code.cast("long") / F.lit(factor)).cast("long")
-            return code.cast("long")
-
-        def leaf(node: int) -> Any:
-            if node not in splits:
-                return F.lit(node).cast("long")
-            attr, cut = splits[node]
-            return F.when(bin_of(attr) <= F.lit(cut), leaf(2 * node)).otherwise(leaf(2 * node + 1))
-
-        return table.withColumn(out, leaf(1))
-
-    def with_node_key(  # noqa: D102
-        self, table: DataFrame, node: NodeKey, keep: Sequence[str]
-    ) -> DataFrame:
-        key = F.lit(0).cast("long")
-        for column, lookup, stride in node.parts:
-            code = F.col(f"`{column}`").cast("long")
-            if lookup is not None:
-                values = F.array(*[F.lit(int(v)) for v in np.asarray(lookup, dtype=np.int64)])
-                code = F.element_at(values, code.cast("int") + F.lit(1)).cast("long")
-            key = key + code * F.lit(int(stride)).cast("long")
-        kept = [F.col(f"`{c}`") for c in keep]
-        return table.select(F.lit(node.node).cast("long").alias(NODE), key.alias(KEY), *kept)
+        return table.withColumns({name: _column(expr) for name, expr in columns.items()})
 
     def count(self, table: DataFrame) -> int:  # noqa: D102
         return table.count()
@@ -411,7 +399,11 @@ class SparkEngine(Engine):
         rows = table.limit(max_rows + 1).collect()
         if len(rows) > max_rows:
             raise InternalError(f"refusing to collect more than {max_rows} rows of statistics")
-        return pd.DataFrame([r.asDict() for r in rows], columns=table.columns)
+        frame = pd.DataFrame([r.asDict() for r in rows], columns=table.columns)
+        for name, ddl in self.schema_of(table):
+            if ddl == "double":  # a null as NaN, as a float column holds it locally
+                frame[name] = frame[name].astype("float64")
+        return frame
 
     def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> DataFrame:  # noqa: D102
         conformed = _conform(frame, schema)

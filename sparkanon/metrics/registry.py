@@ -341,7 +341,11 @@ class Metric(ABC):
 
     @abstractmethod
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:
-        """The metric's value from its aggregated terms (``totals["term.agg"]``)."""
+        """The metric's value from its aggregated terms (``totals["term.agg"]``).
+
+        A ``sum`` or ``count`` total is a number (0 over no classes); a ``min``, ``max``,
+        ``mean`` or ``median`` one is ``None`` over no classes.
+        """
 
 
 class ClassSizes(Metric):
@@ -360,7 +364,7 @@ class ClassSizes(Metric):
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         return {
-            "classes": int(totals["size.count"] or 0),
+            "classes": int(totals["size.count"]),
             "class_size": {
                 "min": totals["size.min"],
                 "median": totals["size.median"],
@@ -399,7 +403,7 @@ class InformationLossRate(Metric):
         return {"loss": b.info_loss}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
-        return information_loss_rate(totals["loss.sum"] or 0.0, facts.rows_out)
+        return information_loss_rate(totals["loss.sum"], facts.rows_out)
 
 
 class AverageInformationLoss(Metric):
@@ -448,7 +452,7 @@ class NormalizedAverageClassSize(Metric):
         return {"one": np.ones(b.m)}
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
-        return normalized_average_class_size(facts.rows_out, int(totals["one.count"] or 0), facts.k)
+        return normalized_average_class_size(facts.rows_out, int(totals["one.count"]), facts.k)
 
 
 class CertaintyPenalty(Metric):
@@ -474,7 +478,7 @@ class CertaintyPenalty(Metric):
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         gcp = global_certainty_penalty(
-            float(totals["penalty.sum"] or 0.0), int(totals["rows.sum"] or 0), sum(facts.weights)
+            float(totals["penalty.sum"]), int(totals["rows.sum"]), sum(facts.weights)
         )
         return {"NCP": totals["ncp.mean"], "GCP": gcp}
 
@@ -501,8 +505,7 @@ class AttributeCertaintyPenalty(Metric):
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
         rows = max(facts.rows_out, 1)
         return {
-            name: 100.0 * float(totals[f"a{i}.sum"] or 0.0) / rows
-            for i, name in enumerate(facts.names)
+            name: 100.0 * float(totals[f"a{i}.sum"]) / rows for i, name in enumerate(facts.names)
         }
 
 

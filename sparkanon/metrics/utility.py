@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 
-def discernibility(sum_of_squares: float | None, rows_in: int, rows_out: int) -> float:
+def discernibility(sum_of_squares: float, rows_in: int, rows_out: int) -> float:
     """DM of a publication from the sum of its squared class sizes.
 
     Args:
@@ -22,4 +22,4 @@ def discernibility(sum_of_squares: float | None, rows_in: int, rows_out: int) ->
     Returns:
         ``sum_E |E|^2 + |D| (|D| - rows_out)``.
     """
-    return float(sum_of_squares or 0.0) + float(rows_in) * float(rows_in - rows_out)
+    return float(sum_of_squares) + float(rows_in) * float(rows_in - rows_out)

@@ -21,6 +21,26 @@ MAX_STAT_ROWS = 1_000_000
 """Largest statistics table the driver accepts (per-block or per-value rows)."""
 
 
+STAGE_DESCRIPTIONS = {
+    "read": "read the input",
+    "profile": "profile the columns",
+    "encode": "encode the rows",
+    "partition": "plan the blocks",
+    "cluster": "cluster blocks",
+    "reconcile": "reconcile leftover rows",
+    "summarise": "summarise the classes",
+    "levels": "build the generalization levels",
+    "frequency": "count the frequency set",
+    "search": "search the lattice",
+    "publish": "publish the tables",
+    "verify": "verify the privacy model",
+    "metrics": "measure information loss",
+    "commit": "commit the output",
+}
+"""How the Spark UI describes a stage's jobs (``sparkanon: ...``); any other stage name
+is described by itself (the engine needs no list of stages)."""
+
+
 PROGRESS_SECONDS = 30.0
 """How often a running stage logs a progress line (``SPARKANON_PROGRESS_SECONDS`` overrides)."""
 
@@ -65,7 +85,7 @@ class StageTimer:
         )
         watcher.start()
         try:
-            with self.engine.stage(name):
+            with self.engine.stage(name, STAGE_DESCRIPTIONS.get(name)):
                 yield
         finally:
             stop.set()

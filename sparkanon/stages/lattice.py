@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,7 +56,8 @@ from sparkanon.attributes.levels import (
 from sparkanon.attributes.schema import SENS, Schema
 from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.config import IntervalLevelsConfig, JobConfig
-from sparkanon.engine.base import KEY, NODE, Engine, NodeKey, Table
+from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, add
 from sparkanon.errors import ConfigError, InternalError
 from sparkanon.models import ClassSummaries, ModelSet
 from sparkanon.stages._common import one_row
@@ -65,6 +67,50 @@ COUNT = "_n"
 
 MAX_KEY = 1 << 62
 """The mixed-radix class key of a node must stay below this (``long`` columns)."""
+
+NODE = "_node"
+"""Column of a row keyed for a lattice node (:func:`node_keyed`): the node's id."""
+KEY = "_key"
+"""Column of a row keyed for a lattice node: the row's equivalence class under that node."""
+
+
+@dataclass(frozen=True, eq=False)
+class NodeKey:
+    """How one lattice node keys a row: ``sum(lookup(code) * stride)`` over its attributes.
+
+    Attributes:
+        node: the node's id (the :data:`NODE` value).
+        parts: per attribute the node keeps, ``(code column, lookup, stride)``: the
+            generalized code is ``lookup[code]`` (``None``: the code itself), its
+            place in the mixed-radix key ``stride``.
+    """
+
+    node: int
+    parts: tuple[tuple[str, Any, int], ...]
+
+
+def key_expression(node: NodeKey) -> Expr:
+    """A row's class key under ``node`` (its :data:`KEY`), computed natively."""
+    terms = []
+    for column, lookup, stride in node.parts:
+        code: Expr = Col(column)
+        if lookup is not None:
+            code = Lookup(tuple(int(v) for v in np.asarray(lookup, dtype=np.int64)), code)
+        terms.append(Arith("*", code, Lit(int(stride))))
+    return add(*terms)
+
+
+def node_keyed(engine: Engine, table: Table, node: NodeKey, keep: Sequence[str]) -> Table:
+    """Each row's equivalence class under one lattice node: :data:`NODE`, :data:`KEY`, ``keep``.
+
+    Args:
+        engine: the engine.
+        table: rows holding the code columns the node names.
+        node: the node: array lookups, then a mixed-radix sum.
+        keep: columns copied to the output.
+    """
+    keyed = engine.with_columns(table, {NODE: Lit(int(node.node)), KEY: key_expression(node)})
+    return engine.select(keyed, [NODE, KEY, *keep])
 
 
 def base_column(i: int) -> str:
@@ -112,7 +158,7 @@ def _value_counts(
     engine: Engine, table: Table, column: str, name: str, need: bool
 ) -> pd.DataFrame | None:
     """The distinct codes of a column with their rows, sorted; ``None`` if too many and optional."""
-    distinct = int(one_row(engine, table, {"d": ("nunique", column)})["d"] or 0)
+    distinct = int(one_row(engine, table, {"d": ("nunique", column)})["d"])
     if distinct > MAX_BASE_VALUES:
         if not need:
             return None
@@ -310,7 +356,7 @@ def frequency_set(engine: Engine, based: Table, n_qi: int, sensitive: bool) -> F
     keys = [base_column(i) for i in range(n_qi)] + ([SENS] if sensitive else [])
     table = engine.persist(engine.aggregate(based, keys, {COUNT: ("count", keys[0])}))
     stats = one_row(engine, table, {"rows": ("sum", COUNT), "entries": ("count", COUNT)})
-    return FrequencySet(table, sensitive, int(stats["rows"] or 0), int(stats["entries"] or 0))
+    return FrequencySet(table, sensitive, int(stats["rows"]), int(stats["entries"]))
 
 
 def node_key(hierarchies: Sequence[LevelHierarchy], node: Node, node_id: int) -> NodeKey:
@@ -629,7 +675,7 @@ def publish_node(
         partitions=buckets,
     )
     names = [c for c, _ in passthrough]
-    keyed = engine.with_node_key(based, nk, names)
+    keyed = node_keyed(engine, based, nk, names)
     kept = engine.join(keyed, failing, [KEY], how="left_anti")
     columns = [(h.name, "string") for h in hierarchies] + list(passthrough)
     return engine.map_batches(kept, make_label_fn(hierarchies, node, schema, names), columns)

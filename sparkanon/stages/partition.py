@@ -6,7 +6,8 @@ all usable rows when there are at most ``partitioning.sample_rows`` of them (the
 is then exactly the single-machine tree), otherwise on a seeded Bernoulli sample of
 about that many rows. Only the cuts, one row per node, reach the driver. A sampled
 plan only proposes: one pass routes every row to its top block natively (a nested
-``CASE`` on the bins, no Python UDF, :meth:`~sparkanon.engine.base.Engine.with_leaf`)
+``CASE`` on the bins, no Python UDF: :func:`leaf_expression` through
+:meth:`~sparkanon.engine.base.Engine.with_columns`)
 and counts rows per block and sensitive value, and
 :func:`~sparkanon.algorithms.partition.settle_leaves` undoes any cut whose side fails
 the model on those exact counts. Nodes of at most ``task_rows`` rows are cut further
@@ -20,13 +21,14 @@ and, above ``sample_rows``, one native pass for the exact counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms.partition import (
+    BinRule,
     BlockTree,
     CutPolicy,
     Feasible,
@@ -38,6 +40,7 @@ from sparkanon.algorithms.partition import (
 from sparkanon.attributes.schema import BLOCK, RID, SENS, Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Arith, Clip, Col, Expr, Floor, Lit, When
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 
 PLAN_COLUMNS = [
@@ -93,14 +96,43 @@ def task_rows_for(configured: int, stop_rows: int, rows: int, parallelism: int) 
     return max(min(configured, spread), stop_rows, 1)
 
 
+def bin_expression(column: str, rule: BinRule) -> Expr:
+    """A :class:`~sparkanon.algorithms.partition.BinRule` on a code column, as an expression."""
+    code = Col(column)
+    if rule.op == "scale":
+        scaled = Floor(Arith("*", code, Lit(float(rule.factor))))
+        return Clip(scaled, 0, rule.factor - 1)
+    if rule.op == "divide":
+        return Arith("//", code, Lit(int(rule.factor)))
+    return Floor(code)
+
+
+def leaf_expression(splits: Mapping[int, tuple[int, int]], bins: Sequence[Expr]) -> Expr:
+    """Each row's leaf of a cut tree, as nested comparisons (:meth:`BlockTree.assign`).
+
+    Args:
+        splits: ``node -> (attribute index, cut bin)``; heap node ids, bins ``<= cut``
+            go to ``2 * node``, the others to ``2 * node + 1``.
+        bins: per attribute, its bin (:func:`bin_expression`).
+    """
+
+    def leaf(node: int) -> Expr:
+        if node not in splits:
+            return Lit(node)
+        attr, cut = splits[node]
+        return When(bins[attr], "<=", Lit(int(cut)), leaf(2 * node), leaf(2 * node + 1))
+
+    return leaf(1)
+
+
 def route(
     engine: Engine, table: Table, schema: Schema, part: Partitioning, tree: BlockTree
 ) -> Table:
     """Add ``_block``: each row's leaf of ``tree``, natively when every kind's bins allow."""
     rules = [bin_rule(k, part.policy.resolution) for k in schema.kinds]
     if all(r is not None for r in rules):
-        spec = [(c, r.op, r.factor) for c, r in zip(schema.code_columns, rules, strict=True)]
-        return engine.with_leaf(table, BLOCK, tree.splits, spec)
+        bins = [bin_expression(c, r) for c, r in zip(schema.code_columns, rules, strict=True)]
+        return engine.with_columns(table, {BLOCK: leaf_expression(tree.splits, bins)})
     columns = engine.schema_of(table)
 
     def assign(batch: pd.DataFrame) -> pd.DataFrame:

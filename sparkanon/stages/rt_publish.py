@@ -241,12 +241,12 @@ def verify_rt(
         },
     )
     rows = engine.count(rt)
-    frequent = int(group_row["frequent_groups"] or 0)
-    inconsistent = int(group_row["inconsistent_groups"] or 0)
+    frequent = int(group_row["frequent_groups"])
+    inconsistent = int(group_row["inconsistent_groups"])
     return {
         "rows": rows,
-        "groups": int(group_row["groups"] or 0),
-        "tbuckets": int(bucket_row["tbuckets"] or 0),
+        "groups": int(group_row["groups"]),
+        "tbuckets": int(bucket_row["tbuckets"]),
         "min_tbucket": bucket_row["min_tbucket"],
         "max_frequency_ratio": group_row["max_frequency_ratio"],
         "small_tbuckets": small,

@@ -126,7 +126,7 @@ def published_domain(engine: Engine, per_value: Table, domain: SensitiveDomain) 
     counts = np.zeros(len(domain.values), dtype=np.int64)
     if len(totals):
         codes = totals[SENS].to_numpy(dtype=np.int64)
-        counts[codes] = totals["n"].fillna(0).to_numpy(dtype=np.int64)
+        counts[codes] = totals["n"].to_numpy(dtype=np.int64)
     return replace(domain, counts=counts)
 
 
