@@ -94,9 +94,11 @@ def loss_with_suppressed(
     classes), 100 percent for GCP and for each attribute (means over rows).
     """
     lost = rows_in - rows_out
-    classes = float(measured["classes"] or 0)
+    classes = float(measured["classes"])
     return {
-        "NCP": fully_lost_mean(measured["NCP"] or 0.0, classes, lost, weight_sum),
+        "NCP": fully_lost_mean(
+            0.0 if measured["NCP"] is None else measured["NCP"], classes, lost, weight_sum
+        ),
         "GCP": fully_lost_mean(measured["GCP"] or 0.0, rows_out, lost, 100.0),
         "NCP_by_attribute": {
             name: fully_lost_mean(value, rows_out, lost, 100.0)
@@ -161,9 +163,9 @@ class BlockFamily:
         worst_keys = list(s.models.worst(s.domain.global_summary()))
         found = verify(run.engine, done.publication, run.schema, s.models, worst_keys, s.domain)
         return Verdict(
-            violations=int(found["violations"] or 0),
-            rows=int(found["rows"] or 0),
-            groups=int(found["groups"] or 0),
+            violations=int(found["violations"]),
+            rows=int(found["rows"]),
+            groups=int(found["groups"]),
             failure=f"published equivalence classes violate {describe_models(s.models)}",
             details={"dm": found["dm"], "achieved": {k: found[k] for k in worst_keys}},
         )
@@ -187,10 +189,10 @@ class BlockFamily:
             "classes": measured.pop("classes"),
             "published_classes": verdict.groups,
             "class_size": measured.pop("class_size"),
-            "blocks": int(blocks["blocks"] or 0),
+            "blocks": int(blocks["blocks"]),
             "block_rows": {"min": blocks["min"], "max": blocks["max"]},
-            "infeasible_blocks": int(blocks["infeasible"] or 0),
-            "repair_merges": int(blocks["repairs"] or 0),
+            "infeasible_blocks": int(blocks["infeasible"]),
+            "repair_merges": int(blocks["repairs"]),
         }
         if s.reconciled.residual_rows:
             metrics["residual_class"] = {

@@ -121,9 +121,9 @@ class FullDomainFamily:
         worst_keys = list(s.models.worst(s.domain.global_summary()))
         found = verify(run.engine, done.publication, run.schema, s.models, worst_keys, s.domain)
         return Verdict(
-            violations=int(found["violations"] or 0),
-            rows=int(found["rows"] or 0),
-            groups=int(found["groups"] or 0),
+            violations=int(found["violations"]),
+            rows=int(found["rows"]),
+            groups=int(found["groups"]),
             failure=f"published equivalence classes violate {describe_models(s.models)}",
             details={"achieved": {k: found[k] for k in worst_keys}},
         )

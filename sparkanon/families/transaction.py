@@ -153,7 +153,7 @@ class TransactionFamily:
         tree = item_tree(sens, profile)
         codes = tree.leaf_codes()
         encoded, enc_cols = encode_input(engine, config, run.raw, schema, timer, codes)
-        distinct = one_row(engine, encoded, {"sets": ("nunique", ITEMS)})["sets"] or 0
+        distinct = one_row(engine, encoded, {"sets": ("nunique", ITEMS)})["sets"]
         check_rt_feasible(config, profile.usable, int(distinct), k, l)
         part = rt_partitioning(config, k, l)
         usable = profile.usable
@@ -175,7 +175,7 @@ class TransactionFamily:
             records=usable,
         )
         chunk_rows = config.partitioning.reconcile_rows
-        unplaced = int(blocks["unplaced"] or 0)
+        unplaced = int(blocks["unplaced"])
         rows, reasons, rounds = reconcile_rt(
             engine, clustered, enc_cols, tree, name, k, l, unplaced, chunk_rows, timer
         )
@@ -203,9 +203,9 @@ class TransactionFamily:
         sens = run.config.sensitive
         found = verify_rt(run.engine, done.publication, sens.name, s.k, s.l)
         return Verdict(
-            violations=int(found["violations"] or 0),
-            rows=int(found["rows"] or 0),
-            groups=int(found["groups"] or 0),
+            violations=int(found["violations"]),
+            rows=int(found["rows"]),
+            groups=int(found["groups"]),
             failure=(
                 f"violations of (k,l)-diversity (k={s.k}, l={s.l}): "
                 f"{found['small_tbuckets']} TBuckets below k, {found['frequent_groups']} "
@@ -220,8 +220,8 @@ class TransactionFamily:
         engine, config, profile = run.engine, run.config, run.profile
         found, blocks = verdict.details, s.blocks
         loss = one_row(engine, s.placed, {"loss": ("sum", ITEM_LOSS), "items": ("sum", N_ITEMS)})
-        total_items = float(loss["items"] or 0)
-        item_ncp = (float(loss["loss"] or 0.0) / total_items) if total_items else 0.0
+        total_items = float(loss["items"])
+        item_ncp = (float(loss["loss"]) / total_items) if total_items else 0.0
         items = profile.items
         assert items is not None
         log.info(
@@ -237,9 +237,9 @@ class TransactionFamily:
             "tbuckets": found["tbuckets"],
             "min_tbucket": found["min_tbucket"],
             "max_frequency_ratio": found["max_frequency_ratio"],
-            "blocks": int(blocks["blocks"] or 0),
+            "blocks": int(blocks["blocks"]),
             "block_rows": {"min": blocks["min"], "max": blocks["max"]},
-            "infeasible_blocks": int(blocks["infeasible"] or 0),
+            "infeasible_blocks": int(blocks["infeasible"]),
             "rows_reconciled": int(blocks["reconciled"]),
             "reconcile_chunks": int(blocks["chunks"]),
             "reconcile_last_block_rows": int(blocks["last_block_records"]),
@@ -268,7 +268,7 @@ def item_ncp_with_suppressed(
     before it (malformed, missing or invalid values) have no parsed item set to weigh.
     """
     lost = one_row(engine, engine.where(rows, CLASS, "<", 0), {"items": ("sum", N_ITEMS)})
-    return fully_lost_mean(item_ncp, float(loss["items"] or 0), float(lost["items"] or 0), 1.0)
+    return fully_lost_mean(item_ncp, float(loss["items"]), float(lost["items"]), 1.0)
 
 
 def rt_empty_hint(metrics: dict[str, Any], l: int) -> str:  # noqa: E741
