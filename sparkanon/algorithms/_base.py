@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from types import ModuleType
 from typing import ClassVar
 
@@ -36,6 +37,29 @@ def compiled_kernel(module: str) -> ModuleType | None:
     except ImportError:  # numba not installed: the numpy path
         return None
     return kernel if kernel.enabled() else None
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """Rows of another block to place into a block's classes (:meth:`BlockAlgorithm.place_into`).
+
+    Attributes:
+        block: the receiving block's rows.
+        labels: their class labels ``0..n_classes-1`` (``-1``: no class).
+        n_classes: the block's classes.
+        extra: the rows to place.
+        rng: the block's seeded generator (for rules that take rows in random order).
+    """
+
+    block: Block
+    labels: np.ndarray
+    n_classes: int
+    extra: Block
+    rng: np.random.Generator
+
+    def parts(self) -> tuple[Block, np.ndarray, int, Block, np.random.Generator]:
+        """``(block, labels, n_classes, extra, rng)``."""
+        return self.block, self.labels, self.n_classes, self.extra, self.rng
 
 
 class BlockAlgorithm(ABC):
@@ -100,21 +124,14 @@ class BlockAlgorithm(ABC):
         live, dense = np.unique(labels[labels >= 0], return_inverse=True)
         compact = np.full(labels.size, -1, dtype=np.int64)
         compact[labels >= 0] = dense
-        return live[self.place_into(block, compact, len(live), extra, rng)]
+        return live[self.place_into(Leftovers(block, compact, len(live), extra, rng))]
 
     @abstractmethod
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """The algorithm's rule behind :meth:`place`, for a block with classes and rows to place.
 
         Returns:
-            A class label in ``0..n_classes-1`` per row of ``extra``.
+            A class label in ``0..job.n_classes-1`` per row of ``job.extra``.
         """
 
 

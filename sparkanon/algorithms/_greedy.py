@@ -12,7 +12,7 @@ from abc import abstractmethod
 
 import numpy as np
 
-from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.metrics.entropy import quantise
@@ -105,15 +105,9 @@ class GreedyAlgorithm(BlockAlgorithm):
         labels[order] = self._place(classes, block, order)
         return labels
 
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """Rows of another block, in seeded random order, join the class ``choose_class`` picks."""
+        block, labels, n_classes, extra, rng = job.parts()
         out = np.empty(extra.n, dtype=np.int64)
         classes = ClassStats.from_labels(block, labels, n_classes)
         order = rng.permutation(extra.n)

@@ -83,7 +83,7 @@ from typing import Annotated, Literal
 import numpy as np
 from pydantic import Field
 
-from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
@@ -504,15 +504,9 @@ class KLCluster(BlockAlgorithm):
             if not moved:
                 return
 
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """Rows of another block join, in row order, the class whose loss grows least."""
+        block, labels, n_classes, extra, rng = job.parts()
         out = np.empty(extra.n, dtype=np.int64)
         classes = _KLClasses(block, np.asarray(labels, dtype=np.int64).copy(), n_classes)
         for i in range(extra.n):

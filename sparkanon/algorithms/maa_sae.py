@@ -111,7 +111,7 @@ from typing import Literal
 
 import numpy as np
 
-from sparkanon.algorithms._base import BlockAlgorithm, compiled_kernel
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers, compiled_kernel
 from sparkanon.algorithms._block import ApfRule, Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
@@ -427,18 +427,12 @@ class MaaSae(BlockAlgorithm):
             chosen[n] = cid
         return chosen
 
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """Rows of another block, in seeded random order, join classes by the leftover rule.
 
         The compiled kernel when it applies (:meth:`cluster`), else numpy.
         """
+        block, labels, n_classes, extra, rng = job.parts()
         kernel = self._kernel()
         if kernel is not None:
             placed = kernel.place(block, labels, extra, rng, minil=isinstance(self, MaaMinil))

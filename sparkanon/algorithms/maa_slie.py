@@ -48,7 +48,7 @@ from typing import Literal
 import numpy as np
 from pydantic import field_validator
 
-from sparkanon.algorithms._base import compiled_kernel
+from sparkanon.algorithms._base import Leftovers, compiled_kernel
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._greedy import GreedyAlgorithm
@@ -108,21 +108,15 @@ class MaaSlie(GreedyAlgorithm):
                 return labels
         return super().cluster(block, rng)
 
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """Steps 23-28 for rows of another block: the compiled kernel when it applies."""
+        block, labels, n_classes, extra, rng = job.parts()
         kernel = _compiled()
         if kernel is not None:
             placed = kernel.place(block, labels, n_classes, extra, rng)
             if placed is not None:
                 return placed
-        return super().place_into(block, labels, n_classes, extra, rng)
+        return super().place_into(job)
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Steps 8-20: the diversity loop, then filling to ``k`` by largest PSI."""

@@ -31,7 +31,7 @@ from typing import Literal
 
 import numpy as np
 
-from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._params import AlgorithmParams
 
@@ -118,20 +118,14 @@ class Mdav(BlockAlgorithm):
             close(self._class_around(block, rows, s, k))
         return labels
 
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """Each row of ``extra`` joins the class whose centroid is nearest (eq. 18).
 
         The centroids are those of the classes as clustered (placed rows do not
         move them), so the result does not depend on the order of ``extra``;
         ties go to the lowest class label; ``rng`` is unused.
         """
+        block, labels, n_classes, extra, rng = job.parts()
         order = np.argsort(labels, kind="stable")
         bounds = np.searchsorted(labels[order], np.arange(n_classes + 1))
         everyone = np.arange(extra.n)

@@ -34,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 
-from sparkanon.algorithms._base import BlockAlgorithm
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.algorithms.partition import (
@@ -160,15 +160,9 @@ class Mondrian(BlockAlgorithm):
                 return a, int(by_distance[int(np.argmax(ok))])
         return None
 
-    def place_into(
-        self,
-        block: Block,
-        labels: np.ndarray,
-        n_classes: int,
-        extra: Block,
-        rng: np.random.Generator,
-    ) -> np.ndarray:
+    def place_into(self, job: Leftovers) -> np.ndarray:
         """Rows of another block join the class whose centroid is nearest (eq. 18 distance)."""
+        block, labels, n_classes, extra, rng = job.parts()
         centroids = [block.centroid_of(np.flatnonzero(labels == c)) for c in range(n_classes)]
         dist = np.zeros((extra.n, n_classes))
         for c, centre in enumerate(centroids):
