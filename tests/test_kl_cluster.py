@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, cluster_block, place_rows
@@ -25,11 +25,9 @@ from sparkanon.algorithms.kl_cluster import (
     profile_distances,
     reference_profiles,
 )
-from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
+from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
-    Kind,
-    categorical_kind,
     nominal_kind,
     ordinal_kind,
 )
@@ -41,27 +39,19 @@ from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import ROOT, adult_config, adult_sample
-from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame
+from tests._helpers import FIVE_LEVELS, fast, make_frame
 
-FAST = settings(max_examples=30, deadline=None)
-
-
-@pytest.fixture(scope="module")
-def edu(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    return load_arx_hierarchy(path, "education")
+FAST = fast(30)
 
 
 @pytest.fixture(scope="module")
-def schema(edu: Taxonomy) -> Schema:
-    kinds: tuple[Kind, ...] = (
-        ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),
-        ordinal_kind("grade", 1.0, tuple(f"g{i}" for i in range(15))),
-        categorical_kind("education", 1.0, edu),
-        nominal_kind("sex", 1.0, ("F", "M", "X")),
-    )
-    return Schema(kinds=kinds, sensitive=FIVE_LEVELS)
+def edu(edu_taxonomy: Taxonomy) -> Taxonomy:
+    return edu_taxonomy
+
+
+@pytest.fixture(scope="module")
+def schema(mixed_schema: Schema) -> Schema:
+    return mixed_schema
 
 
 def test_registered_for_p_sensitive_and_k() -> None:
