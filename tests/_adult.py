@@ -10,12 +10,20 @@ import pytest
 import yaml
 
 import sparkanon.stages.cluster as cluster_stage
-from sparkanon.config import load_config
+from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
 from tests._inputs import ADULT_CONF, ADULT_CSV, ROOT, merge_sections, write_config
 
-__all__ = ["ADULT_CONF", "ADULT_CSV", "ROOT", "adult_config", "adult_sample", "write_config"]
+__all__ = [
+    "ADULT_CONF",
+    "ADULT_CSV",
+    "ROOT",
+    "adult_config",
+    "adult_sample",
+    "run_adult",
+    "write_config",
+]
 
 
 def adult_sample(
@@ -54,6 +62,21 @@ def adult_config(
         if "hierarchy" in attr:
             attr["hierarchy"] = str(ROOT / attr["hierarchy"])
     return merge_sections(cfg, overrides)
+
+
+def run_adult(
+    tmp: Path, rows: int, conf: Path = ADULT_CONF, **overrides: Any
+) -> tuple[dict[str, Any], Any]:
+    """A bundled config (the demo by default) on the first ``rows`` Adult rows, not committed.
+
+    Runs on the local engine with :func:`adult_config`'s ``overrides``, writing the sample
+    and the output path under ``tmp``.
+
+    Returns:
+        The raw config and the job's result.
+    """
+    raw = adult_config(tmp, adult_sample(tmp, rows), tmp / "out", conf, **overrides)
+    return raw, run_job(LocalEngine(), parse_config(raw), commit=False)
 
 
 def clustered_blocks(conf: Path, overrides: list[str]) -> list[tuple[Any, Any, int]]:

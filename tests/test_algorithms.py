@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import BlockContext, cluster_block, place_rows
@@ -29,7 +29,6 @@ from tests._helpers import (
     FAST,
     FIVE_LEVELS,
     assert_model_holds,
-    fast,
     make_frame,
     partition,
     random_codes,
@@ -262,16 +261,23 @@ TABLES = {
 }
 
 
+def clustered(
+    data: st.DataObject, algorithm: str, schema: Schema, seed: int, block_id: int
+) -> tuple[pd.DataFrame, HPKAnonymity, BlockContext, np.ndarray]:
+    """A random table for ``algorithm`` (drawn from ``data``), its context and its labels."""
+    frame, model = data.draw(TABLES[algorithm])
+    ctx = BlockContext(schema=schema, model=model)
+    return frame, model, ctx, cluster_block(frame, ctx, algorithm, seed=seed, block_id=block_id)
+
+
 @pytest.mark.parametrize("algorithm", sorted(TABLES))
 @FAST
 @given(data=st.data(), seed=st.integers(0, 1000))
 def test_every_row_labelled_and_every_class_satisfies_model(
     algorithm: str, data: st.DataObject, seed: int, mixed_schema: Schema
 ) -> None:
-    frame, model = data.draw(TABLES[algorithm])
+    frame, model, _, labels = clustered(data, algorithm, mixed_schema, seed, block_id=5)
     assert can_host(frame, model)
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    labels = cluster_block(frame, ctx, algorithm, seed=seed, block_id=5)
     assert labels.shape == (len(frame),)
     assert_model_holds(frame, labels, model)
     # Labels are 0..m-1 (place_rows relies on it).
@@ -284,9 +290,7 @@ def test_every_row_labelled_and_every_class_satisfies_model(
 def test_deterministic_and_independent_of_row_order(
     algorithm: str, data: st.DataObject, seed: int, shuffle_seed: int, mixed_schema: Schema
 ) -> None:
-    frame, model = data.draw(TABLES[algorithm])
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    first = cluster_block(frame, ctx, algorithm, seed=seed, block_id=2)
+    frame, _, ctx, first = clustered(data, algorithm, mixed_schema, seed, block_id=2)
     again = cluster_block(frame.copy(), ctx, algorithm, seed=seed, block_id=2)
     assert np.array_equal(first, again)
     perm = np.random.default_rng(shuffle_seed).permutation(len(frame))
@@ -351,14 +355,12 @@ def test_place_rows_without_classes_returns_minus_one(algorithm: str) -> None:
 
 
 @pytest.mark.parametrize("algorithm", sorted(TABLES))
-@fast(30)
+@settings(max_examples=30, deadline=None)
 @given(data=st.data(), n_extra=st.integers(1, 30), seed=st.integers(0, 1000))
 def test_place_rows_keeps_model(
     algorithm: str, data: st.DataObject, n_extra: int, seed: int, mixed_schema: Schema
 ) -> None:
-    frame, model = data.draw(TABLES[algorithm])
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    labels = cluster_block(frame, ctx, algorithm, seed=seed, block_id=4)
+    frame, model, ctx, labels = clustered(data, algorithm, mixed_schema, seed, block_id=4)
     rng = np.random.default_rng(seed)
     extra = make_frame(
         np.arange(10**9, 10**9 + n_extra),

@@ -38,7 +38,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
-from tests._adult import ROOT, adult_config, adult_sample
+from tests._adult import ROOT, adult_config, adult_sample, run_adult
 from tests._helpers import FIVE_LEVELS, fast, make_frame
 
 FAST = fast(30)
@@ -241,18 +241,14 @@ RANGE_OR_NUMBER = re.compile(r"^(\[\d+, \d+\]|\d+)$")
 
 
 def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:
-    data = adult_sample(tmp_path, 400)
-    raw = adult_config(
+    raw, result = run_adult(
         tmp_path,
-        data,
-        tmp_path / "out",
+        400,
         model={"name": "p_sensitive", "k": 5, "p": 2},
         algorithm={"name": "kl_cluster", "max_iterations": 5},
         partitioning={"max_block_rows": 200},
         output={"publish": "generalized"},
     )
-    cfg = parse_config(raw)
-    result = run_job(LocalEngine(), cfg, commit=False)
     m = result.metrics
     assert m["verified"] and m["violations"] == 0
     assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == 400
@@ -269,7 +265,7 @@ def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:
     qi = [a["name"] for a in raw["attributes"] if a["kind"] not in ("keep", "identifier")]
     groups = published.groupby(qi)["occupation"]
     assert groups.size().min() >= 5 and groups.nunique().min() >= 2
-    again = run_job(LocalEngine(), cfg, commit=False).published
+    again = run_job(LocalEngine(), parse_config(raw), commit=False).published
     cols = list(published.columns)
     assert (
         published.sort_values(cols)
@@ -279,15 +275,12 @@ def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:
 
 
 def test_centroid_run_reports_ncp_and_gcp(tmp_path: Path) -> None:
-    data = adult_sample(tmp_path, 200)
-    raw = adult_config(
+    raw, result = run_adult(
         tmp_path,
-        data,
-        tmp_path / "out",
+        200,
         model={"name": "hpk", "h": 2, "p": 2, "k": 4},
         partitioning={"max_block_rows": 200},
     )
-    result = run_job(LocalEngine(), parse_config(raw), commit=False)
     m = result.metrics
     assert m["verified"] and m["publish"] == "centroids"
     assert 0.0 < m["GCP"] < 100.0
