@@ -10,13 +10,20 @@ import pytest
 import yaml
 
 import sparkanon.stages.cluster as cluster_stage
-from sparkanon.config import load_config
+from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
+from tests._inputs import ADULT_CONF, ADULT_CSV, ROOT, merge_sections, write_config
 
-ROOT = Path(__file__).resolve().parents[1]
-ADULT_CSV = ROOT / "data" / "adult" / "adult.csv"
-ADULT_CONF = ROOT / "conf" / "adult_hpk.yaml"
+__all__ = [
+    "ADULT_CONF",
+    "ADULT_CSV",
+    "ROOT",
+    "adult_config",
+    "adult_sample",
+    "run_adult",
+    "write_config",
+]
 
 
 def adult_sample(
@@ -44,7 +51,7 @@ def adult_config(
 ) -> dict[str, Any]:
     """A bundled config (the demo by default) with absolute paths.
 
-    ``overrides`` replace whole sections' keys.
+    ``overrides`` replace whole sections' keys (:func:`tests._inputs.merge_sections`).
     """
     raw = yaml.safe_load(conf.read_text(encoding="utf-8"))
     cfg = copy.deepcopy(raw)
@@ -54,23 +61,22 @@ def adult_config(
     for attr in cfg["attributes"]:
         if "hierarchy" in attr:
             attr["hierarchy"] = str(ROOT / attr["hierarchy"])
-    for section, values in overrides.items():
-        # A model or algorithm with a name is one variant of a union (its keys depend on
-        # the name): it replaces the section; without a name it updates the current one.
-        if isinstance(values, dict) and not (
-            section in ("model", "algorithm") and "name" in values
-        ):
-            cfg[section].update(values)
-        else:
-            cfg[section] = values
-    return cfg
+    return merge_sections(cfg, overrides)
 
 
-def write_config(tmp: Path, cfg: dict[str, Any], name: str = "job.yaml") -> Path:
-    """Write a config mapping as YAML."""
-    path = tmp / name
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    return path
+def run_adult(
+    tmp: Path, rows: int, conf: Path = ADULT_CONF, **overrides: Any
+) -> tuple[dict[str, Any], Any]:
+    """A bundled config (the demo by default) on the first ``rows`` Adult rows, not committed.
+
+    Runs on the local engine with :func:`adult_config`'s ``overrides``, writing the sample
+    and the output path under ``tmp``.
+
+    Returns:
+        The raw config and the job's result.
+    """
+    raw = adult_config(tmp, adult_sample(tmp, rows), tmp / "out", conf, **overrides)
+    return raw, run_job(LocalEngine(), parse_config(raw), commit=False)
 
 
 def clustered_blocks(conf: Path, overrides: list[str]) -> list[tuple[Any, Any, int]]:

@@ -12,6 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -111,9 +113,17 @@ def make_config(
     cfg["partitioning"]["max_block_rows"] = 200
     cfg["output"]["path"] = str(out if out is not None else tmp_path / "out")
     cfg["output"]["mode"] = "error"
-    for section, values in (sections or {}).items():
-        # A model or algorithm with a name is one variant of a union (its keys depend on
-        # the name): it replaces the section; without a name it updates the current one.
+    return merge_sections(cfg, sections or {})
+
+
+def merge_sections(cfg: dict[str, Any], sections: Mapping[str, Any]) -> dict[str, Any]:
+    """Update a config mapping's sections in place (and return it).
+
+    A mapping value is merged into its section, anything else replaces it. A model or
+    algorithm with a name is one variant of a union (its keys depend on the name): it
+    replaces the section; without a name it updates the current one.
+    """
+    for section, values in sections.items():
         renamed = (
             section in ("model", "algorithm") and isinstance(values, Mapping) and "name" in values
         )
@@ -140,3 +150,103 @@ def leftovers(out: Path) -> list[Path]:
     """The output path (if it exists) and every ``<out>.__sparkanon_*`` sibling."""
     found = sorted(out.parent.glob(f"{out.name}.__sparkanon_*"))
     return ([out] if out.exists() else []) + found
+
+
+# ---------------------------------------------------------------------------
+# Relational-transaction inputs: records with a set of items (tests/test_rt_job.py)
+# ---------------------------------------------------------------------------
+
+ITEMS = [f"{c}{i}" for c in "abcdefgh" for i in range(1, 5)]
+
+
+def write_taxonomy(path: Path) -> Path:
+    """Items a1..h4 under A..H under ``*`` (ARX format)."""
+    path.write_text("".join(f"{it};{it[0].upper()};*\n" for it in ITEMS), encoding="utf-8")
+    return path
+
+
+def rt_frame(n: int, seed: int, max_items: int = 4) -> pd.DataFrame:
+    """``n`` records: id, age, sex, zip and a ``|``-joined set of 0..max_items items."""
+    rng = np.random.default_rng(seed)
+    sets = [
+        "|".join(rng.choice(ITEMS, size=rng.integers(0, max_items + 1), replace=False))
+        for _ in range(n)
+    ]
+    return pd.DataFrame(
+        {
+            "id": np.arange(n),
+            "age": rng.integers(18, 80, n),
+            "sex": rng.choice(["M", "F"], n),
+            "zip": rng.integers(10000, 10100, n),
+            "disease": sets,
+        }
+    )
+
+
+def long_pairs(frame: pd.DataFrame) -> list[tuple[int, str]]:
+    """The warehouse layout of ``frame``'s sets: one (id, item) pair per item."""
+    return [
+        (rid, item)
+        for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
+        for item in s.split("|")
+        if item
+    ]
+
+
+def rt_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
+    """A PAA job on ``data`` (CSV) with k = 4, l = 3, blocks of at most 300 records."""
+    cfg: dict[str, Any] = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "id", "kind": "identifier"},
+            {"name": "age", "kind": "continuous"},
+            {"name": "sex", "kind": "nominal"},
+            {"name": "zip", "kind": "continuous"},
+        ],
+        "sensitive": {
+            "name": "disease",
+            "kind": "itemset",
+            "taxonomy": str(write_taxonomy(tmp_path / "tax.csv")),
+        },
+        "model": {"name": "kl_diversity", "k": 4, "l": 3},
+        "algorithm": {"name": "paa"},
+        "partitioning": {"max_block_rows": 300},
+        "output": {"path": str(tmp_path / "out"), "publish": "anatomy"},
+    }
+    for key, value in changes.items():
+        section, _, sub = key.partition("__")
+        if sub:
+            cfg[section] = {**cfg[section], sub: value}
+        else:
+            cfg[section] = value
+    return cfg
+
+
+def write_csv(tmp_path: Path, frame: pd.DataFrame, name: str = "rt.csv") -> Path:
+    """Write a frame as a CSV with a header (no index)."""
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+def rt_long_config(tmp_path: Path, frame: pd.DataFrame, **changes: Any) -> dict[str, Any]:
+    """:func:`rt_config` on ``frame`` with its sets in the long layout (a second CSV).
+
+    The records go to ``main.csv`` without the set column, the (id, item) pairs to
+    ``items.csv``, joined by ``id``; ``changes`` as for :func:`rt_config`.
+    """
+    pairs = pd.DataFrame(long_pairs(frame), columns=["id", "item"])
+    long = write_csv(tmp_path, pairs, "items.csv")
+    return rt_config(
+        tmp_path,
+        write_csv(tmp_path, frame.drop(columns="disease"), "main.csv"),
+        sensitive__layout="long",
+        sensitive__long={
+            "format": "csv",
+            "path": str(long),
+            "options": {"header": True},
+            "key": "id",
+            "item": "item",
+        },
+        **changes,
+    )

@@ -1,17 +1,15 @@
-"""Shared fixtures: one session-scoped SparkSession and paths to the bundled data."""
+"""Shared fixtures: one session-scoped SparkSession, the property tests' mixed schema."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-ADULT_CSV = ROOT / "data" / "adult" / "adult.csv"
-HIERARCHIES = ROOT / "data" / "adult" / "hierarchies"
-ADULT_CONF = ROOT / "conf" / "adult_hpk.yaml"
+from sparkanon.attributes.hierarchy import Taxonomy
+from sparkanon.attributes.schema import Schema
+from tests._helpers import edu_taxonomy_in, mixed_schema_of
 
 
 @pytest.fixture(scope="session")
@@ -42,3 +40,15 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def edu_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
+    """The seven-leaf education taxonomy of ``tests._helpers.EDU_ARX``."""
+    return edu_taxonomy_in(tmp_path_factory.mktemp("hier"))
+
+
+@pytest.fixture(scope="session")
+def mixed_schema(edu_taxonomy: Taxonomy) -> Schema:
+    """The property tests' schema: all four kinds of quasi-identifier, ``FIVE_LEVELS``."""
+    return mixed_schema_of(edu_taxonomy)

@@ -1,8 +1,9 @@
 """Per-block algorithms (MAA-SLIE, GPKC), cross-block placement and blocking cuts.
 
 Hand-worked cases use seed 000 Table 1 (ages 21..50, Disease with levels low {Flu, Fever},
-middle {Diabetes, Hepatitis}, high {HIV, Cancer}); property tests run both algorithms on
-random small tables with all four kinds of quasi-identifier and five sensitivity levels.
+middle {Diabetes, Hepatitis}, high {HIV, Cancer}); property tests run MAA-SLIE, GPKC and
+(for the properties every per-block algorithm shares) MAA-SAE and MAA-MINIL on random small
+tables with all four kinds of quasi-identifier and five sensitivity levels.
 """
 
 from __future__ import annotations
@@ -19,33 +20,26 @@ from sparkanon.algorithms.partition import median_cut as _median_cuts
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
-    Kind,
     categorical_kind,
     nominal_kind,
-    ordinal_kind,
 )
-from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
+from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels
 from sparkanon.models import HPKAnonymity
+from tests._helpers import (
+    FAST,
+    FIVE_LEVELS,
+    assert_model_holds,
+    make_frame,
+    partition,
+    random_codes,
+    random_tables,
+)
 
 ALGOS = ["maa_slie", "gpkc", "gpkc_paper"]
-FAST = settings(max_examples=40, deadline=None)
 
 # ---------------------------------------------------------------------------
 # Fixtures and helpers
 # ---------------------------------------------------------------------------
-
-# Taxonomy (depth-first codes): 0 Bachelors, 1 Some-college, 2 Masters, 3 Doctorate,
-# 4 11th, 5 HS-grad, 6 5th ; Higher = {0..3} (Undergraduate {0, 1}, Graduate {2, 3}),
-# Secondary = {4..6} (HighSchool {4, 5}, Primary {6}).
-EDU_ARX = """\
-Bachelors;Undergraduate;Higher;*
-Masters;Graduate;Higher;*
-11th;HighSchool;Secondary;*
-Some-college;Undergraduate;Higher;*
-Doctorate;Graduate;Higher;*
-HS-grad;HighSchool;Secondary;*
-5th;Primary;Secondary;*
-"""
 
 # Seed 000 Table 1
 T1_AGES = [21, 26, 25, 48, 32, 45, 35, 50]
@@ -60,21 +54,6 @@ DISEASE = SensitiveLevels(
     weights=np.array([0.1, 0.4, 0.8]),
 )
 
-FIVE_LEVELS = SensitiveLevels(
-    name="s",
-    values=tuple(f"s{i}" for i in range(10)),
-    level_of=np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4]),
-    level_names=("l0", "l1", "l2", "l3", "l4"),
-    weights=np.array([0.1, 0.2, 0.4, 0.6, 0.8]),
-)
-
-
-@pytest.fixture(scope="module")
-def edu_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    return load_arx_hierarchy(path, "education")
-
 
 @pytest.fixture(scope="module")
 def zip_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
@@ -87,28 +66,6 @@ def zip_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
     return load_arx_hierarchy(path, "ZipCode")
 
 
-@pytest.fixture(scope="module")
-def mixed_schema(edu_taxonomy: Taxonomy) -> Schema:
-    kinds: tuple[Kind, ...] = (
-        ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),
-        ordinal_kind("grade", 1.0, tuple(f"g{i}" for i in range(15))),
-        categorical_kind("education", 1.0, edu_taxonomy),
-        nominal_kind("sex", 1.0, ("F", "M", "X")),
-    )
-    return Schema(kinds=kinds, sensitive=FIVE_LEVELS)
-
-
-def make_frame(
-    rids: np.ndarray, codes: list[np.ndarray], sens: np.ndarray, levels: SensitiveLevels
-) -> pd.DataFrame:
-    data: dict[str, np.ndarray] = {RID: np.asarray(rids, dtype=np.int64)}
-    for i, c in enumerate(codes):
-        data[code_column(i)] = np.asarray(c)
-    data[SENS] = np.asarray(sens, dtype=np.int64)
-    data[LEVEL] = levels.level_of[np.asarray(sens, dtype=np.int64)]
-    return pd.DataFrame(data)
-
-
 def table1_frame(schema: Schema) -> pd.DataFrame:
     codes = []
     for i, kind in enumerate(schema.kinds):
@@ -119,24 +76,6 @@ def table1_frame(schema: Schema) -> pd.DataFrame:
     sens, _, invalid = DISEASE.encode(pd.Series(T1_DISEASE))
     assert not invalid.any()
     return make_frame(np.arange(1, 9), codes, sens, DISEASE)
-
-
-def partition(frame: pd.DataFrame, labels: np.ndarray) -> set[frozenset[int]]:
-    """Classes as sets of row ids (label names do not matter)."""
-    out: dict[int, set[int]] = {}
-    for rid, lab in zip(frame[RID].to_numpy(), labels, strict=True):
-        out.setdefault(int(lab), set()).add(int(rid))
-    return {frozenset(v) for v in out.values()}
-
-
-def assert_model_holds(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> None:
-    """Independent check: every class has >= k rows, >= p values and >= H levels."""
-    assert (labels >= 0).all()
-    df = pd.DataFrame({"c": labels, "s": frame[SENS].to_numpy(), "l": frame[LEVEL].to_numpy()})
-    g = df.groupby("c")
-    summary = pd.DataFrame({"n": g.size(), "v": g["s"].nunique(), "lv": g["l"].nunique()})
-    bad = summary[(summary.n < model.k) | (summary.v < model.p) | (summary.lv < model.h)]
-    assert bad.empty, f"classes violating {model}:\n{bad}"
 
 
 def can_host(frame: pd.DataFrame, model: HPKAnonymity) -> bool:
@@ -311,66 +250,55 @@ def test_infeasible_block_returns_all_minus_one(
 # ---------------------------------------------------------------------------
 
 
-@st.composite
-def random_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, HPKAnonymity]:
-    """A random encoded table (n in 10..120) and an (H,p,k) model it can host."""
-    n = draw(st.integers(10, 120))
-    seed = draw(st.integers(0, 2**32 - 1))
-    n_values = draw(st.integers(1, 10))
-    rng = np.random.default_rng(seed)
-    codes = [
-        rng.integers(0, 20, n) / 19.0,  # continuous, coarse grid so that ties happen
-        rng.integers(0, 15, n),  # ordinal
-        rng.integers(0, 7, n),  # categorical
-        rng.integers(0, 3, n),  # nominal
-    ]
-    domain = rng.choice(10, size=n_values, replace=False)
-    sens = rng.choice(domain, size=n)
-    rids = rng.choice(10**9, size=n, replace=False)
-    frame = make_frame(rids, codes, sens, FIVE_LEVELS)
-    values, levels = frame[SENS].nunique(), frame[LEVEL].nunique()
-    k = draw(st.integers(1, min(n, 12)))
-    p = draw(st.integers(1, min(k, values)))
-    h = draw(st.integers(1, min(p, levels)))
-    return frame, HPKAnonymity(k=k, p=p, h=h)
+# Each per-block algorithm on the random tables of its models: (H,p,k) for MAA-SLIE and
+# GPKC, p-sensitive k-anonymity (H = 1) on smaller tables for MAA-SAE and MAA-MINIL.
+TABLES = {
+    **{algorithm: random_tables() for algorithm in ALGOS},
+    **{
+        algorithm: random_tables(rows=(6, 90), max_k=10, levels=False)
+        for algorithm in ("maa_sae", "maa_minil")
+    },
+}
 
 
-@pytest.mark.parametrize("algorithm", ALGOS)
+def clustered(
+    data: st.DataObject, algorithm: str, schema: Schema, seed: int, block_id: int
+) -> tuple[pd.DataFrame, HPKAnonymity, BlockContext, np.ndarray]:
+    """A random table for ``algorithm`` (drawn from ``data``), its context and its labels."""
+    frame, model = data.draw(TABLES[algorithm])
+    ctx = BlockContext(schema=schema, model=model)
+    return frame, model, ctx, cluster_block(frame, ctx, algorithm, seed=seed, block_id=block_id)
+
+
+@pytest.mark.parametrize("algorithm", sorted(TABLES))
 @FAST
-@given(case=random_tables(), seed=st.integers(0, 1000))
+@given(data=st.data(), seed=st.integers(0, 1000))
 def test_every_row_labelled_and_every_class_satisfies_model(
-    algorithm: str, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
+    algorithm: str, data: st.DataObject, seed: int, mixed_schema: Schema
 ) -> None:
-    frame, model = case
+    frame, model, _, labels = clustered(data, algorithm, mixed_schema, seed, block_id=5)
     assert can_host(frame, model)
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    labels = cluster_block(frame, ctx, algorithm, seed=seed, block_id=5)
     assert labels.shape == (len(frame),)
     assert_model_holds(frame, labels, model)
     # Labels are 0..m-1 (place_rows relies on it).
     assert sorted(set(labels.tolist())) == list(range(labels.max() + 1))
 
 
-@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("algorithm", sorted(TABLES))
 @FAST
-@given(case=random_tables(), seed=st.integers(0, 1000), shuffle_seed=st.integers(0, 1000))
+@given(data=st.data(), seed=st.integers(0, 1000), shuffle_seed=st.integers(0, 1000))
 def test_deterministic_and_independent_of_row_order(
-    algorithm: str,
-    case: tuple[pd.DataFrame, HPKAnonymity],
-    seed: int,
-    shuffle_seed: int,
-    mixed_schema: Schema,
+    algorithm: str, data: st.DataObject, seed: int, shuffle_seed: int, mixed_schema: Schema
 ) -> None:
-    frame, model = case
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    first = cluster_block(frame, ctx, algorithm, seed=seed, block_id=2)
+    frame, _, ctx, first = clustered(data, algorithm, mixed_schema, seed, block_id=2)
     again = cluster_block(frame.copy(), ctx, algorithm, seed=seed, block_id=2)
     assert np.array_equal(first, again)
     perm = np.random.default_rng(shuffle_seed).permutation(len(frame))
-    shuffled = frame.iloc[perm].reset_index(drop=True)
-    labels = cluster_block(shuffled, ctx, algorithm, seed=seed, block_id=2)
     by_rid = dict(zip(frame[RID].tolist(), first.tolist(), strict=True))
-    assert labels.tolist() == [by_rid[r] for r in shuffled[RID].tolist()]
+    # The rows in another order, with their index or a fresh one: the same labels per row.
+    for shuffled in (frame.iloc[perm], frame.iloc[perm].reset_index(drop=True)):
+        labels = cluster_block(shuffled, ctx, algorithm, seed=seed, block_id=2)
+        assert labels.tolist() == [by_rid[r] for r in shuffled[RID].tolist()]
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)
@@ -426,28 +354,17 @@ def test_place_rows_without_classes_returns_minus_one(algorithm: str) -> None:
     assert placed.tolist() == [-1, -1, -1]
 
 
-@pytest.mark.parametrize("algorithm", ALGOS)
+@pytest.mark.parametrize("algorithm", sorted(TABLES))
 @settings(max_examples=30, deadline=None)
-@given(case=random_tables(), n_extra=st.integers(1, 30), seed=st.integers(0, 1000))
+@given(data=st.data(), n_extra=st.integers(1, 30), seed=st.integers(0, 1000))
 def test_place_rows_keeps_model(
-    algorithm: str,
-    case: tuple[pd.DataFrame, HPKAnonymity],
-    n_extra: int,
-    seed: int,
-    mixed_schema: Schema,
+    algorithm: str, data: st.DataObject, n_extra: int, seed: int, mixed_schema: Schema
 ) -> None:
-    frame, model = case
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    labels = cluster_block(frame, ctx, algorithm, seed=seed, block_id=4)
+    frame, model, ctx, labels = clustered(data, algorithm, mixed_schema, seed, block_id=4)
     rng = np.random.default_rng(seed)
     extra = make_frame(
         np.arange(10**9, 10**9 + n_extra),
-        [
-            rng.integers(0, 20, n_extra) / 19.0,
-            rng.integers(0, 15, n_extra),
-            rng.integers(0, 7, n_extra),
-            rng.integers(0, 3, n_extra),
-        ],
+        random_codes(rng, n_extra),
         rng.integers(0, 10, n_extra),
         FIVE_LEVELS,
     )

@@ -10,11 +10,12 @@ import math
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
@@ -23,18 +24,18 @@ from sparkanon.attributes.kinds import (
     CategoricalKind,
     ContinuousKind,
     DiscreteKind,
+    Kind,
     categorical_kind,
     nominal_kind,
     ordinal_kind,
 )
 from sparkanon.attributes.text import trimmed_text
 from sparkanon.errors import ConfigError
-
-FAST = settings(max_examples=40, deadline=None)
+from tests._helpers import FAST
 
 # ---------------------------------------------------------------------------
-# A small education taxonomy in ARX format (leaf;parent;...;root), rows deliberately
-# not in depth-first order.
+# A small education taxonomy in ARX format (leaf;parent;...;root; tests._helpers.EDU_ARX),
+# rows deliberately not in depth-first order.
 #
 #   *
 #   +-- Higher
@@ -48,15 +49,6 @@ FAST = settings(max_examples=40, deadline=None)
 # order (= the codes) is:
 #   0 Bachelors, 1 Some-college, 2 Masters, 3 Doctorate, 4 11th, 5 HS-grad, 6 5th
 # ---------------------------------------------------------------------------
-EDU_ARX = """\
-Bachelors;Undergraduate;Higher;*
-Masters;Graduate;Higher;*
-11th;HighSchool;Secondary;*
-Some-college;Undergraduate;Higher;*
-Doctorate;Graduate;Higher;*
-HS-grad;HighSchool;Secondary;*
-5th;Primary;Secondary;*
-"""
 EDU_LEAVES = ("Bachelors", "Some-college", "Masters", "Doctorate", "11th", "HS-grad", "5th")
 
 # u(a, b): levels from the leaves up to their lowest common ancestor (eq. 14 numerator).
@@ -72,17 +64,6 @@ EDU_U = np.array(
         [3, 3, 3, 3, 2, 2, 0],  # 5th
     ]
 )
-
-
-def write_edu(directory: Path) -> Path:
-    path = directory / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    return path
-
-
-@pytest.fixture(scope="module")
-def edu_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
-    return load_arx_hierarchy(write_edu(tmp_path_factory.mktemp("hier")), "education")
 
 
 @pytest.fixture(scope="module")
@@ -442,16 +423,24 @@ def test_continuous_losses_with_each_brute_force(
     assert got == pytest.approx(expected, abs=1e-9)
 
 
+def assert_losses_with_each(
+    data: st.DataObject, kind: Kind, codes: int, name: str, **reference: Any
+) -> None:
+    """``losses_with_each`` of random members and candidates (codes below ``codes``) equals
+    the brute-force loss of each grown class (``ref_loss_exact(name, ..., **reference)``)."""
+    code = st.integers(0, codes - 1)
+    members = data.draw(st.lists(code, min_size=0, max_size=10))
+    candidates = data.draw(st.lists(code, min_size=1, max_size=6))
+    got = kind.losses_with_each(np.array(members, dtype=np.int64), np.array(candidates))
+    expected = [ref_loss_exact(name, [*members, c], **reference) for c in candidates]
+    assert got == pytest.approx(expected, abs=1e-9)
+
+
 @FAST
 @given(data=st.data(), size=st.integers(2, 15))
 def test_ordinal_losses_with_each_brute_force(data: st.DataObject, size: int) -> None:
     kind = ordinal_kind("o", 1.0, tuple(f"v{i}" for i in range(size)))
-    code = st.integers(0, size - 1)
-    members = data.draw(st.lists(code, min_size=0, max_size=10))
-    candidates = data.draw(st.lists(code, min_size=1, max_size=6))
-    got = kind.losses_with_each(np.array(members, dtype=np.int64), np.array(candidates))
-    expected = [ref_loss_exact("ordinal", [*members, c], size=size) for c in candidates]
-    assert got == pytest.approx(expected, abs=1e-9)
+    assert_losses_with_each(data, kind, size, "ordinal", size=size)
 
 
 @FAST
@@ -459,24 +448,14 @@ def test_ordinal_losses_with_each_brute_force(data: st.DataObject, size: int) ->
 def test_categorical_losses_with_each_brute_force(
     data: st.DataObject, edu_kind: CategoricalKind
 ) -> None:
-    code = st.integers(0, 6)
-    members = data.draw(st.lists(code, min_size=0, max_size=10))
-    candidates = data.draw(st.lists(code, min_size=1, max_size=6))
-    got = edu_kind.losses_with_each(np.array(members, dtype=np.int64), np.array(candidates))
-    expected = [ref_loss_exact("categorical", [*members, c], u=EDU_U) for c in candidates]
-    assert got == pytest.approx(expected, abs=1e-9)
+    assert_losses_with_each(data, edu_kind, 7, "categorical", u=EDU_U)
 
 
 @FAST
 @given(data=st.data(), size=st.integers(2, 5))
 def test_nominal_losses_with_each_brute_force(data: st.DataObject, size: int) -> None:
     kind = nominal_kind("n", 1.0, tuple(f"v{i}" for i in range(size)))
-    code = st.integers(0, size - 1)
-    members = data.draw(st.lists(code, min_size=0, max_size=10))
-    candidates = data.draw(st.lists(code, min_size=1, max_size=6))
-    got = kind.losses_with_each(np.array(members, dtype=np.int64), np.array(candidates))
-    expected = [ref_loss_exact("nominal", [*members, c]) for c in candidates]
-    assert got == pytest.approx(expected, abs=1e-9)
+    assert_losses_with_each(data, kind, size, "nominal")
 
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.metrics.entropy import class_level_entropy, sensitive_entropy
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models import HPKAnonymity
-from tests.test_algorithms import make_frame
+from tests._helpers import make_frame
 
 LEVELS = SensitiveLevels(
     "s",

@@ -302,12 +302,72 @@ def test_level_names_must_be_unique(raw: dict[str, Any]) -> None:
     assert "unique" in msg
 
 
-def test_h_larger_than_number_of_levels(raw: dict[str, Any]) -> None:
-    raw["model"] = {"name": "hpk", "h": 6, "p": 6, "k": 8}
+@pytest.mark.parametrize(
+    ("model", "max_block_rows", "needles"),
+    [
+        pytest.param(
+            {"name": "hpk", "h": 6, "p": 6, "k": 8},
+            None,
+            ["model.h = 6:", "only 5 levels", "lower h to at most 5"],
+            id="h_larger_than_number_of_levels",
+        ),
+        pytest.param(
+            {"name": "hpk", "h": 2, "p": 5, "k": 4},
+            None,
+            ["model.p = 5 > k = 4:", "lower p or raise k"],
+            id="p_larger_than_k",
+        ),
+        pytest.param(
+            {"name": "p_sensitive", "p": 5, "k": 4},
+            None,
+            ["model.p = 5 > k = 4:", "lower p or raise k"],
+            id="p_larger_than_k_for_p_sensitive",
+        ),
+        pytest.param(
+            {"name": "hpk", "h": 3, "p": 2, "k": 4},
+            None,
+            ["model.h = 3 > p = 2:", "lower h or raise p"],
+            id="h_larger_than_p",
+        ),
+        pytest.param(
+            {"name": "hpk", "h": 2, "p": 15, "k": 20},
+            None,
+            [
+                "model.p = 15:",
+                "sensitive.levels declares only 14 values",
+                "lower p to at most 14",
+            ],
+            id="p_larger_than_the_listed_sensitive_values",
+        ),
+        pytest.param(
+            None,
+            3,
+            [
+                "partitioning.max_block_rows = 3:",
+                "model.k = 4",
+                "raise max_block_rows to at least 4",
+            ],
+            id="max_block_rows_smaller_than_k",
+        ),
+        pytest.param(
+            [{"name": "k", "k": 2}, {"name": "entropy_l", "l": 3.5}],
+            3,
+            ["partitioning.max_block_rows = 3:", "model.1.l = 3.5", "at least 4"],
+            id="max_block_rows_smaller_than_the_largest_class_a_list_needs",
+        ),
+    ],
+)
+def test_model_beyond_what_the_data_or_blocks_allow(
+    raw: dict[str, Any], model: Any, max_block_rows: int | None, needles: list[str]
+) -> None:
+    """The error names the key, the limit and the fix."""
+    if model is not None:
+        raw["model"] = model
+    if max_block_rows is not None:
+        raw["partitioning"]["max_block_rows"] = max_block_rows
     msg = _error(raw)
-    assert "model.h = 6:" in msg
-    assert "only 5 levels" in msg
-    assert "lower h to at most 5" in msg
+    for needle in needles:
+        assert needle in msg
 
 
 def test_h_larger_than_number_of_levels_with_one_level(raw: dict[str, Any]) -> None:
@@ -316,35 +376,6 @@ def test_h_larger_than_number_of_levels_with_one_level(raw: dict[str, Any]) -> N
     assert "model.h = 2:" in msg
     assert "only 1 level;" in msg
     assert "lower h to at most 1" in msg
-
-
-def test_p_larger_than_k(raw: dict[str, Any]) -> None:
-    raw["model"] = {"name": "hpk", "h": 2, "p": 5, "k": 4}
-    msg = _error(raw)
-    assert "model.p = 5 > k = 4:" in msg
-    assert "lower p or raise k" in msg
-
-
-def test_p_larger_than_k_for_p_sensitive(raw: dict[str, Any]) -> None:
-    raw["model"] = {"name": "p_sensitive", "p": 5, "k": 4}
-    msg = _error(raw)
-    assert "model.p = 5 > k = 4:" in msg
-    assert "lower p or raise k" in msg
-
-
-def test_h_larger_than_p(raw: dict[str, Any]) -> None:
-    raw["model"] = {"name": "hpk", "h": 3, "p": 2, "k": 4}
-    msg = _error(raw)
-    assert "model.h = 3 > p = 2:" in msg
-    assert "lower h or raise p" in msg
-
-
-def test_p_larger_than_the_listed_sensitive_values(raw: dict[str, Any]) -> None:
-    raw["model"] = {"name": "hpk", "h": 2, "p": 15, "k": 20}
-    msg = _error(raw)
-    assert "model.p = 15:" in msg
-    assert "sensitive.levels declares only 14 values" in msg
-    assert "lower p to at most 14" in msg
 
 
 def test_p_larger_than_the_declared_sensitive_values(raw: dict[str, Any]) -> None:
@@ -356,45 +387,37 @@ def test_p_larger_than_the_declared_sensitive_values(raw: dict[str, Any]) -> Non
     assert "lower p to at most 3" in msg
 
 
-def test_max_block_rows_smaller_than_k(raw: dict[str, Any]) -> None:
-    raw["partitioning"]["max_block_rows"] = 3
+@pytest.mark.parametrize(
+    ("name", "edit", "needles"),
+    [
+        pytest.param(
+            "education",
+            lambda attr: attr.pop("order"),
+            ["attributes.1.order: required key is missing", "'education'", "lowest to highest"],
+            id="ordinal_without_order",
+        ),
+        pytest.param(
+            "education",
+            lambda attr: attr.update(order=[*attr["order"], "Bachelors"]),
+            ["attributes.1.order: repeated values", "'education'"],
+            id="ordinal_order_with_repeats",
+        ),
+        pytest.param(
+            "workclass",
+            lambda attr: attr.pop("hierarchy"),
+            ["attributes.4.hierarchy: required key is missing", "'workclass'", "ARX hierarchy CSV"],
+            id="categorical_without_hierarchy",
+        ),
+    ],
+)
+def test_attribute_missing_what_its_kind_needs(
+    raw: dict[str, Any], name: str, edit: Any, needles: list[str]
+) -> None:
+    """An ordinal without a valid order, a categorical without a hierarchy: named and explained."""
+    edit(attribute(raw, name))
     msg = _error(raw)
-    assert "partitioning.max_block_rows = 3:" in msg
-    assert "model.k = 4" in msg
-    assert "raise max_block_rows to at least 4" in msg
-
-
-def test_max_block_rows_smaller_than_the_largest_class_a_list_needs(raw: dict[str, Any]) -> None:
-    raw["model"] = [{"name": "k", "k": 2}, {"name": "entropy_l", "l": 3.5}]
-    raw["partitioning"]["max_block_rows"] = 3
-    msg = _error(raw)
-    assert "partitioning.max_block_rows = 3:" in msg
-    assert "model.1.l = 3.5" in msg
-    assert "at least 4" in msg
-
-
-def test_ordinal_without_order(raw: dict[str, Any]) -> None:
-    attribute(raw, "education").pop("order")
-    msg = _error(raw)
-    assert "attributes.1.order: required key is missing" in msg
-    assert "'education'" in msg
-    assert "lowest to highest" in msg
-
-
-def test_ordinal_order_with_repeats(raw: dict[str, Any]) -> None:
-    edu = attribute(raw, "education")
-    edu["order"] = list(edu["order"]) + ["Bachelors"]
-    msg = _error(raw)
-    assert "attributes.1.order: repeated values" in msg
-    assert "'education'" in msg
-
-
-def test_categorical_without_hierarchy(raw: dict[str, Any]) -> None:
-    attribute(raw, "workclass").pop("hierarchy")
-    msg = _error(raw)
-    assert "attributes.4.hierarchy: required key is missing" in msg
-    assert "'workclass'" in msg
-    assert "ARX hierarchy CSV" in msg
+    for needle in needles:
+        assert needle in msg
 
 
 @pytest.mark.parametrize(
@@ -448,25 +471,22 @@ def test_no_sensitive_levels(raw: dict[str, Any]) -> None:
 # ---------------------------------------------------------------- load_config
 
 
-def test_load_config_missing_file(tmp_path: Path) -> None:
-    path = tmp_path / "nope.yaml"
-    with pytest.raises(ConfigError, match="does not exist") as info:
-        load_config(path)
-    assert str(path) in str(info.value)
-
-
-def test_load_config_invalid_yaml(tmp_path: Path) -> None:
-    path = tmp_path / "broken.yaml"
-    path.write_text("model: {k: [1,\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="not valid YAML") as info:
-        load_config(path)
-    assert str(path) in str(info.value)
-
-
-def test_load_config_not_a_mapping(tmp_path: Path) -> None:
-    path = tmp_path / "list.yaml"
-    path.write_text("- model\n- k\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="mapping") as info:
+@pytest.mark.parametrize(
+    ("name", "text", "needle"),
+    [
+        pytest.param("nope.yaml", None, "does not exist", id="missing_file"),
+        pytest.param("broken.yaml", "model: {k: [1,\n", "not valid YAML", id="invalid_yaml"),
+        pytest.param("list.yaml", "- model\n- k\n", "mapping", id="not_a_mapping"),
+    ],
+)
+def test_load_config_unreadable_file(
+    tmp_path: Path, name: str, text: str | None, needle: str
+) -> None:
+    """A file that is absent, not YAML or not a mapping: the error says which and names it."""
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(ConfigError, match=needle) as info:
         load_config(path)
     assert str(path) in str(info.value)
 

@@ -275,26 +275,22 @@ PRUNABLE_CASES = st.one_of(
     st.tuples(st.just("k+entropy"), st.just(0.0)),
 )
 
+Search = tuple[Table, ModelSet, float, str]
+
+
+@st.composite
+def prunable_searches(draw: st.DrawFn) -> Search:
+    """A table, a prunable model set (k, entropy l or both) with its MaxSup, and a metric."""
+    table = draw(tables())
+    kind, max_sup = draw(PRUNABLE_CASES)
+    k, l = draw(st.integers(2, 8)), draw(st.sampled_from([1.2, 1.5, 2.0]))  # noqa: E741
+    return table, _models(kind, k, l), max_sup, draw(METRICS)
+
 
 @SEARCH_SETTINGS
-@given(
-    table=tables(),
-    case=PRUNABLE_CASES,
-    k=st.integers(2, 8),
-    l=st.sampled_from([1.2, 1.5, 2.0]),  # noqa: E741
-    metric=METRICS,
-    batch=st.sampled_from([1, 3, 7, 1024]),
-)
-def test_incognito_finds_the_minimal_acceptable_nodes(
-    table: Table,
-    case: tuple[str, float],
-    k: int,
-    l: float,  # noqa: E741
-    metric: str,
-    batch: int,
-) -> None:
-    kind, max_sup = case
-    models = _models(kind, k, l)
+@given(search=prunable_searches(), batch=st.sampled_from([1, 3, 7, 1024]))
+def test_incognito_finds_the_minimal_acceptable_nodes(search: Search, batch: int) -> None:
+    table, models, max_sup, metric = search
     assert prunable(models.monotonic, models.additive, max_sup)
     ev = Evaluator(table, models, batch)
     ref = reference(Evaluator(table, models, 1 << 30), max_sup)
@@ -324,24 +320,9 @@ def test_incognito_finds_the_minimal_acceptable_nodes(
 
 
 @SEARCH_SETTINGS
-@given(
-    table=tables(),
-    case=PRUNABLE_CASES,
-    k=st.integers(2, 8),
-    l=st.sampled_from([1.2, 1.5, 2.0]),  # noqa: E741
-    metric=METRICS,
-    batch=st.sampled_from([1, 4, 1024]),
-)
-def test_samarati_finds_the_lowest_acceptable_height(
-    table: Table,
-    case: tuple[str, float],
-    k: int,
-    l: float,  # noqa: E741
-    metric: str,
-    batch: int,
-) -> None:
-    kind, max_sup = case
-    models = _models(kind, k, l)
+@given(search=prunable_searches(), batch=st.sampled_from([1, 4, 1024]))
+def test_samarati_finds_the_lowest_acceptable_height(search: Search, batch: int) -> None:
+    table, models, max_sup, metric = search
     prune = prunable(models.monotonic, models.additive, max_sup)
     assert prune
     ref = reference(Evaluator(table, models, 1 << 30), max_sup)

@@ -25,7 +25,7 @@ from sparkanon.metrics.ncp import class_ncp, global_certainty_penalty
 from sparkanon.metrics.registry import default_metrics, term_column
 from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
 from sparkanon.stages.summarise import make_summary_fn, summary_columns
-from tests.test_algorithms import EDU_ARX, FIVE_LEVELS
+from tests._helpers import EDU_ARX, FIVE_LEVELS
 
 
 @pytest.fixture(scope="module")

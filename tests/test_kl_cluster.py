@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, cluster_block, place_rows
@@ -25,11 +25,9 @@ from sparkanon.algorithms.kl_cluster import (
     profile_distances,
     reference_profiles,
 )
-from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
+from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
-    Kind,
-    categorical_kind,
     nominal_kind,
     ordinal_kind,
 )
@@ -40,28 +38,20 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
-from tests._adult import ROOT, adult_config, adult_sample
-from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame
+from tests._adult import ROOT, adult_config, adult_sample, run_adult
+from tests._helpers import FIVE_LEVELS, fast, make_frame
 
-FAST = settings(max_examples=30, deadline=None)
-
-
-@pytest.fixture(scope="module")
-def edu(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    return load_arx_hierarchy(path, "education")
+FAST = fast(30)
 
 
 @pytest.fixture(scope="module")
-def schema(edu: Taxonomy) -> Schema:
-    kinds: tuple[Kind, ...] = (
-        ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),
-        ordinal_kind("grade", 1.0, tuple(f"g{i}" for i in range(15))),
-        categorical_kind("education", 1.0, edu),
-        nominal_kind("sex", 1.0, ("F", "M", "X")),
-    )
-    return Schema(kinds=kinds, sensitive=FIVE_LEVELS)
+def edu(edu_taxonomy: Taxonomy) -> Taxonomy:
+    return edu_taxonomy
+
+
+@pytest.fixture(scope="module")
+def schema(mixed_schema: Schema) -> Schema:
+    return mixed_schema
 
 
 def test_registered_for_p_sensitive_and_k() -> None:
@@ -251,18 +241,14 @@ RANGE_OR_NUMBER = re.compile(r"^(\[\d+, \d+\]|\d+)$")
 
 
 def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:
-    data = adult_sample(tmp_path, 400)
-    raw = adult_config(
+    raw, result = run_adult(
         tmp_path,
-        data,
-        tmp_path / "out",
+        400,
         model={"name": "p_sensitive", "k": 5, "p": 2},
         algorithm={"name": "kl_cluster", "max_iterations": 5},
         partitioning={"max_block_rows": 200},
         output={"publish": "generalized"},
     )
-    cfg = parse_config(raw)
-    result = run_job(LocalEngine(), cfg, commit=False)
     m = result.metrics
     assert m["verified"] and m["violations"] == 0
     assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == 400
@@ -279,7 +265,7 @@ def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:
     qi = [a["name"] for a in raw["attributes"] if a["kind"] not in ("keep", "identifier")]
     groups = published.groupby(qi)["occupation"]
     assert groups.size().min() >= 5 and groups.nunique().min() >= 2
-    again = run_job(LocalEngine(), cfg, commit=False).published
+    again = run_job(LocalEngine(), parse_config(raw), commit=False).published
     cols = list(published.columns)
     assert (
         published.sort_values(cols)
@@ -289,15 +275,12 @@ def test_kl_cluster_job_publishes_generalized_values(tmp_path: Path) -> None:
 
 
 def test_centroid_run_reports_ncp_and_gcp(tmp_path: Path) -> None:
-    data = adult_sample(tmp_path, 200)
-    raw = adult_config(
+    raw, result = run_adult(
         tmp_path,
-        data,
-        tmp_path / "out",
+        200,
         model={"name": "hpk", "h": 2, "p": 2, "k": 4},
         partitioning={"max_block_rows": 200},
     )
-    result = run_job(LocalEngine(), parse_config(raw), commit=False)
     m = result.metrics
     assert m["verified"] and m["publish"] == "centroids"
     assert 0.0 < m["GCP"] < 100.0

@@ -16,21 +16,18 @@ from typing import Any, get_args
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, block_rng, cluster_block, place_rows
 from sparkanon.algorithms._block import ApfRule, Block
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae, MaaSaeParams, apf_keys, best_by_rule
-from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     Kind,
-    categorical_kind,
     nominal_kind,
-    ordinal_kind,
 )
-from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
+from sparkanon.attributes.schema import RID, Schema, SensitiveLevels
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
@@ -45,10 +42,21 @@ from sparkanon.metrics.entropy import (
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import adult_config, adult_sample
+from tests._helpers import (
+    FIVE_LEVELS,
+    assert_model_holds,
+    fast,
+    make_frame,
+    partition,
+    random_codes,
+    random_tables,
+)
 
 ALGOS = ["maa_sae", "maa_minil"]
 RULES: list[ApfRule] = ["gain_then_loss", "seed"]
-FAST = settings(max_examples=30, deadline=None)
+FAST = fast(30)
+# Random tables of the mixed schema (tests/_helpers.py) under p-sensitive k-anonymity (H = 1).
+PSK_TABLES = random_tables(rows=(6, 90), max_k=10, levels=False)
 LOG2_3 = math.log2(3)  # 1.5849625007
 ENT_2_1 = LOG2_3 - 2 / 3  # Ent of {a, a, b}: (1/3) log2 3 + (2/3) log2 1.5 = 0.9182958341
 
@@ -159,35 +167,6 @@ TABLE1 = {
     "maa_sae": {frozenset({1, 4, 5}), frozenset({2, 3}), frozenset({6, 7})},
     "maa_minil": {frozenset({1, 2, 3}), frozenset({4, 5}), frozenset({6, 7})},
 }
-
-
-def make_frame(
-    rids: np.ndarray, codes: list[np.ndarray], sens: np.ndarray, levels: SensitiveLevels
-) -> pd.DataFrame:
-    data: dict[str, np.ndarray] = {RID: np.asarray(rids, dtype=np.int64)}
-    for i, c in enumerate(codes):
-        data[code_column(i)] = np.asarray(c)
-    data[SENS] = np.asarray(sens, dtype=np.int64)
-    data[LEVEL] = levels.level_of[np.asarray(sens, dtype=np.int64)]
-    return pd.DataFrame(data)
-
-
-def partition(frame: pd.DataFrame, labels: np.ndarray) -> set[frozenset[int]]:
-    """Classes as sets of row ids (label names do not matter)."""
-    out: dict[int, set[int]] = {}
-    for rid, lab in zip(frame[RID].to_numpy(), labels, strict=True):
-        out.setdefault(int(lab), set()).add(int(rid))
-    return {frozenset(v) for v in out.values()}
-
-
-def assert_model_holds(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> None:
-    """Independent check: every row labelled, every class with >= k rows and >= p values."""
-    assert (labels >= 0).all()
-    df = pd.DataFrame({"c": labels, "s": frame[SENS].to_numpy()})
-    g = df.groupby("c")
-    summary = pd.DataFrame({"n": g.size(), "v": g["s"].nunique()})
-    bad = summary[(summary.n < model.k) | (summary.v < model.p)]
-    assert bad.empty, f"classes violating {model}:\n{bad}"
 
 
 def table1() -> tuple[pd.DataFrame, BlockContext]:
@@ -321,130 +300,9 @@ def test_place_rows_without_classes_returns_minus_one(algorithm: str) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Property tests on random tables with all four kinds
+# Property tests on random tables with all four kinds (labelling, determinism and
+# placement: tests/test_algorithms.py, with every per-block algorithm)
 # ---------------------------------------------------------------------------
-
-EDU_ARX = """\
-Bachelors;Undergraduate;Higher;*
-Masters;Graduate;Higher;*
-11th;HighSchool;Secondary;*
-Some-college;Undergraduate;Higher;*
-Doctorate;Graduate;Higher;*
-HS-grad;HighSchool;Secondary;*
-5th;Primary;Secondary;*
-"""
-
-TEN_VALUES = SensitiveLevels(
-    name="s",
-    values=tuple(f"s{i}" for i in range(10)),
-    level_of=np.array([0, 0, 1, 1, 2, 2, 3, 3, 4, 4]),
-    level_names=("l0", "l1", "l2", "l3", "l4"),
-    weights=np.array([0.1, 0.2, 0.4, 0.6, 0.8]),
-)
-
-
-@pytest.fixture(scope="module")
-def mixed_schema(tmp_path_factory: pytest.TempPathFactory) -> Schema:
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    taxonomy: Taxonomy = load_arx_hierarchy(path, "education")
-    kinds: tuple[Kind, ...] = (
-        ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),
-        ordinal_kind("grade", 1.0, tuple(f"g{i}" for i in range(15))),
-        categorical_kind("education", 1.0, taxonomy),
-        nominal_kind("sex", 1.0, ("F", "M", "X")),
-    )
-    return Schema(kinds=kinds, sensitive=TEN_VALUES)
-
-
-def random_codes(rng: np.random.Generator, n: int) -> list[np.ndarray]:
-    return [
-        rng.integers(0, 20, n) / 19.0,  # continuous, coarse grid so that ties happen
-        rng.integers(0, 15, n),  # ordinal
-        rng.integers(0, 7, n),  # categorical
-        rng.integers(0, 3, n),  # nominal
-    ]
-
-
-@st.composite
-def random_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, HPKAnonymity]:
-    """A random encoded table (n in 6..90) and a p-sensitive k-anonymity model it can host."""
-    n = draw(st.integers(6, 90))
-    seed = draw(st.integers(0, 2**32 - 1))
-    n_values = draw(st.integers(1, 10))
-    rng = np.random.default_rng(seed)
-    domain = rng.choice(10, size=n_values, replace=False)
-    frame = make_frame(
-        rng.choice(10**9, size=n, replace=False),
-        random_codes(rng, n),
-        rng.choice(domain, size=n),
-        TEN_VALUES,
-    )
-    k = draw(st.integers(1, min(n, 10)))
-    p = draw(st.integers(1, min(k, frame[SENS].nunique())))
-    return frame, HPKAnonymity(k=k, p=p, h=1)
-
-
-@pytest.mark.parametrize("algorithm", ALGOS)
-@FAST
-@given(case=random_tables(), seed=st.integers(0, 1000))
-def test_every_row_labelled_and_every_class_satisfies_model(
-    algorithm: str, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
-) -> None:
-    frame, model = case
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    labels = cluster_block(frame, ctx, algorithm, seed=seed, block_id=5)
-    assert labels.shape == (len(frame),)
-    assert_model_holds(frame, labels, model)  # the table can host a class by construction
-    assert sorted(set(labels.tolist())) == list(range(labels.max() + 1))
-
-
-@pytest.mark.parametrize("algorithm", ALGOS)
-@FAST
-@given(case=random_tables(), seed=st.integers(0, 1000), shuffle_seed=st.integers(0, 1000))
-def test_deterministic_and_independent_of_row_order(
-    algorithm: str,
-    case: tuple[pd.DataFrame, HPKAnonymity],
-    seed: int,
-    shuffle_seed: int,
-    mixed_schema: Schema,
-) -> None:
-    frame, model = case
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    first = cluster_block(frame, ctx, algorithm, seed=seed, block_id=2)
-    again = cluster_block(frame.copy(), ctx, algorithm, seed=seed, block_id=2)
-    assert np.array_equal(first, again)
-    perm = np.random.default_rng(shuffle_seed).permutation(len(frame))
-    shuffled = cluster_block(frame.iloc[perm], ctx, algorithm, seed=seed, block_id=2)
-    assert partition(frame.iloc[perm], shuffled) == partition(frame, first)
-
-
-@pytest.mark.parametrize("algorithm", ALGOS)
-@FAST
-@given(case=random_tables(), n_extra=st.integers(1, 20), seed=st.integers(0, 1000))
-def test_place_rows_keeps_model(
-    algorithm: str,
-    case: tuple[pd.DataFrame, HPKAnonymity],
-    n_extra: int,
-    seed: int,
-    mixed_schema: Schema,
-) -> None:
-    frame, model = case
-    ctx = BlockContext(schema=mixed_schema, model=model)
-    labels = cluster_block(frame, ctx, algorithm, seed=seed, block_id=4)
-    rng = np.random.default_rng(seed)
-    extra = make_frame(
-        np.arange(10**9, 10**9 + n_extra),
-        random_codes(rng, n_extra),
-        rng.integers(0, 10, n_extra),
-        TEN_VALUES,
-    )
-    placed = place_rows(frame, labels, extra, ctx, algorithm, seed=seed, block_id=4)
-    assert ((placed >= 0) & (placed <= labels.max())).all()
-    union = pd.concat([frame, extra], ignore_index=True)
-    assert_model_holds(union, np.concatenate([labels, placed]), model)
-    again = place_rows(frame, labels, extra.iloc[::-1], ctx, algorithm, seed=seed, block_id=4)
-    assert again.tolist() == placed[::-1].tolist()
 
 
 class _SaeUnpruned(MaaSae):
@@ -463,17 +321,17 @@ class _MinilUnpruned(MaaMinil):
 
 @pytest.mark.parametrize("rule", RULES)
 @FAST
-@given(case=random_tables(), seed=st.integers(0, 1000))
+@given(case=PSK_TABLES, seed=st.integers(0, 1000))
 def test_pruning_of_merge_candidates_changes_nothing(
     rule: ApfRule, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
 ) -> None:
     # Scoring every class of Q on every kind gives the same classes as the bounded scoring.
     frame, model = case
     ctx = BlockContext(schema=mixed_schema, model=model, apf_rule=rule)
-    for fast, full in ((MaaSae(), _SaeUnpruned()), (MaaMinil(), _MinilUnpruned())):
+    for pruned, full in ((MaaSae(), _SaeUnpruned()), (MaaMinil(), _MinilUnpruned())):
         block = Block(frame.sort_values(RID), ctx)
         assert np.array_equal(
-            fast.cluster(block, block_rng(seed, 0)), full.cluster(block, block_rng(seed, 0))
+            pruned.cluster(block, block_rng(seed, 0)), full.cluster(block, block_rng(seed, 0))
         )
 
 
@@ -483,7 +341,7 @@ def test_minil_loses_less_than_sae_on_a_fixed_table(mixed_schema: Schema) -> Non
     # total loss was 15-30% below SAE's on every one.
     rng = np.random.default_rng(0)
     n = 200
-    frame = make_frame(np.arange(n), random_codes(rng, n), rng.integers(0, 8, n), TEN_VALUES)
+    frame = make_frame(np.arange(n), random_codes(rng, n), rng.integers(0, 8, n), FIVE_LEVELS)
     ctx = BlockContext(schema=mixed_schema, model=HPKAnonymity(k=5, p=3, h=1))
     block = Block(frame, ctx)
     total = {}
@@ -613,7 +471,7 @@ def test_default_context_rule_is_gain_then_loss() -> None:
 
 @pytest.mark.parametrize("algorithm", ALGOS)
 @FAST
-@given(case=random_tables(), seed=st.integers(0, 1000))
+@given(case=PSK_TABLES, seed=st.integers(0, 1000))
 def test_rules_keep_the_model_and_leave_minil_alone(
     algorithm: str, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
 ) -> None:

@@ -19,13 +19,8 @@ from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, Block, BlockContext, cluster_block, place_rows
 from sparkanon.algorithms.mdav import Mdav, smallest
-from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
-    Kind,
-    categorical_kind,
-    nominal_kind,
-    ordinal_kind,
 )
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.config import parse_config
@@ -33,24 +28,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import adult_config, adult_sample
-from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame, partition
-
-FAST = settings(max_examples=40, deadline=None)
-
-
-@pytest.fixture(scope="module")
-def mixed_schema(tmp_path_factory: pytest.TempPathFactory) -> Schema:
-    """continuous + ordinal (15 ranks) + categorical (7 education leaves) + nominal (3)."""
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    taxonomy: Taxonomy = load_arx_hierarchy(path, "education")
-    kinds: tuple[Kind, ...] = (
-        ContinuousKind(name="age", weight=1.0, low=0.0, high=1.0),
-        ordinal_kind("grade", 1.0, tuple(f"g{i}" for i in range(15))),
-        categorical_kind("education", 1.0, taxonomy),
-        nominal_kind("sex", 1.0, ("F", "M", "X")),
-    )
-    return Schema(kinds=kinds, sensitive=FIVE_LEVELS)
+from tests._helpers import FAST, FIVE_LEVELS, make_frame, partition
 
 
 def one_d_ctx(k: int) -> BlockContext:

@@ -239,7 +239,7 @@ def test_rt_run_that_publishes_nothing_fails_naming_the_buckets(
     tmp_path: Path, algorithm: str
 ) -> None:
     from sparkanon.errors import ReleaseTooSmallError
-    from tests.test_rt_job import rt_config, write_csv
+    from tests._inputs import rt_config, write_csv
 
     # 120 records whose sets hold one or two items of department A only: 10 distinct sets,
     # none with k = 20 records, all generalizing to {A}: one TBucket, fewer than l = 5.
@@ -296,7 +296,7 @@ def test_one_table_losses_with_suppressed_rows(tmp_path: Path) -> None:
 
 
 def test_rt_item_ncp_with_suppressed_does_not_improve_as_privacy_tightens(tmp_path: Path) -> None:
-    from tests.test_rt_job import rt_config, rt_frame, write_csv
+    from tests._inputs import rt_config, rt_frame, write_csv
 
     data = write_csv(tmp_path, rt_frame(400, seed=5))
     seen = []

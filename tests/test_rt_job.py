@@ -25,78 +25,16 @@ from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError, ReleaseTooSmallError
 from sparkanon.pipeline import run_job
-from tests._inputs import leftovers, write_config
-
-ITEMS = [f"{c}{i}" for c in "abcdefgh" for i in range(1, 5)]
-
-
-def write_taxonomy(path: Path) -> Path:
-    """Items a1..h4 under A..H under ``*`` (ARX format)."""
-    path.write_text("".join(f"{it};{it[0].upper()};*\n" for it in ITEMS), encoding="utf-8")
-    return path
-
-
-def rt_frame(n: int, seed: int, max_items: int = 4) -> pd.DataFrame:
-    """``n`` records: id, age, sex, zip and a ``|``-joined set of 0..max_items items."""
-    rng = np.random.default_rng(seed)
-    sets = [
-        "|".join(rng.choice(ITEMS, size=rng.integers(0, max_items + 1), replace=False))
-        for _ in range(n)
-    ]
-    return pd.DataFrame(
-        {
-            "id": np.arange(n),
-            "age": rng.integers(18, 80, n),
-            "sex": rng.choice(["M", "F"], n),
-            "zip": rng.integers(10000, 10100, n),
-            "disease": sets,
-        }
-    )
-
-
-def long_pairs(frame: pd.DataFrame) -> list[tuple[int, str]]:
-    """The warehouse layout of ``frame``'s sets: one (id, item) pair per item."""
-    return [
-        (rid, item)
-        for rid, s in zip(frame["id"], frame["disease"].fillna(""), strict=True)
-        for item in s.split("|")
-        if item
-    ]
-
-
-def rt_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
-    """A PAA job on ``data`` (CSV) with k = 4, l = 3, blocks of at most 300 records."""
-    cfg: dict[str, Any] = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
-        "attributes": [
-            {"name": "id", "kind": "identifier"},
-            {"name": "age", "kind": "continuous"},
-            {"name": "sex", "kind": "nominal"},
-            {"name": "zip", "kind": "continuous"},
-        ],
-        "sensitive": {
-            "name": "disease",
-            "kind": "itemset",
-            "taxonomy": str(write_taxonomy(tmp_path / "tax.csv")),
-        },
-        "model": {"name": "kl_diversity", "k": 4, "l": 3},
-        "algorithm": {"name": "paa"},
-        "partitioning": {"max_block_rows": 300},
-        "output": {"path": str(tmp_path / "out"), "publish": "anatomy"},
-    }
-    for key, value in changes.items():
-        section, _, sub = key.partition("__")
-        if sub:
-            cfg[section] = {**cfg[section], sub: value}
-        else:
-            cfg[section] = value
-    return cfg
-
-
-def write_csv(tmp_path: Path, frame: pd.DataFrame, name: str = "rt.csv") -> Path:
-    path = tmp_path / name
-    frame.to_csv(path, index=False)
-    return path
+from tests._inputs import (
+    ITEMS,
+    leftovers,
+    rt_config,
+    rt_frame,
+    rt_long_config,
+    write_config,
+    write_csv,
+    write_taxonomy,
+)
 
 
 def run_local(cfg: dict[str, Any], commit: bool = False) -> Any:
@@ -222,21 +160,8 @@ def test_unknown_item_dropped_when_configured(tmp_path: Path) -> None:
 def test_long_layout_equals_delimited(tmp_path: Path) -> None:
     frame = rt_frame(300, seed=7)
     data = write_csv(tmp_path, frame)
-    pairs = long_pairs(frame)
-    long = write_csv(tmp_path, pd.DataFrame(pairs, columns=["id", "item"]), "items.csv")
     wide = run_local(rt_config(tmp_path, data)).publication
-    cfg = rt_config(
-        tmp_path,
-        write_csv(tmp_path, frame.drop(columns="disease"), "main.csv"),
-        sensitive__layout="long",
-        sensitive__long={
-            "format": "csv",
-            "path": str(long),
-            "options": {"header": True},
-            "key": "id",
-            "item": "item",
-        },
-    )
+    cfg = rt_long_config(tmp_path, frame)
     joined = run_local(cfg).publication
     for name in ("rt", "tt"):
         left = wide.tables[name].astype(str)
@@ -370,21 +295,7 @@ def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
     frame = rt_frame(700, seed=15)
     cfg = rt_config(tmp_path, write_csv(tmp_path, frame), algorithm={"name": "apa"})
     if layout == "long":
-        pairs = long_pairs(frame)
-        long = write_csv(tmp_path, pd.DataFrame(pairs, columns=["id", "item"]), "items.csv")
-        cfg = rt_config(
-            tmp_path,
-            write_csv(tmp_path, frame.drop(columns="disease"), "main.csv"),
-            algorithm={"name": "apa"},
-            sensitive__layout="long",
-            sensitive__long={
-                "format": "csv",
-                "path": str(long),
-                "options": {"header": True},
-                "key": "id",
-                "item": "item",
-            },
-        )
+        cfg = rt_long_config(tmp_path, frame, algorithm={"name": "apa"})
     config = parse_config(cfg)
     local = run_job(LocalEngine(), config, commit=False)
     remote = run_job(SparkEngine(spark), config, commit=False)

@@ -23,7 +23,7 @@ from sparkanon.algorithms import _sae_kernel as kernel
 from sparkanon.algorithms._block import ApfRule
 from sparkanon.algorithms._slie_kernel import SEMANTIC, VECTOR_NOMINAL, pack
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
-from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
+from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     Kind,
@@ -36,9 +36,7 @@ from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.metrics.entropy import sensitive_entropy
 from sparkanon.models import HPKAnonymity
 from tests._adult import ROOT, adult_sample, clustered_blocks
-from tests.test_algorithms import EDU_ARX, FIVE_LEVELS, make_frame
-from tests.test_maa_sae import assert_model_holds
-from tests.test_slie_kernel import both_paths
+from tests._helpers import FIVE_LEVELS, assert_model_holds, both_paths, make_frame
 
 SEED003_CONF = ROOT / "conf" / "adult_psk_seed003.yaml"
 RULES: list[ApfRule] = ["gain_then_loss", "seed"]
@@ -117,10 +115,8 @@ def test_seed003_placement_kernel_equals_numpy(seed003_blocks, algorithm: str, m
 
 
 @pytest.fixture(scope="module")
-def all_kinds(tmp_path_factory: pytest.TempPathFactory) -> tuple[Kind, ...]:
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    taxonomy: Taxonomy = load_arx_hierarchy(path, "education")
+def all_kinds(edu_taxonomy: Taxonomy) -> tuple[Kind, ...]:
+    taxonomy = edu_taxonomy
     return (
         ContinuousKind(name="age", weight=1.0),
         nominal_kind("race", 1.0, tuple(f"r{i}" for i in range(5)), encoding="vector"),

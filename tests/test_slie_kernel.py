@@ -18,7 +18,7 @@ from sparkanon.algorithms import Block, BlockContext, cluster_block, place_rows
 from sparkanon.algorithms import _slie_kernel as kernel
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms.maa_slie import MaaSlie
-from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
+from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     Kind,
@@ -30,7 +30,7 @@ from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevel
 from sparkanon.metrics.entropy import QUANTUM, best_by_psi, quantise
 from sparkanon.models import HPKAnonymity
 from tests._adult import ADULT_CONF, adult_sample, clustered_blocks
-from tests.test_algorithms import EDU_ARX, make_frame
+from tests._helpers import both_paths, make_frame
 
 THREE_LEVELS = SensitiveLevels(
     name="s",
@@ -39,16 +39,6 @@ THREE_LEVELS = SensitiveLevels(
     level_names=("low", "mid", "high"),
     weights=np.array([0.1, 0.4, 0.8]),
 )
-
-
-def both_paths(monkeypatch: pytest.MonkeyPatch, run):
-    """``run()`` with the kernel, then with ``SPARKANON_NO_JIT=1`` (numpy)."""
-    monkeypatch.delenv(kernel.NO_JIT_ENV, raising=False)
-    compiled = run()
-    monkeypatch.setenv(kernel.NO_JIT_ENV, "1")
-    reference = run()
-    monkeypatch.delenv(kernel.NO_JIT_ENV)
-    return compiled, reference
 
 
 def assert_hpk(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> None:
@@ -102,13 +92,6 @@ def test_adult_placement_kernel_equals_numpy(adult_blocks, monkeypatch) -> None:
 # ---------------------------------------------------------------------------
 # Random small blocks of every supported kind
 # ---------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def edu_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
-    path = tmp_path_factory.mktemp("hier") / "education.csv"
-    path.write_text(EDU_ARX, encoding="utf-8")
-    return load_arx_hierarchy(path, "education")
 
 
 def mixed_kinds(taxonomy: Taxonomy, median: bool) -> tuple[Kind, ...]:

@@ -1,0 +1,112 @@
+"""Golden suite: every bundled config's release and headline metrics, pinned per case.
+
+Table-driven (as ARX's AbstractAnonymizationTest pins loss and node per case): each case
+of ``tests/golden/configs.json`` runs a config of ``conf/`` through ``sparkanon run`` on
+the local engine, on the input and with the overrides the case states, and must publish
+tables of the pinned digests and write the pinned headline metrics. The file is written by
+``scripts/update_golden.py`` only: a deliberate change to a release is that rerun plus a
+reviewed diff, with the reason in the commit. One Spark test checks that a case of each
+job family (per-block, full-domain, relational-transaction) publishes the same tables on
+Spark.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._golden import GOLDEN_FILE, ROOT, headline, load_golden, run_case
+
+GOLDEN = load_golden()["cases"]
+SPEC_KEYS = ("id", "config", "input", "overrides", "why")
+
+
+def mismatches(pinned: Any, actual: Any, where: str = "") -> list[str]:
+    """Where ``actual`` differs from ``pinned``: floats to 1e-9 relative, the rest exactly."""
+    if isinstance(pinned, dict) and isinstance(actual, dict):
+        found = [f"{where}{k}: missing" for k in pinned if k not in actual]
+        found += [f"{where}{k}: not pinned" for k in actual if k not in pinned]
+        for key in pinned.keys() & actual.keys():
+            found += mismatches(pinned[key], actual[key], f"{where}{key}.")
+        return found
+    if isinstance(pinned, float) and isinstance(actual, (int, float)):
+        same = math.isclose(pinned, actual, rel_tol=1e-9, abs_tol=1e-12)
+    else:
+        same = type(pinned) is type(actual) and pinned == actual
+    return [] if same else [f"{where.rstrip('.')}: pinned {pinned!r}, got {actual!r}"]
+
+
+def family(config: str) -> str:
+    """The job family of a bundled config, by its name."""
+    name = Path(config).stem
+    if name.startswith("completejourney_"):
+        return "rt"
+    return "full-domain" if name.startswith("adult_fd_") else "per-block"
+
+
+def update_script() -> Any:
+    """``scripts/update_golden.py`` as a module (its case list)."""
+    spec = importlib.util.spec_from_file_location(
+        "update_golden", ROOT / "scripts" / "update_golden.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_bundled_config_has_a_case() -> None:
+    configs = {f"conf/{p.name}" for p in (ROOT / "conf").glob("*.yaml")}
+    assert configs == {case["config"] for case in GOLDEN}
+
+
+def test_golden_file_holds_the_update_scripts_cases() -> None:
+    """The file's case specs are the script's: nobody edited one without the other."""
+    cases = update_script().CASES
+    assert [case["id"] for case in GOLDEN] == [case["id"] for case in cases]
+    for pinned, case in zip(GOLDEN, cases, strict=True):
+        assert {k: pinned.get(k) for k in SPEC_KEYS} == {k: case.get(k) for k in SPEC_KEYS}
+        assert pinned.get("spark", False) == case.get("spark", False)
+        assert pinned["tables"] and pinned["metrics"]["verified"] is True
+
+
+def test_mismatches_sees_a_moved_value() -> None:
+    """The comparison fails on what the suite must catch (and not on float noise)."""
+    pinned = {"R_IL": 0.25, "node": {"age": 2}, "verified": True, "rows_out": 3}
+    assert mismatches(pinned, dict(pinned, R_IL=0.25 * (1 + 1e-12))) == []
+    assert mismatches(pinned, dict(pinned, R_IL=0.2501)) != []
+    assert mismatches(pinned, dict(pinned, node={"age": 3})) == ["node.age: pinned 2, got 3"]
+    assert mismatches(pinned, dict(pinned, verified=1)) != []
+    assert mismatches(pinned, {k: v for k, v in pinned.items() if k != "rows_out"}) != []
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[case["id"] for case in GOLDEN])
+def test_config_release_is_pinned(case: dict[str, Any], tmp_path: Path) -> None:
+    metrics, tables, _ = run_case(case, tmp_path)
+    assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"]
+    found = mismatches(case["tables"], tables, "tables.")
+    found += mismatches(case["metrics"], headline(metrics), "metrics.")
+    assert not found, (
+        f"{case['id']} moved from {GOLDEN_FILE.name} (if deliberate: "
+        f"python scripts/update_golden.py --only {case['id']}):\n" + "\n".join(found)
+    )
+
+
+@pytest.mark.spark
+def test_spark_publishes_the_pinned_tables(spark: object, tmp_path: Path) -> None:
+    """A per-block, a full-domain and a relational-transaction case, on Spark."""
+    cases = [case for case in GOLDEN if case.get("spark")]
+    assert sorted(family(case["config"]) for case in cases) == ["full-domain", "per-block", "rt"]
+    found = []
+    for case in cases:
+        metrics, tables, _ = run_case(case, tmp_path / case["id"], engine="spark")
+        assert metrics["engine"] == "spark"
+        counts = {
+            k: v for k, v in case["metrics"].items() if k.startswith(("rows_", "suppressed_"))
+        }
+        found += mismatches(case["tables"], tables, f"{case['id']}.tables.")
+        found += mismatches(counts, {k: metrics[k] for k in counts}, f"{case['id']}.metrics.")
+    assert not found, "\n".join(found)
