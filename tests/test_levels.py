@@ -43,7 +43,6 @@ def _check(
     assert len(h.ncp) == len(ncp)
     for level, (got, want) in enumerate(zip(h.ncp, ncp, strict=True)):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-12, err_msg=f"level {level}")
-    assert h.base_size == len(maps[0])
     for level, lab in enumerate(labels):
         assert h.size(level) == len(lab)
 

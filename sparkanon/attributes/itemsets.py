@@ -139,10 +139,6 @@ class ItemTree:
         under = self.leaves_under(node)
         return np.where(self.level[node] == 0, 0.0, under / self.n_leaves)
 
-    def child_ids(self, node: int) -> np.ndarray:
-        """The children of ``node`` in leaf order (empty for a leaf)."""
-        return self.children[self.child_offsets[node] : self.child_offsets[node + 1]]
-
     def ancestor_at(self, nodes: np.ndarray, level: int) -> np.ndarray:
         """The ancestor at ``level`` of every node (a node at or above ``level`` is its own)."""
         out = np.asarray(nodes, dtype=np.int64).copy()
@@ -248,11 +244,6 @@ class ItemSets:
 def set_key(nodes: Iterable[int]) -> str:
     """A set's text form in published tables and keys: sorted ids joined by spaces."""
     return " ".join(str(int(n)) for n in nodes)
-
-
-def set_label(tree: ItemTree, nodes: Iterable[int], sep: str = ";") -> str:
-    """A set's published form: the node labels, in node-id order, joined by ``sep``."""
-    return sep.join(tree.labels[int(n)] for n in nodes)
 
 
 def sorted_items(items: Iterable[str]) -> list[str]:

@@ -90,11 +90,6 @@ class LevelHierarchy:
         """The number of generalization steps from the base to the root."""
         return len(self.maps) - 1
 
-    @property
-    def base_size(self) -> int:
-        """Number of base codes."""
-        return len(self.maps[0])
-
     def size(self, level: int) -> int:
         """Number of nodes at ``level``."""
         return len(self.labels[level])

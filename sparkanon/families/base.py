@@ -27,11 +27,13 @@ from typing import Any, Protocol
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
+from sparkanon.models import ModelSet, SensitiveDomain, describe_models
 from sparkanon.publications import Publication
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.commit import OutputTarget
-from sparkanon.stages.profile import Profile
+from sparkanon.stages.profile import Profile, sensitive_domain
 from sparkanon.stages.read import RawInput
+from sparkanon.stages.verify import verify
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,11 @@ class Run:
     def staging(self) -> str | None:
         """Where the publication is written before verification (``None``: not written)."""
         return self.target.staging() if self.target is not None else None
+
+    def bound_models(self) -> tuple[SensitiveDomain, ModelSet]:
+        """The sensitive attribute over the usable rows, and the models bound to it."""
+        domain = sensitive_domain(self.schema, self.profile)
+        return domain, self.config.models.bind(domain)
 
 
 @dataclass
@@ -128,3 +135,23 @@ class Family(Protocol):
     def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:
         """What the family knows of why a release is empty or small ("" if nothing)."""
         ...
+
+
+def verify_classes(
+    run: Run, publication: Publication, models: ModelSet, domain: SensitiveDomain
+) -> Verdict:
+    """A one-table publication's equivalence classes checked against every model.
+
+    Grouped by the published quasi-identifiers (:func:`sparkanon.stages.verify.verify`);
+    ``details`` holds ``dm`` (the sum of squared group sizes) and ``achieved`` (each
+    model's worst value over the groups).
+    """
+    worst_keys = list(models.worst(domain.global_summary()))
+    found = verify(run.engine, publication, run.schema, models, worst_keys, domain)
+    return Verdict(
+        violations=int(found["violations"]),
+        rows=int(found["rows"]),
+        groups=int(found["groups"]),
+        failure=f"published equivalence classes violate {describe_models(models)}",
+        details={"dm": found["dm"], "achieved": {k: found[k] for k in worst_keys}},
+    )

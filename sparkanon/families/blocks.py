@@ -23,21 +23,19 @@ from sparkanon.algorithms.partition import CutPolicy
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
-from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.families.base import Anonymized, Run, Verdict, verify_classes
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
 from sparkanon.metrics.utility import discernibility
-from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain, describe_models
+from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain
 from sparkanon.publications import PUBLISHERS
 from sparkanon.stages.cluster import cluster_rows
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.measure import measure
 from sparkanon.stages.partition import Partitioning, plan_job_top
-from sparkanon.stages.profile import sensitive_domain
 from sparkanon.stages.publish import publish
 from sparkanon.stages.reconcile import Reconciled, reconcile_rows
 from sparkanon.stages.summarise import summarise_classes
-from sparkanon.stages.verify import verify
 
 LARGE_CLASS_FACTOR = 20
 """A run warns when its largest class holds more than this many times ``k`` rows."""
@@ -130,8 +128,7 @@ class BlockFamily:
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
-        domain = sensitive_domain(schema, run.profile)
-        models = config.models.bind(domain)
+        domain, models = run.bound_models()
         # The input is scanned twice (profile, then encode). Caching the raw rows in the
         # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
         # unchanged (docs/benchmarks.md section 5).
@@ -160,15 +157,7 @@ class BlockFamily:
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
-        worst_keys = list(s.models.worst(s.domain.global_summary()))
-        found = verify(run.engine, done.publication, run.schema, s.models, worst_keys, s.domain)
-        return Verdict(
-            violations=int(found["violations"]),
-            rows=int(found["rows"]),
-            groups=int(found["groups"]),
-            failure=f"published equivalence classes violate {describe_models(s.models)}",
-            details={"dm": found["dm"], "achieved": {k: found[k] for k in worst_keys}},
-        )
+        return verify_classes(run, done.publication, s.models, s.domain)
 
     def measure(self, run: Run, done: Anonymized, verdict: Verdict) -> dict[str, Any]:  # noqa: D102
         s: _State = done.state

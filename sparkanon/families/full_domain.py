@@ -30,9 +30,9 @@ from sparkanon.attributes.schema import SENS
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine
 from sparkanon.errors import InternalError
-from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.families.base import Anonymized, Run, Verdict, verify_classes
 from sparkanon.metrics.ncp import fully_lost_mean
-from sparkanon.models import ModelSet, SensitiveDomain, describe_models
+from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import log
 from sparkanon.stages.encode import encode_input
@@ -45,9 +45,7 @@ from sparkanon.stages.lattice import (
     make_base_fn,
     publish_node,
 )
-from sparkanon.stages.profile import sensitive_domain
 from sparkanon.stages.publish import staged
-from sparkanon.stages.verify import verify
 
 SEARCHES = {"samarati": samarati, "incognito": incognito}
 """The lattice searches by ``algorithm.name``."""
@@ -78,8 +76,7 @@ class FullDomainFamily:
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw
-        domain = sensitive_domain(schema, run.profile)
-        models = config.models.bind(domain)
+        domain, models = run.bound_models()
         encoded, _ = encode_input(engine, config, raw, schema, timer)
         params = config.algorithm
         weights = [kind.weight for kind in schema.kinds]
@@ -118,15 +115,7 @@ class FullDomainFamily:
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
-        worst_keys = list(s.models.worst(s.domain.global_summary()))
-        found = verify(run.engine, done.publication, run.schema, s.models, worst_keys, s.domain)
-        return Verdict(
-            violations=int(found["violations"]),
-            rows=int(found["rows"]),
-            groups=int(found["groups"]),
-            failure=f"published equivalence classes violate {describe_models(s.models)}",
-            details={"achieved": {k: found[k] for k in worst_keys}},
-        )
+        return verify_classes(run, done.publication, s.models, s.domain)
 
     def measure(self, run: Run, done: Anonymized, verdict: Verdict) -> dict[str, Any]:
         """The node, its losses and the search (``metrics.json``).
