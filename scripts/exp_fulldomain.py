@@ -13,7 +13,7 @@ Sweeney's precision Prec, DM, NCP, suppressed rows and seconds of:
   what ``python -m sparkanon.cli run CONFIG --engine local --set ...`` does
   (``load_config`` then ``run_job`` on the local engine, output committed), run in this
   process from a frozen copy of the package (``scripts/_bench.py``); the equivalent
-  command is recorded per row. ``pipeline_fd``: Incognito publishes, among the minimal
+  command is recorded per row. ``families.full_domain``: Incognito publishes, among the minimal
   acceptable nodes (all acceptable nodes when pruning is unsound), the one of least
   loss; Samarati the acceptable node of least loss at the lowest height holding one.
   A node is acceptable when its failing classes hold at most ``floor(MaxSup * rows)``
