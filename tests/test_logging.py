@@ -56,7 +56,7 @@ def test_debug_logs_hold_no_data_values(
     assert stages[:4] == ["read", "profile", "encode", "partition"]
     assert {"cluster", "verify", "commit"} <= set(stages)
     assert re.search(r"stage=profile seconds=[0-9.]+ rows=2000 usable=\d+", logs)
-    assert re.search(r"stage=verify seconds=[0-9.]+ rows=\d+ classes=\d+ violations=0", logs)
+    assert re.search(r"stage=verify seconds=[0-9.]+ rows=\d+ groups=\d+ violations=0", logs)
 
 
 def test_spark_jobs_are_described_by_their_step(spark: Any) -> None:
