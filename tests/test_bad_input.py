@@ -20,7 +20,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-import sparkanon.families.blocks as blocks
+import sparkanon.families.base as family_base
 from sparkanon.cli import run_command, validate_command
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
 from sparkanon.io import MALFORMED
@@ -575,14 +575,14 @@ def test_bad_input_leaves_existing_output_alone_under_overwrite(tmp_path, capsys
 def test_output_appearing_while_the_job_runs(tmp_path, capsys, monkeypatch) -> None:
     cfg = make_config(tmp_path, write_adult_csv(tmp_path, 200))
     out = Path(cfg["output"]["path"])
-    real = blocks.verify
+    real = family_base.verify
     before: dict[str, str] = {}
 
     def verify(*args: Any, **kwargs: Any) -> dict[str, Any]:
         before.update(_existing_output(out))  # someone else writes the output meanwhile
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(blocks, "verify", verify)
+    monkeypatch.setattr(family_base, "verify", verify)
     code = _run(tmp_path, cfg)
     err = capsys.readouterr().err
     assert code == EXIT_USER, err
@@ -597,7 +597,7 @@ def test_output_appearing_while_the_job_runs(tmp_path, capsys, monkeypatch) -> N
 
 def _failing_verify(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Make verification report one violating class (keeping the real row count)."""
-    real = blocks.verify
+    real = family_base.verify
     seen: list[dict[str, Any]] = []
 
     def verify(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -606,7 +606,7 @@ def _failing_verify(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         seen.append(verdict)
         return verdict
 
-    monkeypatch.setattr(blocks, "verify", verify)
+    monkeypatch.setattr(family_base, "verify", verify)
     return seen
 
 

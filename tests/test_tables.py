@@ -98,20 +98,20 @@ def test_partition_runs_replace_one_partition_idempotently(
 def test_failed_verification_leaves_the_partition_as_it_was(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sparkanon.families.blocks as blocks
+    import sparkanon.families.base as family_base
 
     db = _database(spark, "t_fail")
     source = _partitioned_input(spark, tmp_path, db)
     cfg = _config(tmp_path, source, f"{db}.out")
     assert run_command(str(cfg), [], "spark", partition="ds=2026-11-21") == EXIT_OK
     before = _rows(spark, f"{db}.out", "2026-11-21")
-    original = blocks.verify
+    original = family_base.verify
 
     def failing(*args: Any, **kwargs: Any) -> dict[str, Any]:
         verdict = original(*args, **kwargs)
         return verdict | {"violations": 1}
 
-    monkeypatch.setattr(blocks, "verify", failing)
+    monkeypatch.setattr(family_base, "verify", failing)
     assert run_command(str(cfg), [], "spark", partition="ds=2026-11-21") == EXIT_PRIVACY
     pd.testing.assert_frame_equal(before, _rows(spark, f"{db}.out", "2026-11-21"))
     capsys.readouterr()
