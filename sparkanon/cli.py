@@ -70,7 +70,7 @@ FULL_DOMAIN_GLOSSARY = {
         "(the search's objective)"
     ),
 }
-"""Where a full-domain run (it reports ``NCP_published``) means another thing by a key."""
+"""Where a full-domain run (``family: full_domain``) means another thing by a key."""
 
 
 def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -276,7 +276,7 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     """
     lines = _table_rows(metrics)
     glossary = METRIC_GLOSSARY
-    if "NCP_published" in metrics:
+    if metrics.get("family") == "full_domain":
         glossary = METRIC_GLOSSARY | FULL_DOMAIN_GLOSSARY
     width = max((len(k) for k in glossary if k in metrics), default=0)
     notes = [f"  {k:<{width}}  {note}" for k, note in glossary.items() if k in metrics]

@@ -155,5 +155,5 @@ def test_metrics_table_says_which_loss_counts_suppressed_rows() -> None:
     )
     assert "published rows only" in text
     assert "each suppressed row (or its items) counted as fully lost" in text
-    full_domain = metrics_table({"NCP": 0.2, "NCP_published": 0.1})
+    full_domain = metrics_table({"NCP": 0.2, "NCP_published": 0.1, "family": "full_domain"})
     assert "a row the node suppresses counting 1" in full_domain

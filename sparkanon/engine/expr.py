@@ -16,6 +16,7 @@ so are a division by zero and a lookup outside the array.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Union
 
@@ -25,7 +26,16 @@ Expr = Union["Col", "Lit", "Arith", "Floor", "Clip", "Lookup", "When"]
 ARITH_OPS = ("+", "-", "*", "//")
 """Operators of :class:`Arith` (``//``: floor division of two ``long`` s)."""
 
-COMPARE_OPS = ("<", "<=", ">", ">=", "==", "!=")
+COMPARISONS = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+"""Each comparison's function, the same on pandas Series and Spark Columns."""
+COMPARE_OPS = tuple(COMPARISONS)
 """Comparisons of :class:`When`."""
 
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.engine.base import Columns, Engine, InputSpec
-from sparkanon.engine.expr import Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
+from sparkanon.engine.expr import COMPARISONS, Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
 from sparkanon.errors import InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
@@ -33,14 +33,6 @@ from sparkanon.io import (
 )
 
 _PANDAS_TYPES = {"long": "int64", "double": "float64", "string": "object", "boolean": "bool"}
-_OPS = {
-    "==": lambda s, v: s == v,
-    "!=": lambda s, v: s != v,
-    "<": lambda s, v: s < v,
-    "<=": lambda s, v: s <= v,
-    ">": lambda s, v: s > v,
-    ">=": lambda s, v: s >= v,
-}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply}
 
 
@@ -104,7 +96,9 @@ def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
         return np.asarray(expr.values, dtype=np.int64)[index]
     if isinstance(expr, When):
         holds = np.asarray(
-            _OPS[expr.op](_evaluate(expr.left, table, rows), _evaluate(expr.right, table, rows)),
+            COMPARISONS[expr.op](
+                _evaluate(expr.left, table, rows), _evaluate(expr.right, table, rows)
+            ),
             dtype=bool,
         )
         then = _evaluate(expr.then, table, rows[holds])
@@ -268,7 +262,7 @@ class LocalEngine(Engine):
 
     def where(self, table: pd.DataFrame, column: str, op: str, value: Any) -> pd.DataFrame:  # noqa: D102
         values = table[column]
-        return table[_OPS[op](values, value) & values.notna()].reset_index(drop=True)
+        return table[COMPARISONS[op](values, value) & values.notna()].reset_index(drop=True)
 
     def select(self, table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:  # noqa: D102
         return table[list(columns)]

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.engine.base import Catalog, Columns, Engine, InputSpec
-from sparkanon.engine.expr import Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
+from sparkanon.engine.expr import COMPARISONS, Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
 from sparkanon.errors import ConfigError, InputError, InternalError
 from sparkanon.io import (
     MALFORMED,
@@ -101,16 +101,6 @@ def _aggregation(func: str, column: str) -> Any:
     return _AGGREGATIONS[func](F.col(f"`{column}`"))
 
 
-_COMPARE = {
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-}
-
-
 def _column(expr: Expr) -> Any:
     """An engine expression (:mod:`sparkanon.engine.expr`) as a Spark column."""
     if isinstance(expr, Col):
@@ -131,7 +121,7 @@ def _column(expr: Expr) -> Any:
         values = F.array(*[F.lit(int(v)) for v in expr.values])
         return F.element_at(values, _column(expr.index).cast("int") + F.lit(1)).cast("long")
     if isinstance(expr, When):
-        holds = _COMPARE[expr.op](_column(expr.left), _column(expr.right))
+        holds = COMPARISONS[expr.op](_column(expr.left), _column(expr.right))
         return F.when(holds, _column(expr.then)).otherwise(_column(expr.otherwise))
     raise InternalError(f"not an expression: {expr!r}")
 
@@ -371,7 +361,7 @@ class SparkEngine(Engine):
         return first.unionByName(second)
 
     def where(self, table: DataFrame, column: str, op: str, value: Any) -> DataFrame:  # noqa: D102
-        return table.where(_COMPARE[op](F.col(f"`{column}`"), F.lit(value)))
+        return table.where(COMPARISONS[op](F.col(f"`{column}`"), F.lit(value)))
 
     def select(self, table: DataFrame, columns: Sequence[str]) -> DataFrame:  # noqa: D102
         return table.select(*[F.col(f"`{c}`") for c in columns])
