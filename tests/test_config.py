@@ -696,7 +696,7 @@ def test_algorithm_that_does_not_guarantee_the_model_is_accepted(
     raw: dict[str, Any], algorithm: str
 ) -> None:
     """No algorithm/model pairing is refused: the repair step enforces what it does not build."""
-    assert "hpk" not in ALGORITHMS[algorithm].guarantees
+    assert "hpk" not in ALGORITHMS[algorithm].implementation.guarantees
     raw["algorithm"] = {"name": algorithm}
     cfg = parse_config(raw)
     assert cfg.algorithm.name == algorithm

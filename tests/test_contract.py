@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparkanon.algorithms import ALGORITHMS
+from sparkanon.algorithms import algorithms_of
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
@@ -102,7 +102,7 @@ def independent_check(published: pd.DataFrame, raw: dict) -> None:
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@pytest.mark.parametrize("algorithm", sorted(algorithms_of("blocks")))
 def test_every_published_class_satisfies_the_model(
     tmp_path: Path, algorithm: str, model: str
 ) -> None:
@@ -126,7 +126,7 @@ def test_every_published_class_satisfies_the_model(
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("algorithm", sorted(ALGORITHMS))
+@pytest.mark.parametrize("algorithm", sorted(algorithms_of("blocks")))
 def test_spark_publishes_what_the_local_engine_publishes(
     spark, tmp_path: Path, algorithm: str
 ) -> None:
@@ -174,7 +174,7 @@ def jobs(draw: st.DrawFn) -> tuple[pd.DataFrame, dict]:
     if draw(st.booleans()):
         holes = rng.choice(n, size=min(3, n // 6), replace=False)
         frame.loc[holes, "colour"] = "?"
-    algorithm = draw(st.sampled_from(sorted(ALGORITHMS)))
+    algorithm = draw(st.sampled_from(sorted(algorithms_of("blocks"))))
     k = draw(st.integers(min_value=2, max_value=6))
     p = draw(st.integers(min_value=1, max_value=min(k, 4)))
     h = draw(st.integers(min_value=1, max_value=min(p, 3)))

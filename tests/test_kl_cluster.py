@@ -55,7 +55,7 @@ def schema(mixed_schema: Schema) -> Schema:
 
 
 def test_registered_for_p_sensitive_and_k() -> None:
-    assert ALGORITHMS["kl_cluster"] is KLCluster
+    assert ALGORITHMS["kl_cluster"].implementation is KLCluster
     assert KLCluster.guarantees == frozenset({"p_sensitive", "k", "distinct_l"})
 
 

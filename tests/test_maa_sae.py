@@ -584,8 +584,8 @@ def test_config_apf_rule(tmp_path: Path) -> None:
 
 def test_registered_with_models() -> None:
     guaranteed = frozenset({"p_sensitive", "k", "distinct_l"})
-    assert ALGORITHMS["maa_sae"].guarantees == guaranteed
-    assert ALGORITHMS["maa_minil"].guarantees == guaranteed
+    assert ALGORITHMS["maa_sae"].implementation.guarantees == guaranteed
+    assert ALGORITHMS["maa_minil"].implementation.guarantees == guaranteed
 
 
 @pytest.mark.parametrize("algorithm", ALGOS)

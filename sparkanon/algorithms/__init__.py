@@ -1,72 +1,104 @@
-"""Per-block anonymization algorithms: pure numpy/pandas, no Spark.
+"""The anonymization algorithms (pure numpy/pandas, no Spark) and their one registry.
 
-Each algorithm clusters the rows of one block into classes and can place rows
+:data:`ALGORITHMS` names every selectable algorithm with the family that runs it.
+
+A per-block algorithm clusters the rows of one block into classes and can place rows
 from elsewhere into its classes (cross-block reconciliation). The engine calls
 :func:`cluster_block` and :func:`place_rows` inside ``applyInPandas`` (or a
-pandas ``groupby`` in the local engine).
+pandas ``groupby`` in the local engine). The full-domain searches live in
+:mod:`sparkanon.algorithms.lattice`, the relational-transaction ones in
+:mod:`sparkanon.algorithms.transaction`.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Union
+from dataclasses import dataclass
+from typing import Annotated, Any, Union
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from sparkanon.algorithms._base import BlockAlgorithm, native_target
 from sparkanon.algorithms._block import Block, BlockContext
 from sparkanon.algorithms.gpkc import Gpkc
 from sparkanon.algorithms.gpkc_paper import GpkcPaper
 from sparkanon.algorithms.kl_cluster import KLCluster
-from sparkanon.algorithms.lattice._params import FullDomainParams, IncognitoParams, SamaratiParams
+from sparkanon.algorithms.lattice._params import IncognitoParams, SamaratiParams
+from sparkanon.algorithms.lattice.search import incognito, samarati
 from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
 from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.algorithms.mdav import Mdav
 from sparkanon.algorithms.mondrian import Mondrian
 from sparkanon.algorithms.repair import reject_breaking_rows, repair_classes
-from sparkanon.algorithms.transaction._params import ApaParams, PaaParams, RTParams
+from sparkanon.algorithms.transaction._params import ApaParams, PaaParams
+from sparkanon.algorithms.transaction.apa import apa
+from sparkanon.algorithms.transaction.paa import paa
 from sparkanon.attributes.schema import RID
 
-ALGORITHMS: dict[str, type[BlockAlgorithm]] = {"maa_slie": MaaSlie, "gpkc": Gpkc, "mdav": Mdav}
-ALGORITHMS |= {"gpkc_paper": GpkcPaper}
-"""Every selectable algorithm by its config name (``algorithm.name``)."""
-ALGORITHMS |= {"maa_sae": MaaSae, "maa_minil": MaaMinil}
-ALGORITHMS |= {"kl_cluster": KLCluster}
-ALGORITHMS |= {"mondrian": Mondrian}
 
-RT_ALGORITHMS: dict[str, type[RTParams]] = {"apa": ApaParams, "paa": PaaParams}
-"""The relational-transaction algorithms (seed 002) by config name, with their parameters.
+@dataclass(frozen=True)
+class Registered:
+    """One selectable algorithm: the family that runs it, its parameters, its implementation.
 
-They run per block on a set-valued sensitive attribute (:mod:`sparkanon.algorithms.transaction`),
-not through :class:`BlockAlgorithm`."""
+    Attributes:
+        family: the :attr:`~sparkanon.families.base.Family.name` of the family that runs it.
+        params: the pydantic model of the config's ``algorithm`` section for it.
+        implementation: what the family calls: a :class:`BlockAlgorithm` subclass (per-block
+            family), a per-block function ``(sets, tree, k, l) -> RTResult``
+            (relational-transaction family) or a lattice search (full-domain family).
+    """
 
-FULL_DOMAIN_ALGORITHMS: dict[str, type[FullDomainParams]] = {
-    "samarati": SamaratiParams,
-    "incognito": IncognitoParams,
+    family: str
+    params: type[BaseModel]
+    implementation: Any
+
+
+def _block(cls: type[BlockAlgorithm]) -> Registered:
+    return Registered("blocks", cls.Params, cls)
+
+
+ALGORITHMS: dict[str, Registered] = {
+    "maa_slie": _block(MaaSlie),
+    "gpkc": _block(Gpkc),
+    "gpkc_paper": _block(GpkcPaper),
+    "mdav": _block(Mdav),
+    "maa_sae": _block(MaaSae),
+    "maa_minil": _block(MaaMinil),
+    "kl_cluster": _block(KLCluster),
+    "mondrian": _block(Mondrian),
+    "samarati": Registered("full_domain", SamaratiParams, samarati),
+    "incognito": Registered("full_domain", IncognitoParams, incognito),
+    "apa": Registered("transaction", ApaParams, apa),
+    "paa": Registered("transaction", PaaParams, paa),
 }
-"""Full-domain generalization (seed 004 section 20.3.1) by config name, with their parameters.
+"""Every selectable algorithm by its config name (``algorithm.name``): the one registry.
 
-They search the lattice of generalization levels over the whole table
-(:mod:`sparkanon.algorithms.lattice`, :mod:`sparkanon.families.full_domain`), not per block."""
+Per-block clustering and partitioning (Shi, Zhang and Dong 2024; Yang, Wang and Zhang
+2014; Chai and Feng 2015; MDAV; Mondrian) run through :class:`BlockAlgorithm`;
+full-domain generalization (Samarati; Incognito: Aggarwal's textbook, section 20.3.1)
+searches the lattice of levels over the whole table; the relational-transaction
+algorithms (APA, PAA: Gong, Yang and Luo 2016) run per block on set-valued records."""
+
+
+def algorithms_of(family: str) -> frozenset[str]:
+    """The config names of the algorithms ``family`` runs."""
+    return frozenset(name for name, entry in ALGORITHMS.items() if entry.family == family)
+
 
 AlgorithmConfig = Annotated[
-    Union[  # noqa: UP007
-        tuple(cls.Params for cls in ALGORITHMS.values())
-        + tuple(RT_ALGORITHMS.values())
-        + tuple(FULL_DOMAIN_ALGORITHMS.values())
-    ],
+    Union[tuple(entry.params for entry in ALGORITHMS.values())],  # noqa: UP007
     Field(discriminator="name"),
 ]
 """The ``algorithm`` section of a config: one algorithm's parameters, chosen by ``name``."""
 
 __all__ = [
     "ALGORITHMS",
-    "FULL_DOMAIN_ALGORITHMS",
-    "RT_ALGORITHMS",
     "Block",
     "BlockAlgorithm",
     "BlockContext",
+    "Registered",
+    "algorithms_of",
     "cluster_block",
     "cluster_block_counted",
     "get_algorithm",
@@ -76,8 +108,8 @@ __all__ = [
 
 
 def get_algorithm(name: str) -> BlockAlgorithm:
-    """The algorithm registered under ``name``."""
-    return ALGORITHMS[name]()
+    """A per-block algorithm registered under ``name``."""
+    return ALGORITHMS[name].implementation()
 
 
 def block_rng(seed: int, block_id: int, salt: int = 0) -> np.random.Generator:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
-from sparkanon.algorithms import ALGORITHMS, FULL_DOMAIN_ALGORITHMS, RT_ALGORITHMS
+from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config.schema import ATTRIBUTE_KINDS, AttributeConfig
 from sparkanon.models import MODELS
 
@@ -54,7 +54,7 @@ def model_error_lines(
 _TAGS = {
     "attributes": ("kind", ATTRIBUTE_KINDS),
     "model": ("name", tuple(MODELS)),
-    "algorithm": ("name", tuple(ALGORITHMS) + tuple(RT_ALGORITHMS) + tuple(FULL_DOMAIN_ALGORITHMS)),
+    "algorithm": ("name", tuple(ALGORITHMS)),
     "sensitive": ("kind", ("value", "itemset")),
 }
 """The unions of the config: their section, the key that selects a variant, the variants."""
@@ -95,9 +95,7 @@ def _variant_keys(section: str) -> dict[str, frozenset[str]]:
     if section == "model":
         classes: dict[str, Any] = dict(MODELS)
     elif section == "algorithm":
-        classes = {name: algorithm.Params for name, algorithm in ALGORITHMS.items()}
-        classes |= RT_ALGORITHMS
-        classes |= FULL_DOMAIN_ALGORITHMS
+        classes = {name: entry.params for name, entry in ALGORITHMS.items()}
     else:
         members = get_args(get_args(AttributeConfig)[0])
         classes = {get_args(c.model_fields["kind"].annotation)[0]: c for c in members}

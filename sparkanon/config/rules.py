@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sparkanon.algorithms import ALGORITHMS, RT_ALGORITHMS
+from sparkanon.algorithms import ALGORITHMS, algorithms_of
 from sparkanon.attributes.kinds import RANGE_SEPARATOR
 
 if TYPE_CHECKING:
@@ -246,7 +246,7 @@ def job_problems(config: JobConfig) -> list[str]:
     problems += family
     if not family:
         problems += model_problems(config)
-    if config.algorithm.name in ALGORITHMS:
+    if config.algorithm.name in algorithms_of("blocks"):
         problems += block_problems(config)
     if config.is_full_domain:
         problems += level_problems(config)
@@ -284,10 +284,11 @@ def single_value_problems(config: JobConfig) -> list[str]:
     family's own (:func:`full_domain_problems`).
     """
     problems: list[str] = []
-    if config.algorithm.name in RT_ALGORITHMS:
+    if config.algorithm.name in algorithms_of("transaction"):
         problems.append(
             f"algorithm.name: {config.algorithm.name!r} anonymizes a set-valued sensitive "
-            "attribute; declare sensitive.kind: itemset, or choose one of " + ", ".join(ALGORITHMS)
+            "attribute; declare sensitive.kind: itemset, or choose one of "
+            + ", ".join(sorted(set(ALGORITHMS) - algorithms_of("transaction")))
         )
         return problems
     if config.output.publish == "anatomy":
@@ -360,8 +361,8 @@ def model_problems(config: JobConfig) -> list[str]:
             )
         if (
             not model.monotonic
-            and config.algorithm.name in ALGORITHMS
-            and model.name not in ALGORITHMS[config.algorithm.name].guarantees
+            and config.algorithm.name in algorithms_of("blocks")
+            and model.name not in ALGORITHMS[config.algorithm.name].implementation.guarantees
         ):
             problems.append(
                 f"{key}: {model.name} is not monotonic, so classes cannot be repaired by "
@@ -394,11 +395,11 @@ def block_problems(config: JobConfig) -> list[str]:
 def relational_transaction_problems(config: JobConfig) -> list[str]:
     """Problems of a relational-transaction job (seed 002): model, algorithm, publication."""
     problems = column_problems(config)
-    if config.algorithm.name not in RT_ALGORITHMS:
+    if config.algorithm.name not in algorithms_of("transaction"):
         problems.append(
             f"algorithm.name: {config.algorithm.name!r} anonymizes one sensitive value per "
             "record; a set-valued sensitive attribute (sensitive.kind: itemset) needs one of "
-            + ", ".join(RT_ALGORITHMS)
+            + ", ".join(sorted(algorithms_of("transaction")))
         )
     if len(config.model) != 1 or not config.model[0].set_valued:
         names = ", ".join(m.name for m in config.model)

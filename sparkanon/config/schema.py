@@ -25,7 +25,7 @@ from pydantic import (
     model_validator,
 )
 
-from sparkanon.algorithms import FULL_DOMAIN_ALGORITHMS, AlgorithmConfig
+from sparkanon.algorithms import AlgorithmConfig, algorithms_of
 from sparkanon.algorithms.maa_slie import MaaSlieParams
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.itemsets import ItemTree, even_taxonomy, sorted_items
@@ -590,7 +590,7 @@ class JobConfig(_Frozen):
     @property
     def is_full_domain(self) -> bool:
         """Whether the algorithm searches the lattice of full-domain generalizations (seed 004)."""
-        return self.algorithm.name in FULL_DOMAIN_ALGORITHMS
+        return self.algorithm.name in algorithms_of("full_domain")
 
     @property
     def is_relational_transaction(self) -> bool:

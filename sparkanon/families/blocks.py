@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sparkanon.algorithms import ALGORITHMS, BlockContext, native_target
+from sparkanon.algorithms import ALGORITHMS, BlockContext, algorithms_of, native_target
 from sparkanon.algorithms.partition import CutPolicy
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
@@ -64,7 +64,7 @@ def class_size_warnings(largest: int | None, k: int) -> list[str]:
 def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partitioning:
     """The cut rule of the job and the models' test on candidate sides."""
     policy = CutPolicy(
-        rule=ALGORITHMS[config.algorithm.name].cut_rule,
+        rule=ALGORITHMS[config.algorithm.name].implementation.cut_rule,
         min_side=models.min_class_size(),
         stop_rows=config.partitioning.max_block_rows,
         infeasible=config.partitioning.infeasible_blocks,
@@ -121,7 +121,7 @@ class BlockFamily:
     """Per-block clustering and partitioning (MAA-SLIE, GPKC, MAA-SAE, MDAV, (K,L), Mondrian)."""
 
     name = "blocks"
-    algorithms = frozenset(ALGORITHMS)
+    algorithms = algorithms_of("blocks")
 
     def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
         return config

@@ -14,15 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sparkanon.algorithms import ALGORITHMS, algorithms_of
 from sparkanon.algorithms.lattice.search import (
     Node,
     NodeVerdict,
     SearchResult,
     height,
-    incognito,
     node_loss,
     prunable,
-    samarati,
     suppression_limit,
 )
 from sparkanon.attributes.levels import LevelHierarchy
@@ -47,9 +46,6 @@ from sparkanon.stages.lattice import (
 )
 from sparkanon.stages.publish import staged
 
-SEARCHES = {"samarati": samarati, "incognito": incognito}
-"""The lattice searches by ``algorithm.name``."""
-
 MAX_REPORTED_NODES = 50
 """``metrics.json`` lists at most this many candidate nodes."""
 
@@ -69,7 +65,7 @@ class FullDomainFamily:
     """Full-domain generalization: one level of every hierarchy for the whole table."""
 
     name = "full_domain"
-    algorithms = frozenset(SEARCHES)
+    algorithms = algorithms_of("full_domain")
 
     def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
         return config
@@ -205,7 +201,7 @@ def _search(
         return out
 
     heights = [h.height for h in hierarchies]
-    search = SEARCHES[params.name]
+    search = ALGORITHMS[params.name].implementation
     return search(
         heights,
         evaluate,

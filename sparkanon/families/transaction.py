@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.partition import CutPolicy
 from sparkanon.algorithms.transaction._result import REASONS
 from sparkanon.attributes.itemsets import ItemTree
@@ -33,7 +34,6 @@ from sparkanon.stages.profile import Profile
 from sparkanon.stages.rt_cluster import (
     ITEM_LOSS,
     N_ITEMS,
-    RT_ALGORITHMS,
     cluster_rt,
     reconcile_rt,
 )
@@ -133,7 +133,7 @@ class TransactionFamily:
     """Relational-transaction data (seed 002): (k,l)-diversity by PAA or APA, RT and TT tables."""
 
     name = "transaction"
-    algorithms = frozenset(RT_ALGORITHMS)
+    algorithms = algorithms_of("transaction")
 
     def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
         return with_rt_defaults(config)

@@ -29,10 +29,9 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from sparkanon.algorithms import ALGORITHMS
 from sparkanon.algorithms.partition import BlockTree
 from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
-from sparkanon.algorithms.transaction.apa import apa
-from sparkanon.algorithms.transaction.paa import paa
 from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
@@ -61,13 +60,6 @@ baskets of 126 items): Spark's default 8 shuffle partitions would put 1.25M reco
 def group_partitions(records: int) -> int:
     """How many partitions the blocks of ``records`` records are spread over."""
     return max(1, math.ceil(records / PARTITION_RECORDS))
-
-
-RT_ALGORITHMS: dict[str, Callable[[ItemSets, ItemTree, int, int], RTResult]] = {
-    "apa": apa,
-    "paa": paa,
-}
-"""The per-block function of each relational-transaction algorithm."""
 
 
 def item_losses(sets: ItemSets, generalized: ItemSets, tree: ItemTree) -> np.ndarray:
@@ -110,7 +102,7 @@ def run_block(
     order = np.argsort(frame[RID].to_numpy(), kind="stable")
     rows = frame.iloc[order]
     sets = decode_sets(rows[ITEMS])
-    result = RT_ALGORITHMS[algorithm](sets, tree, k, l)
+    result: RTResult = ALGORITHMS[algorithm].implementation(sets, tree, k, l)
     group = global_class(np.full(len(rows), block, dtype=np.int64), result.group)
     kept = result.group >= 0
     loss = item_losses(sets, result.generalized, tree)
