@@ -20,8 +20,8 @@ from sparkanon.algorithms.lattice.search import (
     NodeVerdict,
     SearchResult,
     height,
-    node_loss,
     prunable,
+    release_counts,
     suppression_limit,
 )
 from sparkanon.attributes.levels import LevelHierarchy
@@ -31,6 +31,7 @@ from sparkanon.engine.base import Engine
 from sparkanon.errors import InternalError
 from sparkanon.families.base import Anonymized, Run, Verdict, verify_classes
 from sparkanon.metrics.ncp import fully_lost_mean
+from sparkanon.metrics.utility import discernibility_loss, ncp_loss, precision_loss, published_ncp
 from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import log
@@ -131,7 +132,8 @@ class FullDomainFamily:
                 f"the published table holds {rows_out} rows but the search kept "
                 f"{v.rows - v.bad_rows}"
             )
-        ncp_published = published_ncp(v, weights)
+        counts = release_counts(node, v, heights, weights)
+        ncp_published = published_ncp(counts)
         return {
             "suppressed_classes": v.bad_classes,
             "max_suppressed_rows": suppression_limit(v.rows, run.config.algorithm.max_suppression),
@@ -142,9 +144,9 @@ class FullDomainFamily:
             },
             "height": height(node),
             "max_height": sum(heights),
-            "precision": 1.0 - node_loss("precision", node, v, heights, weights),
-            "DM": node_loss("discernibility", node, v, heights, weights),
-            "NCP": node_loss("ncp", node, v, heights, weights),
+            "precision": 1.0 - precision_loss(counts),
+            "DM": discernibility_loss(counts),
+            "NCP": ncp_loss(counts),
             "NCP_published": ncp_published,
             "loss_with_suppressed": {
                 "NCP": fully_lost_mean(ncp_published, rows_out, run.profile.rows_in - rows_out, 1.0)
@@ -165,13 +167,6 @@ class FullDomainFamily:
 
     def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
         return ""
-
-
-def published_ncp(v: NodeVerdict, weights: Sequence[float]) -> float:
-    """The weighted mean NCP over the published rows of a node (suppressed rows left out)."""
-    kept = v.rows - v.bad_rows
-    total_w = float(sum(weights))
-    return float(v.ncp_kept / (kept * total_w)) if kept and total_w else 0.0
 
 
 def _lattice_size(heights: Sequence[int]) -> int:

@@ -12,9 +12,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sparkanon.metrics.utility import OBJECTIVES
 from sparkanon.models.base import Float, Int
 
-LOSS_METRICS = ("height", "precision", "discernibility", "ncp")
+LOSS_METRICS = tuple(OBJECTIVES)
 """The loss metrics a full-domain search can minimise (``algorithm.metric``)."""
 
 
@@ -38,7 +39,7 @@ class FullDomainParams(BaseModel):
 
     name: str
     max_suppression: Annotated[Float, Field(ge=0.0, lt=1.0)] = 0.0
-    metric: Literal["height", "precision", "discernibility", "ncp"] = "precision"
+    metric: Literal[LOSS_METRICS] = "precision"  # type: ignore[valid-type]
     batch_nodes: Annotated[Int, Field(ge=1)] = 1024
 
 

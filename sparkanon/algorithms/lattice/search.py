@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from sparkanon.errors import ConfigError
+from sparkanon.metrics.utility import OBJECTIVES, ReleaseCounts
 
 DROPPED = -1
 """The level of an attribute a subset node leaves out."""
@@ -101,35 +102,38 @@ def height(node: Node) -> int:
     return sum(level for level in node if level != DROPPED)
 
 
+def release_counts(
+    node: Node, v: NodeVerdict, heights: Sequence[int], weights: Sequence[float]
+) -> ReleaseCounts:
+    """The statistics of the release a node publishes, as the utility losses take them."""
+    return ReleaseCounts(
+        rows=v.rows,
+        suppressed=v.bad_rows,
+        sum_of_squares=v.dm_kept,
+        ncp_published=v.ncp_kept,
+        weights=tuple(weights),
+        levels=tuple(node),
+        heights=tuple(heights),
+    )
+
+
 def node_loss(
     metric: str, node: Node, v: NodeVerdict, heights: Sequence[int], weights: Sequence[float]
 ) -> float:
     """The loss a search minimises among acceptable nodes (``algorithm.metric``).
 
     Args:
-        metric: ``height``, ``precision``, ``discernibility`` or ``ncp``.
+        metric: a name of :data:`~sparkanon.metrics.utility.OBJECTIVES` (``height``,
+            ``precision``, ``discernibility`` or ``ncp``).
         node: the levels.
         v: the node's verdict.
         heights: each attribute's hierarchy height.
         weights: each attribute's weight (``ncp``).
 
     Returns:
-        ``height``: the sum of levels. ``precision``: ``1 - Prec``, Sweeney's precision
-        ``Prec = 1 - mean(level / height)`` (an attribute of height 0 adds 0).
-        ``discernibility``: ``sum |E|^2`` over the kept classes plus ``rows`` per
-        suppressed row (Bayardo and Agrawal 2005). ``ncp``: the weighted mean NCP over
-        rows and attributes, a suppressed row counting 1 on every attribute.
+        The objective over the node's release (:mod:`sparkanon.metrics.utility`).
     """
-    if metric == "height":
-        return float(height(node))
-    if metric == "precision":
-        return float(np.mean([lv / h if h else 0.0 for lv, h in zip(node, heights, strict=True)]))
-    if metric == "discernibility":
-        return float(v.dm_kept + v.bad_rows * v.rows)
-    if metric == "ncp":
-        total_w = float(sum(weights))
-        return float((v.ncp_kept + v.bad_rows * total_w) / max(v.rows * total_w, 1e-300))
-    raise ValueError(f"unknown loss metric {metric!r}")
+    return OBJECTIVES[metric](release_counts(node, v, heights, weights))
 
 
 @dataclass
