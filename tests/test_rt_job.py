@@ -808,3 +808,47 @@ def test_anatomy_into_catalog_tables_by_partition(
     folder = Path(torn.removeprefix("file:")).parent
     assert len([p for p in folder.iterdir() if p.name.startswith("v-")]) == 1
     assert not [t for t in spark.catalog.listTables("t_rt") if "lock" in t.name]
+
+
+@pytest.mark.parametrize("engine_name", ["local", pytest.param("spark", marks=pytest.mark.spark)])
+def test_verification_counts_each_kind_of_kl_violation(engine_name: str, request: Any) -> None:
+    """verify_rt judges RT and TT with the model's own tests, on both engines.
+
+    k = 2, l = 2. TT: group 1 holds sets x (2) and y (2): fine. Group 2 holds x (3) and
+    z (1): x is above |G|/l (frequent) and TBucket z has 1 < k record (small). Group 3 is
+    in RT (2 records) but holds 1 TT record (inconsistent; and its one set is all of
+    it, frequent). Group 4 is in RT only: no size, so it fails the frequency test and
+    is inconsistent.
+    """
+    from sparkanon.models.kl_diversity import KLDiversity
+    from sparkanon.publications import Publication
+    from sparkanon.stages.rt_publish import GROUP_ID, RT_TABLE, TT_TABLE, verify_rt
+
+    if engine_name == "spark":
+        from sparkanon.engine.spark import SparkEngine
+
+        engine: Any = SparkEngine(request.getfixturevalue("spark"))
+    else:
+        engine = LocalEngine()
+    rt_groups = [1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 4]
+    rt = engine.from_pandas(pd.DataFrame({GROUP_ID: rt_groups}), [(GROUP_ID, "long")])
+    tt_frame = pd.DataFrame(
+        {
+            GROUP_ID: [1, 1, 2, 2, 3],
+            "items": ["x", "y", "x", "z", "y"],
+            "count": [2, 2, 3, 1, 1],
+        }
+    )
+    tt = engine.from_pandas(tt_frame, [(GROUP_ID, "long"), ("items", "string"), ("count", "long")])
+    publication = Publication(
+        tables={RT_TABLE: rt, TT_TABLE: tt},
+        class_table=RT_TABLE,
+        class_key=[GROUP_ID],
+        sensitive="items",
+    )
+    found = verify_rt(engine, publication, "items", KLDiversity(k=2, l=2))
+    assert found["rows"] == 11 and found["groups"] == 4 and found["tbuckets"] == 3
+    assert found["small_tbuckets"] == 1  # z: 1 record
+    assert found["frequent_groups"] == 3  # 2 (x: 3 of 4), 3 (y: 1 of 1), 4 (no TT rows)
+    assert found["inconsistent_groups"] == 2  # group 3 (2 vs 1), group 4 (1 vs none)
+    assert found["violations"] == 6

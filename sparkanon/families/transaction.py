@@ -201,7 +201,7 @@ class TransactionFamily:
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
         sens = run.config.sensitive
-        found = verify_rt(run.engine, done.publication, sens.name, s.k, s.l)
+        found = verify_rt(run.engine, done.publication, sens.name, run.config.model[0])
         return Verdict(
             violations=int(found["violations"]),
             rows=int(found["rows"]),

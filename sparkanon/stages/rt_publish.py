@@ -33,6 +33,7 @@ from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.attributes.text import trimmed_text
 from sparkanon.engine.base import Engine, Table
+from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.publications import Publication
 from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
@@ -186,10 +187,12 @@ def verify_rt(
     engine: Engine,
     publication: Publication,
     set_column: str,
-    k: int,
-    l: int,  # noqa: E741
+    model: KLDiversity,
 ) -> dict[str, Any]:
     """Check the committed bytes against (k,l)-diversity with aggregations only.
+
+    The verdicts are the model's own tests (:meth:`KLDiversity.buckets_satisfied` per
+    TBucket, :meth:`KLDiversity.groups_satisfied` per group), run on the aggregates.
 
     Returns:
         ``rows`` (RT records), ``groups``, ``tbuckets``, ``violations`` (the sum of
@@ -207,7 +210,17 @@ def verify_rt(
     tt = engine.map_batches(tt, numeric_counts, [*tt_types.items()][:2] + [(COUNT, "long")])
     buckets = engine.aggregate(tt, [set_column], {"n": ("sum", COUNT)})
     bucket_row = one_row(engine, buckets, {"tbuckets": ("count", "n"), "min_tbucket": ("min", "n")})
-    small = engine.count(engine.where(buckets, "n", "<", k))
+
+    def judge_buckets(batch: pd.DataFrame) -> pd.DataFrame:
+        ok = model.buckets_satisfied(batch["n"].to_numpy(dtype=np.int64))
+        return pd.DataFrame({"small": (~ok).astype(np.int64)})
+
+    small_row = one_row(
+        engine,
+        engine.map_batches(buckets, judge_buckets, [("small", "long")]),
+        {"small": ("sum", "small")},
+    )
+    small = int(small_row["small"])
     groups = engine.aggregate(tt, [GROUP_ID], {"size": ("sum", COUNT), "top": ("max", COUNT)})
     rt_sizes = engine.aggregate(rt, [GROUP_ID], {"rt_size": ("count", GROUP_ID)})
     joined = engine.join(groups, rt_sizes, [GROUP_ID], how="outer")
@@ -216,7 +229,9 @@ def verify_rt(
         size = batch["size"].to_numpy(dtype=float, na_value=np.nan)
         top = batch["top"].to_numpy(dtype=float, na_value=np.nan)
         rt_size = batch["rt_size"].to_numpy(dtype=float, na_value=np.nan)
-        frequent = ~(top * l <= size)  # NaN (a group TT lacks) counts as a violation
+        # A group TT lacks has no size: as an empty group, it fails the frequency test.
+        ok = model.groups_satisfied(np.nan_to_num(size, nan=0.0), np.nan_to_num(top, nan=0.0))
+        frequent = ~ok
         inconsistent = ~(rt_size == size)
         ratio = np.where(size > 0, top / np.where(size > 0, size, 1), np.nan)
         return pd.DataFrame(
