@@ -21,6 +21,7 @@ from sparkanon.algorithms.transaction._result import (
     LEFTOVER,
     MERGE,
     PARTITION,
+    REASONS,
     RTResult,
     dense_groups,
     gather_sets,
@@ -37,8 +38,40 @@ from sparkanon.errors import ConfigError
 from sparkanon.models.base import ClassSummaries, SensitiveDomain
 from sparkanon.models.kl_diversity import KLDiversity
 
-# --- seed 002 Table 1: taxonomy * -> A{a1,a2}, B{b1,b2}, C{c1,c2} ----------------------
 
+def tt_rows(result: RTResult) -> list[tuple[int, tuple[int, ...], int]]:
+    """The transaction table TT of a result: ``(group, generalized set, count)``, sorted."""
+    keys = result.generalized.keys()
+    tally = Counter((int(g), keys[i]) for i, g in enumerate(result.group.tolist()) if g >= 0)
+    return sorted((g, key, n) for (g, key), n in tally.items())
+
+
+def group_stats(result: RTResult) -> tuple[np.ndarray, np.ndarray]:
+    """Per group its size and the count of its most frequent published set."""
+    kept = np.flatnonzero(result.kept())
+    g = result.group[kept]
+    sizes = np.bincount(g, minlength=result.n_groups).astype(np.int64)
+    code, distinct = set_codes(gather_sets(result.generalized, kept))
+    width = max(len(distinct), 1)
+    pairs, counts = np.unique(g * width + code, return_counts=True)
+    max_counts = np.zeros(result.n_groups, dtype=np.int64)
+    np.maximum.at(max_counts, pairs // width, counts)
+    return sizes, max_counts
+
+
+def bucket_sizes(result: RTResult) -> np.ndarray:
+    """Records of each published TBucket (distinct published set) over the whole block."""
+    code, distinct = set_codes(gather_sets(result.generalized, np.flatnonzero(result.kept())))
+    return np.bincount(code, minlength=len(distinct)).astype(np.int64)
+
+
+def reason_counts(result: RTResult) -> dict[str, int]:
+    """Records per suppression reason (and ``kept``), by name, every reason listed."""
+    counts = np.bincount(result.suppressed_reason.astype(np.int64), minlength=len(REASONS))
+    return {name: int(counts[code]) for code, name in REASONS.items()}
+
+
+# --- seed 002 Table 1: taxonomy * -> A{a1,a2}, B{b1,b2}, C{c1,c2} ----------------------
 LEAVES = ("a1", "a2", "b1", "b2", "c1", "c2")
 TABLE1_TREE = ItemTree.of(
     Taxonomy(
@@ -87,7 +120,7 @@ def test_table4_paa_matches() -> None:
     out = paa(_sets(TABLE1), TABLE1_TREE, k=2, l=3)
     assert out.group.tolist() == [0, 1, 0, 1, 0, 1]
     assert out.suppressed_reason.tolist() == [KEPT] * 6
-    assert [(g, _labels(key), n) for g, key, n in out.tt_rows()] == TABLE4_TT
+    assert [(g, _labels(key), n) for g, key, n in tt_rows(out)] == TABLE4_TT
 
 
 def test_table4_apa_one_group() -> None:
@@ -107,7 +140,7 @@ def test_table4_apa_one_group() -> None:
     out = apa(_sets(TABLE1), TABLE1_TREE, k=2, l=3)
     assert out.group.tolist() == [0] * 6
     assert out.suppressed_reason.tolist() == [KEPT] * 6
-    assert [(g, _labels(key), n) for g, key, n in out.tt_rows()] == [
+    assert [(g, _labels(key), n) for g, key, n in tt_rows(out)] == [
         (0, ("b2", "A"), 2),
         (0, ("b2", "C"), 2),
         (0, ("C",), 2),
@@ -277,11 +310,11 @@ def test_result_helpers() -> None:
         suppressed_reason=np.array([KEPT, KEPT, PARTITION, KEPT], dtype=np.int8),
     )
     assert result.n_groups == 2
-    assert result.tt_rows() == [(0, (6,), 1), (0, (7,), 1), (1, (6,), 1)]
-    sizes, top = result.group_stats()
+    assert tt_rows(result) == [(0, (6,), 1), (0, (7,), 1), (1, (6,), 1)]
+    sizes, top = group_stats(result)
     assert sizes.tolist() == [2, 1] and top.tolist() == [1, 1]
-    assert result.bucket_sizes().tolist() == [2, 1]
-    assert result.reason_counts()["partition"] == 1
+    assert bucket_sizes(result).tolist() == [2, 1]
+    assert reason_counts(result)["partition"] == 1
 
 
 # --- the model ----------------------------------------------------------------------
@@ -351,7 +384,7 @@ def _check_result(out: RTResult, sets: ItemSets, k: int, l: int) -> None:  # noq
     kept = out.group >= 0
     # Records conserved: each is kept or suppressed for one reason.
     assert np.array_equal(kept, out.suppressed_reason == KEPT)
-    assert sum(out.reason_counts().values()) == n
+    assert sum(reason_counts(out).values()) == n
     # Group ids dense, numbered by first record.
     ids = out.group[kept]
     firsts = [int(np.flatnonzero(out.group == g)[0]) for g in range(out.n_groups)]
@@ -368,9 +401,9 @@ def _check_result(out: RTResult, sets: ItemSets, k: int, l: int) -> None:  # noq
     sizes = np.array([sum(c.values()) for c in per_group.values()], dtype=np.int64)
     tops = np.array([max(c.values()) for c in per_group.values()], dtype=np.int64)
     assert model.groups_satisfied(sizes, tops).all()
-    s_sizes, s_tops = out.group_stats()
+    s_sizes, s_tops = group_stats(out)
     assert model.groups_satisfied(s_sizes, s_tops).all()
-    assert model.buckets_satisfied(out.bucket_sizes()).all()
+    assert model.buckets_satisfied(bucket_sizes(out)).all()
     # Kept records publish a generalization of their set; suppressed ones keep theirs.
     for i in range(n):
         original = sets.row(i)

@@ -4,13 +4,11 @@ Seed 002 (section 3.2) publishes relational-transaction data as two tables joine
 the group id (the lossy decomposition of Xiao and Tao 2006, seed 002 definition 5):
 the relational table RT holds each record's relational values and its group id; the
 transaction table TT holds, per group, each published generalized set and how many of
-the group's records carry it. :class:`RTResult` holds both in per-record form, and
-:meth:`RTResult.tt_rows` gives TT.
+the group's records carry it. :class:`RTResult` holds both in per-record form.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -160,41 +158,3 @@ class RTResult:
     def kept(self) -> np.ndarray:
         """Boolean mask of the published records."""
         return self.group >= 0
-
-    def reason_counts(self) -> dict[str, int]:
-        """Records per suppression reason (and ``kept``), by name, every reason listed."""
-        counts = np.bincount(self.suppressed_reason.astype(np.int64), minlength=len(REASONS))
-        return {name: int(counts[code]) for code, name in REASONS.items()}
-
-    def tt_rows(self) -> list[tuple[int, tuple[int, ...], int]]:
-        """The transaction table TT: ``(group, generalized set, count)``, sorted.
-
-        Returns:
-            One row per group and distinct published set in it, with the number of the
-            group's records carrying that set; sorted by group, then set.
-        """
-        keys = self.generalized.keys()
-        tally = Counter((int(g), keys[i]) for i, g in enumerate(self.group.tolist()) if g >= 0)
-        return sorted((g, key, n) for (g, key), n in tally.items())
-
-    def group_stats(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per group its size and the count of its most frequent published set.
-
-        Returns:
-            ``(sizes, max_counts)``, two int64 arrays of length :attr:`n_groups`.
-        """
-        kept = np.flatnonzero(self.kept())
-        g = self.group[kept]
-        n_groups = self.n_groups
-        sizes = np.bincount(g, minlength=n_groups).astype(np.int64)
-        code, distinct = set_codes(gather_sets(self.generalized, kept))
-        pairs, counts = np.unique(g * max(len(distinct), 1) + code, return_counts=True)
-        max_counts = np.zeros(n_groups, dtype=np.int64)
-        np.maximum.at(max_counts, pairs // max(len(distinct), 1), counts)
-        return sizes, max_counts.astype(np.int64)
-
-    def bucket_sizes(self) -> np.ndarray:
-        """Records of each published TBucket (distinct published set) over the whole block."""
-        kept = np.flatnonzero(self.kept())
-        code, distinct = set_codes(gather_sets(self.generalized, kept))
-        return np.bincount(code, minlength=len(distinct)).astype(np.int64)
