@@ -1,9 +1,9 @@
-"""MAA-SLIE against two GPKC baselines on the experiment grid of seed 000 (its Figures 2-4).
+"""MAA-SLIE against two GPKC baselines on the experiment grid of Shi et al. 2024 (its Figures 2-4).
 
 Like the paper (section 4.1): the first 3,000 rows of Adult, the demo config's attributes
 and sensitivity levels, one block (no blocking: ``max_block_rows`` above the row count).
 Grid: (H=2, k=8), (H=2, k=12), (H=3, k=8); p from 2 (3 when H=3) to 7; MAA-SLIE and the
-baselines ``gpkc`` (GreedyPKClustering on seed 000's InfoLoss) and ``gpkc_paper``
+baselines ``gpkc`` (GreedyPKClustering on Shi et al. 2024's InfoLoss) and ``gpkc_paper``
 (GreedyPKClustering as Campan, Truta and Cooper define it: a generalization-based loss,
 new sensitive values first); seeds 1, 2, 3 (the config ``seed``, which drives the
 algorithms' random choices). Runs on the local engine (pandas, one process,

@@ -1,6 +1,6 @@
 """Full-domain generalization on Adult: Incognito and Samarati against anjana and the lattice.
 
-The experiment of issue 12 (seed 004 section 20.3.1): on ``data/adult/adult.csv``
+The experiment of issue 12 (Aggarwal 2015, section 20.3.1): on ``data/adult/adult.csv``
 (45,222 rows, none with a missing value) with the seven quasi-identifiers of
 ``conf/adult_fd_k.yaml`` (age, education, marital-status, native-country, race, sex,
 workclass: the shipped ARX hierarchies of ``data/adult/hierarchies/``, heights 4, 3, 2,

@@ -1,6 +1,6 @@
-"""(K,L)-clustering against MDAV: the experiments of seed 001 (its Figures 1 and 2).
+"""(K,L)-clustering against MDAV: the experiments of Chai and Feng 2015 (its Figures 1 and 2).
 
-Seed 001 (Chai, Feng 2015, section 5) compares the information loss (Figure 1) and the
+Chai and Feng (2015, section 5) compares the information loss (Figure 1) and the
 running time (Figure 2) of its (K,L)-anonymity clustering with "traditional K-anonymity"
 as K grows, on the 45,222 rows of Adult with age and education numeric and workclass,
 marital-status, race, sex and native-country categorical, occupation sensitive. The paper
@@ -18,7 +18,7 @@ rows. Every run is a local-engine job (pandas, one process, ``commit=False``); b
 algorithms are deterministic, so ``--repeats`` (default 1) only repeats the timing.
 
 Information loss: GCP (percent of the full generalization, Ghinita et al. 2007), NCP
-(mean per class, Xu et al. 2006) and AVG-IL (seed 003's per-class loss). Time: the wall
+(mean per class, Xu et al. 2006) and AVG-IL (Yang et al. 2014's per-class loss). Time: the wall
 and CPU seconds of ``run_job`` and the wall seconds of its ``cluster`` stage (the
 algorithm alone, in blocks).
 
@@ -84,7 +84,7 @@ def label(alg: str, lv: int | None) -> str:
 def build_config(
     base: dict, csv_path: Path, out_path: Path, k: int, alg: str, lv: int | None
 ) -> dict:
-    """The seed 001 config with the model and algorithm of one run."""
+    """Chai and Feng 2015 config with the model and algorithm of one run."""
     raw = copy.deepcopy(base)
     raw["input"]["path"] = str(csv_path)
     raw["model"] = {"name": "k", "k": k} if lv is None else {"name": "p_sensitive", "k": k, "p": lv}

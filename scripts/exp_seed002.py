@@ -1,6 +1,6 @@
-"""APA, PAA and RMR on relational-transaction data: the experiments of seed 002 (section 4).
+"""APA, PAA and RMR on relational-transaction data: the experiments of Gong et al. 2016 (section 4).
 
-Seed 002 (Gong, Yang, Luo 2016) anonymizes INFORMS (58,568 people; month and year of
+Gong, Yang and Luo (2016) anonymizes INFORMS (58,568 people; month and year of
 birth, race, years of education and income as relational quasi-identifiers; a set of
 diagnosis codes each) to (k,l)-diversity with APA and PAA, and compares them with RMR
 ((k, k^m)-anonymity, Poulis et al. 2013; m = 2, delta = 0.65): the average relative error
@@ -19,7 +19,7 @@ INFORMS is not available to us. Two datasets, each named in every output row:
   1 + Poisson(4.4) codes (mean 5.4) drawn without replacement from 632 codes with Zipf
   popularity (weight 1 / rank), three times as likely in the code's own age band (0-17,
   18-44, 45-64, 65+: a link between the two parts, as diagnoses depend on age). The
-  taxonomy is seed 002's even tree of fanout 5 over 1,297 leaf codes (``5^4 < 1297 <=
+  taxonomy is Gong et al. 2016's even tree of fanout 5 over 1,297 leaf codes (``5^4 < 1297 <=
   5^5``: five levels above the leaves); the 632 codes in use are a seeded random subset
   of its leaves, the other 665 are leaves nobody holds, as in the seed's taxonomy of
   1,297 codes over the 632 INFORMS holds. Smaller sizes are the first n records
@@ -119,7 +119,7 @@ import _bench  # noqa: E402
 # Settings
 
 N_FULL = 58_568
-"""People in INFORMS (seed 002 section 4.1)."""
+"""People in INFORMS (Gong et al. 2016, section 4.1)."""
 N_LEAVES = 1_297
 N_USED = 632
 FANOUT = 5
@@ -260,7 +260,7 @@ def informs_like(n: int = N_FULL, seed: int = 0) -> tuple[pd.DataFrame, list[str
 
 
 def write_taxonomy(path: Path, leaves: Sequence[str], fanout: int = FANOUT) -> Path:
-    """Seed 002's even taxonomy over ``leaves`` as an ARX hierarchy file (``item;...;*``)."""
+    """The even taxonomy of Gong et al. 2016 over ``leaves``, as an ARX hierarchy file."""
     from sparkanon.attributes.itemsets import even_taxonomy
 
     tax = even_taxonomy(list(leaves), fanout)
@@ -1200,7 +1200,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
                 ]
                 for r in READINGS
             ],
-            f"Seed 002 Figure 3: ARE against k and l (informs-like, n = {n:,})",
+            f"Gong et al. 2016, Figure 3: ARE against k and l (informs-like, n = {n:,})",
         ),
         "seed002_fig4.png": (
             [
@@ -1210,7 +1210,8 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
                 ]
                 for r in READINGS
             ],
-            f"Seed 002 Figure 4: ARE against qd and s (informs-like, n = {n:,}, k = 10, l = 5)",
+            f"Gong et al. 2016, Figure 4: ARE against qd and s "
+            f"(informs-like, n = {n:,}, k = 10, l = 5)",
         ),
         "seed002_fig5.png": (
             [
@@ -1219,7 +1220,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
                     ("size", "n", "are_uniform", all3, "uniform", "records", "ARE (%)"),
                 ]
             ],
-            "Seed 002 Figure 5: ARE against the data size (informs-like, k = 10, l = 5)",
+            "Gong et al. 2016, Figure 5: ARE against the data size (informs-like, k = 10, l = 5)",
         ),
         "seed002_fig6.png": (
             [
@@ -1229,7 +1230,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
                     ("l", "l", "seconds", two, f"(c) l, k = 10, n = {n:,}", "l", "s"),
                 ]
             ],
-            "Seed 002 Figure 6: running time (APA, PAA: the job; RMR: rmr())",
+            "Gong et al. 2016, Figure 6: running time (APA, PAA: the job; RMR: rmr())",
         ),
         "seed002_blocking.png": (
             [

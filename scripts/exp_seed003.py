@@ -1,6 +1,6 @@
-"""MAA-SAE under p-sensitive k-anonymity: the experiments of seed 003 (section 5).
+"""MAA-SAE under p-sensitive k-anonymity: the experiments of Yang et al. 2014 (section 5).
 
-Seed 003 (Yang, Wang, Zhang 2014) keeps eight Adult attributes and "only the records of
+Yang, Wang and Zhang (2014) keeps eight Adult attributes and "only the records of
 length 6" of the semantic attribute fnlwgt: this script writes the rows of
 ``data/adult/adult.csv`` whose fnlwgt has 6 digits (37,290 of the 45,222, in file
 order) to a temporary CSV and points ``input.path`` at it (``--rows N`` keeps only the
@@ -91,7 +91,7 @@ PAPER_TABLE5 = {
     (12, 6): (0.21878, 3.40647),
     (12, 7): (0.21946, 3.47562),
 }
-"""Seed 003 Table 5: (k, p) -> (AVG-IL, AVG-Ent), each the mean of 10 runs."""
+"""Yang et al. 2014, Table 5: (k, p) -> (AVG-IL, AVG-Ent), each the mean of 10 runs."""
 LABELS = {"maa_sae": "MAA-SAE", "maa_minil": "MAA-MINIL", "gpkc": "GPKC"}
 STYLES = {
     "maa_sae": ("tab:blue", "o", "-"),
@@ -161,7 +161,7 @@ def fnlwgt_subset(source: Path, out: Path, rows: int | None = None) -> int:
 def build_config(
     base: dict, csv_path: Path, out_path: Path, qi: int, k: int, p: int, alg: str, seed: int
 ) -> dict:
-    """The seed 003 config with the first ``qi`` attributes, the model, algorithm and seed."""
+    """Yang et al. 2014 config with the first ``qi`` attributes, the model, algorithm and seed."""
     names = [a["name"] for a in base["attributes"]]
     if names != QI_ORDER:
         raise RuntimeError(f"{CONFIG} lists {names}, expected the paper's order {QI_ORDER}")
@@ -281,7 +281,7 @@ def plot_figure(summary: list[dict], name: str, fig: dict, title: str, path: Pat
             if row == 1:
                 ax.set_xlabel("p")
             ax.legend()
-    figure.suptitle(f"Seed 003 {name}: {title}")
+    figure.suptitle(f"Yang et al. 2014 {name}: {title}")
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

@@ -1,6 +1,6 @@
-"""The largest class level entropy (HEC, seed 000 eq. 2) any class can reach, against lb H.
+"""The largest class level entropy (HEC, Shi et al. 2024, eq. 2) any class can reach, against lb H.
 
-Seed 000's step 13 (section 3.2) asks the class's sensitivity-level entropy to exceed
+Shi et al. 2024's step 13 (section 3.2) asks the class's sensitivity-level entropy to exceed
 ``lb H`` (``log2 H``). HEC is ``sum_i w_i (-p_i lg p_i)`` over the levels, ``p_i`` the share
 of level ``i`` in the class, ``w_i`` the level weights, ``lg`` the config's
 ``algorithm.entropy_base`` (10, the seed's). Its maximum over all distributions ``p``

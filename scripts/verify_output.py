@@ -6,7 +6,7 @@ quasi-identifier values and checks every group against every model of the config
 with its own implementation of each:
 
 * ``k``: at least ``k`` rows; ``p_sensitive``: and ``p`` distinct sensitive values;
-  ``hpk``: and ``h`` distinct sensitivity levels (seed 000 definition 7);
+  ``hpk``: and ``h`` distinct sensitivity levels (Shi et al. 2024, definition 7);
 * ``distinct_l``: at least ``l`` distinct values; ``entropy_l``: the entropy of the
   group's sensitive distribution is at least ``log(l)``; ``recursive_cl``:
   ``r_1 < c (r_l + ... + r_m)`` with the counts sorted descending (textbook eq. 20.10,
@@ -18,7 +18,7 @@ with its own implementation of each:
   (values in ``sensitive.values`` order, else numeric order) or ``hierarchical`` (an
   ARX hierarchy file) ground distance.
 
-For a relational-transaction output (model ``kl_diversity``, seed 002 definition 8)
+For a relational-transaction output (model ``kl_diversity``, Gong et al. 2016, definition 8)
 it reads the two published tables ``rt/`` and ``tt/`` instead and checks: every TBucket
 (the TT rows of one published set, over all groups) counts at least ``k`` records; in
 every group the most frequent published set counts at most ``|G| / l`` records
@@ -80,7 +80,7 @@ def read_table_dir(folder: Path) -> pd.DataFrame:
 
 
 def check_kl_diversity(cfg: dict, model: dict, output_dir: Path) -> int:
-    """(k,l)-diversity of the RT and TT tables (seed 002 definition 8); exit code 0 or 1."""
+    """(k,l)-diversity of RT and TT (Gong et al. 2016, definition 8); exit code 0 or 1."""
     k, l = int(model["k"]), int(model["l"])  # noqa: E741 (the paper's name)
     rt = read_table_dir(output_dir / "rt")
     tt = read_table_dir(output_dir / "tt")

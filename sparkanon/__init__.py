@@ -9,10 +9,10 @@ Map of the package:
 * :mod:`sparkanon.io` - which input files are data, where the output may go, local
   CSV/Parquet reading.
 * :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances, centroids,
-  generalized values and NCP (:mod:`~sparkanon.attributes.kinds`; seed 003's code
+  generalized values and NCP (:mod:`~sparkanon.attributes.kinds`; Yang et al. 2014's code
   hierarchy trees in :mod:`~sparkanon.attributes.semantic`), taxonomy trees from ARX
   hierarchy files (:mod:`~sparkanon.attributes.hierarchy`), set-valued attributes over
-  an item taxonomy (:mod:`~sparkanon.attributes.itemsets`, seed 002), and the encoded
+  an item taxonomy (:mod:`~sparkanon.attributes.itemsets`, Gong et al. 2016), and the encoded
   schema with the sensitive domain (:mod:`~sparkanon.attributes.schema`).
 * :mod:`sparkanon.models` - privacy models as criteria over per-class summaries:
   k-anonymity, p-sensitive, (H,p,k), distinct / entropy / recursive l-diversity,
@@ -20,12 +20,13 @@ Map of the package:
   :class:`~sparkanon.models.ModelSet` when several must hold.
 * :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas, each a
   :class:`~sparkanon.algorithms.BlockAlgorithm` with its own parameters: MAA-SLIE and
-  GPKC (seed 000), MAA-SAE and MAA-MINIL (seed 003), MDAV, (K,L) clustering (seed 001),
+  GPKC (Shi et al. 2024), MAA-SAE and MAA-MINIL (Yang et al. 2014), MDAV, (K,L)
+  clustering (Chai and Feng 2015),
   Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.partition`), the
   per-class accumulator (``_classes``) and the repair step
   (:mod:`~sparkanon.algorithms.repair`); and, for a set-valued sensitive attribute,
-  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; seed 002);
-  full-domain generalization's lattice searches (Samarati, Incognito; seed 004) in
+  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; Gong et al. 2016);
+  full-domain generalization's lattice searches (Samarati, Incognito; Aggarwal 2015) in
   :mod:`~sparkanon.algorithms.lattice`, pure code over per-node counts.
 * :mod:`sparkanon.publications` - what a class publishes (centroids, generalized values)
   and the published tables with the key of their equivalence classes.

@@ -40,11 +40,11 @@ METRIC_GLOSSARY = {
         "groups of rows with identical published quasi-identifiers (classes that "
         "publish the same values merge into one group; the model is verified on these)"
     ),
-    "EPP": "entropy privacy protection: mean level entropy HEC per class (seed 000 eq. 22)",
-    "R_IL": "information loss rate: summed class InfoLoss over the rows (seed 000 eq. 23)",
-    "AVG_IL": "mean over classes of IL / (class size x QIs) (seed 003 eq. 17-18)",
-    "AVG_Ent": "mean base-2 entropy of the sensitive values per class (seed 003 eq. 19)",
-    "CAVG": "(rows / classes) / k; 1 is the smallest possible (seed 003 eq. 20)",
+    "EPP": "entropy privacy protection: mean level entropy HEC per class (Shi et al. 2024, eq. 22)",
+    "R_IL": "information loss rate: summed class InfoLoss over the rows (Shi et al. 2024, eq. 23)",
+    "AVG_IL": "mean over classes of IL / (class size x QIs) (Yang et al. 2014, eq. 17-18)",
+    "AVG_Ent": "mean base-2 entropy of the sensitive values per class (Yang et al. 2014, eq. 19)",
+    "CAVG": "(rows / classes) / k; 1 is the smallest possible (Yang et al. 2014, eq. 20)",
     "NCP": (
         "mean normalised certainty penalty per class, in [0, weights] (Xu et al. 2006); "
         "published rows only"

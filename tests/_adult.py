@@ -32,7 +32,7 @@ def adult_sample(
     """The header and the first ``rows`` rows of the bundled Adult CSV.
 
     With ``fnlwgt_digits``, only rows whose fnlwgt has that many digits count
-    (seed 003's setting keeps the 6-digit ones).
+    (Yang et al. 2014's setting keeps the 6-digit ones).
     """
     lines = ADULT_CSV.read_text(encoding="utf-8").splitlines()
     if fnlwgt_digits is not None:

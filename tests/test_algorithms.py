@@ -1,6 +1,6 @@
 """Per-block algorithms (MAA-SLIE, GPKC), cross-block placement and blocking cuts.
 
-Hand-worked cases use seed 000 Table 1 (ages 21..50, Disease with levels low {Flu, Fever},
+Hand-worked cases use Shi et al. 2024, Table 1 (ages 21..50, Disease with levels low {Flu, Fever},
 middle {Diabetes, Hepatitis}, high {HIV, Cancer}); property tests run MAA-SLIE, GPKC and
 (for the properties every per-block algorithm shares) MAA-SAE and MAA-MINIL on random small
 tables with all four kinds of quasi-identifier and five sensitivity levels.
@@ -41,7 +41,7 @@ ALGOS = ["maa_slie", "gpkc", "gpkc_paper"]
 # Fixtures and helpers
 # ---------------------------------------------------------------------------
 
-# Seed 000 Table 1
+# Shi et al. 2024, Table 1
 T1_AGES = [21, 26, 25, 48, 32, 45, 35, 50]
 T1_ZIPS = ["114235", "114751", "115032", "124151", "115012", "115451", "115313", "113726"]
 T1_DISEASE = ["HIV", "HIV", "Flu", "Diabetes", "Cancer", "Fever", "Hepatitis", "Flu"]
@@ -87,7 +87,7 @@ def can_host(frame: pd.DataFrame, model: HPKAnonymity) -> bool:
 
 
 # ---------------------------------------------------------------------------
-# Seed 000 Table 1, Age only: traced by hand
+# Shi et al. 2024, Table 1, Age only: traced by hand
 # ---------------------------------------------------------------------------
 #
 # Age codes (x - 21) / 29, in units of 1/29:

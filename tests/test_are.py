@@ -1,4 +1,4 @@
-"""ARE of random count queries on relational-transaction data (seed 002 section 4.2).
+"""ARE of random count queries on relational-transaction data (Gong et al. 2016, section 4.2).
 
 Expected numbers come from the seed's worked example (worked out by hand in the
 comments) or from a brute-force reference written here with Python loops over rows,

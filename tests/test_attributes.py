@@ -1,4 +1,4 @@
-"""Quasi-identifier kinds (seed 000 section 1.5, eq. 3-17) and ARX taxonomy loading.
+"""Quasi-identifier kinds (Shi et al. 2024, section 1.5, eq. 3-17) and ARX taxonomy loading.
 
 Every expected number is worked out by hand in the comments, or by an independent
 reference written here (exact fractions), never by calling the code under test twice.
@@ -128,7 +128,7 @@ def ref_loss_exact(
 # Continuous (eq. 3-5)
 # ---------------------------------------------------------------------------
 
-AGES = [21, 26, 25, 48, 32, 45, 35, 50]  # seed 000 Table 1, range 21..50 (width 29)
+AGES = [21, 26, 25, 48, 32, 45, 35, 50]  # Shi et al. 2024, Table 1, range 21..50 (width 29)
 
 
 def test_continuous_normalisation_table1() -> None:

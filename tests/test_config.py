@@ -649,7 +649,7 @@ def test_override_malformed_yaml_value(raw: dict[str, Any], item: str) -> None:
     assert key in str(info.value)
 
 
-# ---------------------------------------------------------------- seed 001 / 003 options
+# ---------------------------------------------------------------- Chai and Feng 2015 / 003 options
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Full-domain generalization (issue 12, seed 004 section 20.3.1): searches, engine, job.
+"""Full-domain generalization (issue 12, Aggarwal 2015, section 20.3.1): searches, engine, job.
 
 * The lattice searches (Samarati, Incognito, exhaustive) on random small tables, held to
   a brute-force reference computed here: every node's classes grouped with pandas and

@@ -1,4 +1,4 @@
-"""The quasi-identifier kinds of seed 003 (section 3.2): formulas worked by hand, then wired in.
+"""The quasi-identifier kinds of Yang et al. 2014 (section 3.2): formulas worked by hand, then wired in.
 
 * ordinal with weights between consecutive ranks (eq. 4) and the median centroid (eq. 5);
 * nominal as vectors (Table 4, eq. 6-7): loss against the class's mean vector;

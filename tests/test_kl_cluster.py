@@ -1,4 +1,4 @@
-"""(K,L)-anonymity clustering (seed 001): sensitive-value k-means, record clustering, jobs.
+"""(K,L)-anonymity clustering (Chai and Feng 2015): sensitive-value k-means, record clustering, jobs.
 
 Hand-worked cases check the reference matrix, its distances and the improved k-means
 on tiny matrices; property tests run ``kl_cluster`` on random small tables with all

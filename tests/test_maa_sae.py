@@ -1,6 +1,6 @@
-"""MAA-SAE and MAA-MINIL (seed 003, Algorithm 1) and their metrics EA, ILA, APF (eq. 13-16).
+"""MAA-SAE and MAA-MINIL (Yang et al. 2014, Algorithm 1) and their metrics EA, ILA, APF (eq. 13-16).
 
-Hand-worked cases use seed 003 Table 1 (7 patients); property tests run both algorithms
+Hand-worked cases use Yang et al. 2014, Table 1 (7 patients); property tests run both algorithms
 on random small tables with all four kinds of quasi-identifier; one local-engine job runs
 MAA-SAE on an Adult sample. The APF rules (``algorithm.apf_rule``) are checked by hand on
 single decisions and a 6-row block, and by local-engine jobs on a synthetic survey with a
@@ -119,7 +119,7 @@ def test_best_by_apf_order_and_ties() -> None:
 
 
 # ---------------------------------------------------------------------------
-# Seed 003 Table 1 (p = 2, k = 2): traced by hand
+# Yang et al. 2014, Table 1 (p = 2, k = 2): traced by hand
 # ---------------------------------------------------------------------------
 
 T1_AGES = [24, 25, 27, 29, 30, 42, 45]
@@ -336,7 +336,7 @@ def test_pruning_of_merge_candidates_changes_nothing(
 
 
 def test_minil_loses_less_than_sae_on_a_fixed_table(mixed_schema: Schema) -> None:
-    # MAA-MINIL minimises the loss increment where MAA-SAE trades loss for entropy (seed 003
+    # MAA-MINIL minimises the loss increment where MAA-SAE trades loss for entropy (Yang et al. 2014
     # section 5.2, Figure 2). Checked on 20 tables of this shape before pinning one: MINIL's
     # total loss was 15-30% below SAE's on every one.
     rng = np.random.default_rng(0)

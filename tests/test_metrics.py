@@ -1,5 +1,5 @@
-"""Hand-worked examples for the entropies, PSI and quality metrics (seed 000 eq. 1-2, 21-23;
-seed 003 eq. 14, 17-20).
+"""Hand-worked examples for the entropies, PSI and quality metrics (Shi et al. 2024, eq. 1-2, 21-23;
+Yang et al. 2014, eq. 14, 17-20).
 
 Constants used below (worked out by hand):
 
@@ -268,7 +268,7 @@ def test_information_loss_rate() -> None:
 
 
 # ---------------------------------------------------------------------------
-# seed 003 eq. 14, 17-20
+# Yang et al. 2014, eq. 14, 17-20
 # ---------------------------------------------------------------------------
 
 
@@ -337,7 +337,7 @@ def every_kind_schema() -> Schema:
         nominal_kind("race", 1.0, ("r0", "r1", "r2", "r3"), encoding="vector"),
         SemanticKind("zip", 1.0, length=4, beta=1.0, root_weight=0.0),
     )
-    return Schema(kinds=kinds, sensitive=DISEASE)  # seed 000 Table 1: 6 values, 3 levels
+    return Schema(kinds=kinds, sensitive=DISEASE)  # Shi et al. 2024, Table 1: 6 values, 3 levels
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -1,6 +1,6 @@
 """Privacy models as criteria (sparkanon.models): worked examples, properties, bad parameters.
 
-Sources: Aggarwal, Data Mining: The Textbook, ch. 20 (seed 004): definitions
+Sources: Aggarwal, Data Mining: The Textbook, ch. 20 (Aggarwal 2015): definitions
 20.3.3-20.3.5, eq. 20.10-20.15, exercises 7-9 and 11-12; Machanavajjhala et
 al., "l-Diversity: Privacy Beyond k-Anonymity" (TKDD 2007); Li, Li and
 Venkatasubramanian, "t-Closeness: Privacy Beyond k-Anonymity and l-Diversity"
@@ -144,7 +144,7 @@ def test_ranks_declared_numeric_and_errors() -> None:
 
 def test_textbook_hiv_classes() -> None:
     # Textbook section 20.3.2 on Table 20.3: rows 1, 3 and 6 form one class and all hold HIV;
-    # rows 2, 4 and 5 form the other. (The tables are images in seed 004; the text fixes the HIV
+    # rows 2, 4 and 5 form the other. (The tables are images in Aggarwal 2015; the text fixes the HIV
     # class only; the other class's diseases below are our stand-in.)
     values = ("HIV", "Hepatitis C", "Diabetes")
     s = summaries([[3, 0, 0], [0, 2, 1]])

@@ -198,7 +198,7 @@ def test_rmr_is_k_km_anonymous(
 
 
 def _table1() -> tuple[np.ndarray, list[RangeNcp], ItemSets, ItemTree]:
-    """Seed 002 Table 1: Bob, Alice, Tom, Simon, Jim, Alen."""
+    """Gong et al. 2016, Table 1: Bob, Alice, Tom, Simon, Jim, Alen."""
     frame = pd.DataFrame(
         {
             "age": [18, 25, 19, 21, 24, 29],
@@ -241,7 +241,7 @@ def test_seed002_table1_to_table2() -> None:
 
 
 def test_seed002_table1_merges_within_delta() -> None:
-    # delta = 0.65 (seed 002's setting): the least-Rum cluster {Bob, Tom} merges with
+    # delta = 0.65 (Gong et al. 2016's setting): the least-Rum cluster {Bob, Tom} merges with
     # its relationally nearest {Simon, Jim}: ages 18-24, sex M, zips 12000-19000 give
     # 4 * (6/11 + 0 + .7) with {Alice, Alen}'s 2 * (4/11 + .1): 0.33 <= 0.65. Merging
     # the last two would cover every domain (loss 1 > 0.65), so two clusters remain.

@@ -1,6 +1,6 @@
-"""APA, PAA, Anatomize over TBuckets and the (k,l)-diversity model (seed 002).
+"""APA, PAA, Anatomize over TBuckets and the (k,l)-diversity model (Gong et al. 2016).
 
-Seed 002 is Gong, Yang and Luo, "Data anonymization approach for microdata with
+The paper is Gong, Yang and Luo, "Data anonymization approach for microdata with
 relational and transaction attributes", Journal of Software 27(11), 2016.
 """
 
@@ -71,7 +71,7 @@ def reason_counts(result: RTResult) -> dict[str, int]:
     return {name: int(counts[code]) for code, name in REASONS.items()}
 
 
-# --- seed 002 Table 1: taxonomy * -> A{a1,a2}, B{b1,b2}, C{c1,c2} ----------------------
+# --- Gong et al. 2016, Table 1: taxonomy * -> A{a1,a2}, B{b1,b2}, C{c1,c2} ----------------------
 LEAVES = ("a1", "a2", "b1", "b2", "c1", "c2")
 TABLE1_TREE = ItemTree.of(
     Taxonomy(

@@ -1,4 +1,4 @@
-"""The relational-transaction job (seed 002) end to end on the local engine, and its bad input.
+"""The relational-transaction job (Gong et al. 2016) end to end on the local engine, and its bad input.
 
 Small RT tables are generated here (seeded); the taxonomy is the seed's shape: items
 ``a1..h4`` under ``A..H`` under the root. Every run checks what the job promises: the

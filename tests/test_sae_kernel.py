@@ -1,7 +1,7 @@
 """MAA-SAE's and MAA-MINIL's compiled kernel gives the numpy path's labels, ties included.
 
 The numpy path (``SPARKANON_NO_JIT=1``) is the reference. Parity is checked on every block
-of an Adult sample under seed 003's attribute setting (continuous age, nominal attributes
+of an Adult sample under Yang et al. 2014's attribute setting (continuous age, nominal attributes
 as vectors, semantic fnlwgt), for both APF rules and MAA-MINIL, for cross-block placement,
 on random small blocks of every supported kind with many exact ties (duplicated rows,
 coarse codes), and on the pieces the kernel repeats bit for bit (entropy terms, the
@@ -53,7 +53,7 @@ def with_rule(ctx: BlockContext, rule: ApfRule) -> BlockContext:
 
 
 # ---------------------------------------------------------------------------
-# Adult under seed 003's attribute setting: every block, both paths
+# Adult under Yang et al. 2014's attribute setting: every block, both paths
 # ---------------------------------------------------------------------------
 
 

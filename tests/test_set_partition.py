@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def seed002_tree() -> ItemTree:
-    """Seed 002 figure 1 (b): A{a1, a2}, B{b1, b2}, C{c1, c2} under the root."""
+    """Gong et al. 2016 figure 1 (b): A{a1, a2}, B{b1, b2}, C{c1, c2} under the root."""
     leaves = ("a1", "a2", "b1", "b2", "c1", "c2")
     paths = tuple((leaf, leaf[0].upper(), "*") for leaf in leaves)
     return ItemTree.of(Taxonomy(leaves=leaves, paths=paths, height=2))
@@ -47,7 +47,7 @@ def decode(tree: ItemTree, sets: ItemSets) -> list[set[str]]:
 
 
 def test_seed002_table1_reproduces_table4_sets() -> None:
-    """Seed 002 table 1 with k = 2 gives the TT column of its table 4, worked by hand.
+    """Gong et al. 2016 table 1 with k = 2 gives the TT column of its table 4, worked by hand.
 
     The root splits into {A, B} (Bob, Alice), {C} (Tom, Simon), {B, C} (Jim, Alen), two
     records each. In {A, B} both nodes gain 4 (two items, 2 leaves each, to leaves); the
@@ -77,7 +77,7 @@ def test_he_naughton_style_example_seven_sets() -> None:
     """Seven sets, k = 2, on the even-tree convention (fanout 2 over a1 a2 b1 b2).
 
     The text of He and Naughton (2009) was not available to us, so this example is built
-    on the even taxonomy their experiments use (and seed 002 section 4.1): A = L1:0 over
+    on the even taxonomy their experiments use (and Gong et al. 2016, section 4.1): A = L1:0 over
     {a1, a2}, B = L1:1 over {b1, b2}. Worked by hand:
 
     1. {root} expands: {A} holds t1 t2 t3, {B} t4 t5 t6, {A, B} only t0: the leftover

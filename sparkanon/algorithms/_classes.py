@@ -7,11 +7,11 @@ codes. Classes can be
 added, grown, shrunk, merged and retired; every statistic a clustering algorithm scores
 a candidate by is computed for all classes at once, optionally with rows added:
 
-* InfoLoss (seed 000 eq. 20; seed 003 eq. 12): :meth:`ClassStats.losses`, split into
-  its histogram part (:meth:`ClassStats.hist_losses`, cheap, a lower bound) and the
+* InfoLoss (Shi et al. 2024, eq. 20; Yang et al. 2014, eq. 12): :meth:`ClassStats.losses`,
+  split into its histogram part (:meth:`ClassStats.hist_losses`, cheap, a lower bound) and the
   rest (:meth:`ClassStats.member_losses`);
-* the sensitive entropy Ent (seed 003 eq. 14): :meth:`ClassStats.entropies`;
-* the level entropy HEC (seed 000 eq. 2): :meth:`ClassStats.hec_with_level`;
+* the sensitive entropy Ent (Yang et al. 2014, eq. 14): :meth:`ClassStats.entropies`;
+* the level entropy HEC (Shi et al. 2024, eq. 2): :meth:`ClassStats.hec_with_level`;
 * NCP (Xu et al. 2006): :meth:`ClassStats.ncp`, from each attribute's range: every
   class's lowest and highest code per attribute are kept as arrays (:attr:`ClassStats.lo`,
   :attr:`ClassStats.hi`), updated as rows are added, removed and merged, so the NCP of
@@ -240,12 +240,12 @@ class ClassStats:
     # -- entropies ----------------------------------------------------------------------
 
     def entropies(self, ids: np.ndarray, sens: np.ndarray) -> np.ndarray:
-        """``Ent(Gk ∪ X)`` (seed 003 eq. 14) for every class ``Gk`` of ``ids``."""
+        """``Ent(Gk ∪ X)`` (Yang et al. 2014, eq. 14) for every class ``Gk`` of ``ids``."""
         counts = self.sens_counts[ids] + np.bincount(sens, minlength=self.n_values)[None, :]
         return sensitive_entropy(counts)
 
     def hec_with_level(self, ids: np.ndarray, level: int) -> np.ndarray:
-        """HEC (seed 000 eq. 2) of every class of ``ids`` after adding a row of this level."""
+        """HEC (Shi et al. 2024, eq. 2) of every class of ``ids`` plus one row of this level."""
         counts = self.level_counts[ids].copy()
         counts[:, level] += 1.0
         weights = self.block.weights

@@ -44,7 +44,7 @@ class GreedyAlgorithm(BlockAlgorithm):
 
         The first reference point is the block's central row; each class
         starts from the free row farthest from the reference and becomes the
-        next reference (seed 000 steps 4-7; the GPKC seeding rule too). Distances
+        next reference (Shi et al. 2024, steps 4-7; the GPKC seeding rule too). Distances
         are compared on the :func:`~sparkanon.metrics.entropy.quantise` grid; ties
         go to the lowest row position.
 

@@ -20,8 +20,8 @@ class AlgorithmParams(BaseModel):
 
     Attributes:
         name: the algorithm (``algorithm.name``).
-        entropy_base: logarithm base of the level entropy (seed 000 eq. 1; the
-            seed's "lg" is base 10), used by MAA-SLIE's PSI and by the EPP metric.
+        entropy_base: logarithm base of the level entropy (Shi et al. 2024, eq. 1; the
+            paper's "lg" is base 10), used by MAA-SLIE's PSI and by the EPP metric.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

@@ -1,4 +1,4 @@
-"""GPKC: greedy p-sensitive k-anonymity clustering, the baseline of seed 000.
+"""GPKC: greedy p-sensitive k-anonymity clustering, the baseline of Shi et al. 2024.
 
 After Campan, Truta et al., "A clustering approach for achieving data privacy"
 (GreedyPKClustering), on the same distances and publishing as MAA-SLIE:
@@ -16,7 +16,7 @@ After Campan, Truta et al., "A clustering approach for achieving data privacy"
   ``H`` levels); the remaining rows, in seeded random order, join the class
   whose InfoLoss grows least.
 
-With ``H = 1`` this is the (p, k) variant the seed compares against.
+With ``H = 1`` this is the (p, k) variant the paper compares against.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Campan, Truta and Cooper, "P-sensitive k-anonymity with generalization constraints"
 (Transactions on Data Privacy 3, 2010), build on the greedy k-member clustering of Byun,
 Kamra, Bertino and Li (2007). Where :mod:`sparkanon.algorithms.gpkc` (``gpkc``) grows
-classes by seed 000's InfoLoss (eq. 20, the very loss R_IL measures) and admits rows with a
+classes by Shi et al. 2024's InfoLoss (eq. 20, the very loss R_IL measures) and admits rows with a
 look-ahead rule, this baseline (``gpkc_paper``) follows the paper's own choices. Our
 readings, where the text we could work from (the paper's abstract and problem statement,
 Byun et al.'s definitions; see ``docs/method.md``, "GPKC as published") leaves room:
@@ -14,7 +14,7 @@ Byun et al.'s definitions; see ``docs/method.md``, "GPKC as published") leaves r
   a numeric range's width over the table's range, the height of a categorical value's
   lowest common ancestor over the hierarchy's height, an ordinal range's rank span over
   ``V - 1``, a nominal 0 or 1, a semantic code's masked digits over its length. With the
-  seed's weights of 1, ``w_i = 1`` as in the paper.
+  paper's weights of 1, ``w_i = 1`` as in the paper.
 * **Distance of a row to a class** (the growth and the leftover rule): the increase of
   ``IL`` when the row joins; between two rows (the seeding rule) ``IL`` of the pair.
 * **Seeds.** The first class starts from the row farthest from the block's central row,

@@ -1,11 +1,11 @@
-"""(K,L)-anonymity clustering (seed 001): sensitive values clustered first, then records.
+"""(K,L)-anonymity clustering (Chai and Feng 2015): sensitive values clustered first, then records.
 
 After Chai and Feng, *Efficient (K,L)-anonymous privacy protection based on
-clustering*, Computer Engineering 41(1), 2015 (seed 001). (K,L)-anonymity
+clustering*, Computer Engineering 41(1), 2015 (Chai and Feng 2015). (K,L)-anonymity
 (definition 5) asks every equivalence class for at least ``K`` rows and ``L``
 distinct sensitive values: it is p-sensitive k-anonymity with ``p = L``
 (``model: {name: p_sensitive, k: K, p: L}``; ``model.name: k`` is ``L = 1``).
-The seed's equations were lost in transcription; every reading below is ours
+The paper's equations were lost in transcription; every reading below is ours
 and stands in ``docs/method.md`` too.
 
 **Step 1, reference matrix J (definition 6).** For each sensitive value ``a``
@@ -17,7 +17,7 @@ the codes (discrete kinds) or of the blocking bins coarsened to
 rows each would make every pair of values look maximally apart). J is computed
 per block, from the block's rows: the algorithm stays a pure function of its
 block and the block runner is unchanged. The distance ``DIS(a, b)`` between
-two sensitive values (the seed's eq. 2) is the mean, weighted by the attribute
+two sensitive values (the paper's eq. 2) is the mean, weighted by the attribute
 weights, over the quasi-identifiers of the total variation distance
 ``1/2 sum |J[a][q] - J[b][q]|`` between their distributions, in [0, 1].
 
@@ -58,7 +58,7 @@ cluster per round (steps 2-6), while the free rows can still host a class
 Step 11: the rows left over (fewer than ``K``, or fewer than ``L`` values) join
 the class whose information loss grows least, in row order (ties to the smaller
 class, then the lower label), among the classes that still have fewer than
-``2K - 1`` rows, or, once none has, among the smallest classes: the seed's
+``2K - 1`` rows, or, once none has, among the smallest classes: the paper's
 classes hold ``K`` to ``2K`` rows, and without that bound one class can absorb
 hundreds of leftover rows that share a few sensitive values.
 
@@ -66,7 +66,7 @@ Steps 12-13 ("update the centroids until they no longer change"): generalized
 classes have no centroid, so we read the loop as local reassignment: in row
 order, a row moves to the class where the total information loss drops most,
 if its class keeps ``K`` rows and ``L`` values and the receiving class stays
-below ``2K`` rows (the seed's class sizes lie between ``K`` and ``2K``); rounds
+below ``2K`` rows (the paper's class sizes lie between ``K`` and ``2K``); rounds
 repeat until no row moves, at most ``algorithm.max_iterations`` rounds.
 
 A block that cannot host a class returns every row at ``-1``; otherwise every
@@ -158,7 +158,7 @@ def profile_distances(
 def cluster_sensitive_values(
     profiles: list[np.ndarray], weights: np.ndarray, n_clusters: int, max_iterations: int
 ) -> np.ndarray:
-    """Improved k-means of seed 001 section 4.1 over the sensitive values' profiles.
+    """Improved k-means of Chai and Feng 2015, section 4.1 over the sensitive values' profiles.
 
     Args:
         profiles: the reference matrix (:func:`reference_profiles`), ``m`` values.
@@ -230,7 +230,7 @@ class _KLClasses:
     The accumulator holds each class's size, sensitive counts and members (its NCP
     comes from each attribute's range); this keeps which block row is in which class
     and each class's current NCP, for the growth of ``|G| NCP(G)`` (the information
-    loss of a class in seed 001's reading, see the module docstring).
+    loss of a class in Chai and Feng 2015's reading, see the module docstring).
 
     Args:
         block: the block whose rows are labelled.
@@ -356,7 +356,7 @@ class KLClusterParams(AlgorithmParams):
     """(K,L) clustering's parameters.
 
     Attributes:
-        max_iterations: most rounds of centroid updates (seed 001 steps 3-13 repeat
+        max_iterations: most rounds of centroid updates (Chai and Feng 2015, steps 3-13 repeat
             "until the centroids no longer change") and of local reassignment.
     """
 
@@ -372,7 +372,7 @@ class KLCluster(BlockAlgorithm):
     Params = KLClusterParams
 
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
-        """Cluster one block (steps 1-13 of seed 001; see the module docstring).
+        """Cluster one block (steps 1-13 of Chai and Feng 2015; see the module docstring).
 
         Args:
             block: the block's rows, sorted by row id.
@@ -413,7 +413,7 @@ class KLCluster(BlockAlgorithm):
                 n_classes += 1
         classes = _KLClasses(block, labels, n_classes)
         for i in np.flatnonzero(free):
-            # Step 11, kept to the seed's class sizes where the data allows: the
+            # Step 11, kept to the paper's class sizes where the data allows: the
             # classes still below 2K - 1 rows compete; once every class is full,
             # the smallest ones (else one class swallows hundreds of leftover
             # rows that share a few sensitive values).

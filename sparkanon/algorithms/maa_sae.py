@@ -1,4 +1,4 @@
-"""MAA-SAE and its baseline MAA-MINIL: p-sensitive k-anonymity (seed 003, Algorithm 1).
+"""MAA-SAE and its baseline MAA-MINIL: p-sensitive k-anonymity (Yang et al. 2014, Algorithm 1).
 
 MAA-SAE grows each class by the anonymous protection factor
 ``APF(G, G') = EA(G, G') / ILA(G, G')`` (eq. 16): the entropy increment of the
@@ -9,7 +9,7 @@ choosing the smallest ``ILA`` wherever MAA-SAE chooses the largest ``APF``.
 "Best" below means first under the ranking rule ``algorithm.apf_rule``
 (:func:`apf_keys`, "Ranking" below); MAA-MINIL ignores that option.
 
-Steps as implemented (numbers are the seed's):
+Steps as implemented (numbers are the paper's):
 
 * 2-3: a block without ``k`` rows or ``p`` distinct sensitive values forms no
   class (all ``-1``; its rows go to cross-block reconciliation).
@@ -24,10 +24,10 @@ Steps as implemented (numbers are the seed's):
   - in both, ``G'`` is the best formed class ``Gk`` of ``Q`` by
     ``APF(G, G ∪ Gk)``; if ``t'`` beats ``G'`` it joins ``G``, else ``G'``
     leaves ``Q`` and merges into ``G`` (which then has ``>= k`` rows and
-    ``>= p`` values, ending the loop). "Beats" is strict, as the seed's ``>``
+    ``>= p`` values, ending the loop). "Beats" is strict, as the paper's ``>``
     on APF: ``t'`` must rank above ``G'``; equal APFs (for instance both
     ``+inf``) are decided by the larger ``EA``, and a full tie merges (the
-    seed's ELSE branch). With ``Q`` empty ``t'`` is added.
+    paper's ELSE branch). With ``Q`` empty ``t'`` is added.
   - No admissible ``t'`` but ``Q`` non-empty: ``G'`` is merged (the only move
     left that completes ``G``). No admissible ``t'`` and ``Q`` empty (the break
     rule, as in MAA-SLIE): ``G``'s rows return to the free rows and class
@@ -48,7 +48,7 @@ Steps as implemented (numbers are the seed's):
   formed first).
 * 30: centroids are computed by the pipeline from each class's final rows.
 
-Ranking (``algorithm.apf_rule``, :func:`apf_keys`). The seed ranks every
+Ranking (``algorithm.apf_rule``, :func:`apf_keys`). The paper ranks every
 candidate (``t'``, ``G'``, their comparison at steps 10 and 17, the class of step
 26) by the ratio ``EA / ILA`` and gives its purpose (section 3.5): the larger
 the entropy increment and the smaller the loss increment, the larger the APF.
@@ -61,13 +61,13 @@ new class absorbs the earlier ones and the block ends as one class.
 
 * ``seed``: the literal ratio everywhere (kept to reproduce that behaviour).
 * ``gain_then_loss`` (default): candidates that raise the entropy
-  (``EA > 0``) rank first, among themselves by the seed's APF; the others
-  (``EA <= 0``) rank below them by the smallest ``ILA``, the seed's other aim
+  (``EA > 0``) rank first, among themselves by the paper's APF; the others
+  (``EA <= 0``) rank below them by the smallest ``ILA``, the paper's other aim
   when no candidate can add entropy. ``EA = 0`` counts as no gain: ranking it
   above ``EA < 0``, as the ratio does, would still let a class that stays
   balanced after a merge (``EA = 0``) beat every row. The rules rank two
   candidates differently only when neither raises the entropy, where the
-  ratio contradicts the seed's stated aim; on the Adult runs of Table 5 (14
+  ratio contradicts the paper's stated aim; on the Adult runs of Table 5 (14
   sensitive values) they give the same classes.
 
 Ties: ``t'`` and ``G'`` go to the larger APF (``gain_then_loss``: among
@@ -177,7 +177,7 @@ class MaaSaeParams(AlgorithmParams):
 
     Attributes:
         apf_rule: how candidates are ranked by the anonymous protection factor
-            ``APF = EA / ILA`` (seed 003 eq. 16). ``gain_then_loss`` (default):
+            ``APF = EA / ILA`` (Yang et al. 2014, eq. 16). ``gain_then_loss`` (default):
             candidates that raise the sensitive entropy (``EA > 0``) by largest APF,
             ranked above the others, which go by least ``ILA``. ``seed``: every
             candidate by the literal ratio; once a class's entropy cannot rise (few
@@ -196,7 +196,7 @@ class MaaMinilParams(AlgorithmParams):
 
 
 class MaaSae(BlockAlgorithm):
-    """Micro-aggregation by largest anonymous protection factor (seed 003, Algorithm 1)."""
+    """Micro-aggregation by largest anonymous protection factor (Yang et al. 2014, Algorithm 1)."""
 
     name = "maa_sae"
     guarantees = frozenset({"p_sensitive", "k", "distinct_l"})
@@ -212,7 +212,7 @@ class MaaSae(BlockAlgorithm):
         """Step 10/17: whether adding ``t'`` beats merging ``G'``: strictly larger keys.
 
         Under ``seed``: the larger APF, equal APFs by the larger EA; a full tie
-        merges (the seed's ELSE branch).
+        merges (the paper's ELSE branch).
         """
         keys = apf_keys(np.array([ea_t, ea_g]), np.array([ila_t, ila_g]), rule)
         return tuple(float(key[0]) for key in keys) > tuple(float(key[1]) for key in keys)
@@ -352,7 +352,7 @@ class MaaSae(BlockAlgorithm):
         for all classes at once, and ``q(IL(G ∪ Gk)) >= q(H)`` on the grid; only the
         classes whose bound ``q(H) - q(IL(G))`` (:meth:`may_beat`) lets them beat
         ``t'`` are scored on the other kinds (one ``kind.loss`` call each). The best
-        of those is the seed's ``G'`` whenever ``G'`` beats ``t'``, so the choice is
+        of those is the paper's ``G'`` whenever ``G'`` beats ``t'``, so the choice is
         the same as scoring every class.
 
         Args:
@@ -450,12 +450,12 @@ class MaaSae(BlockAlgorithm):
 
 
 class MaaMinil(MaaSae):
-    """MAA-MINIL (seed 003 section 5.2): Algorithm 1 choosing the smallest ILA (eq. 13).
+    """MAA-MINIL (Yang et al. 2014, section 5.2): Algorithm 1 choosing the smallest ILA (eq. 13).
 
     Wherever MAA-SAE takes the largest APF (the row ``t'``, the class ``G'``,
     the comparison of the two, the leftover rule) MAA-MINIL takes the smallest
     ``ILA``; ties go to the larger ``EA``, then the lowest index, and a full tie
-    between ``t'`` and ``G'`` merges (the seed's ELSE branch).
+    between ``t'`` and ``G'`` merges (the paper's ELSE branch).
     """
 
     name = "maa_minil"

@@ -1,11 +1,11 @@
-"""MAA-SLIE: micro-aggregation under (H,p,k)-anonymity (seed 000, Algorithm 1).
+"""MAA-SLIE: micro-aggregation under (H,p,k)-anonymity (Shi et al. 2024, Algorithm 1).
 
-Steps as implemented (numbers are the seed's):
+Steps as implemented (numbers are the paper's):
 
 * 2-3: a block without ``k`` rows, ``p`` distinct sensitive values and ``H``
   levels forms no class (its rows go to cross-block reconciliation).
 * 4: the central tuple (closest to the block's centroid) is the first
-  reference point. The seed writes ``D = D - t_center``; taken literally that
+  reference point. The paper writes ``D = D - t_center``; taken literally that
   drops a row from the publication, so the central tuple stays in ``D`` and is
   placed like any other row.
 * 5: classes are formed while ``D`` holds at least ``k`` rows, ``p`` distinct
@@ -19,7 +19,7 @@ Steps as implemented (numbers are the seed's):
   fewer than ``H`` levels only rows that add a new level are admissible;
   afterwards any row whose sensitive value is new to ``G``.
 * 10-12 and 16-17 (break rule): if no row is admissible, the class's rows
-  return to ``D`` and class formation ends (the seed's outer loop would
+  return to ``D`` and class formation ends (the paper's outer loop would
   otherwise pick the same seed again forever).
 * 18-19: fill the class to ``k`` rows with the row maximising PSI.
 * 23-28: the remaining rows, in seeded random order, join the class whose PSI
@@ -85,7 +85,7 @@ def _compiled() -> ModuleType | None:
 
 
 class MaaSlie(GreedyAlgorithm):
-    """Greedy clustering that maximises the privacy safety index (seed 000)."""
+    """Greedy clustering that maximises the privacy safety index (Shi et al. 2024)."""
 
     name = "maa_slie"
     guarantees = frozenset({"hpk", "p_sensitive", "k", "distinct_l"})

@@ -202,7 +202,7 @@ def node_histograms(bins: np.ndarray, sens: np.ndarray, n_values: int) -> list[N
 def attribute_spread(kind: Kind, bins: np.ndarray, counts: np.ndarray) -> float:
     """How spread out a node is on one attribute: weighted mean distance to its centroid.
 
-    This is the attribute's share of the node's information loss per row (seed 000
+    This is the attribute's share of the node's information loss per row (Shi et al. 2024
     eq. 19-20 with the whole node as one class). Blocking cuts the attribute of
     largest spread: a normalised *range* (classic Mondrian) ranks an attribute with a
     few outliers, or a long declared order, as wide as one spread over its whole domain.

@@ -11,7 +11,7 @@ at worst the block becomes one class.
 Rules, deterministic:
 
 * the failing class of the lowest label goes first;
-* it merges into the class whose centroid is nearest to its centroid (seed 000 eq. 18,
+* it merges into the class whose centroid is nearest to its centroid (Shi et al. 2024, eq. 18,
   the tuple distance every algorithm here uses; ties to the lowest label);
 * the merged class keeps the receiving class's label and is checked again.
 

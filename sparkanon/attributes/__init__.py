@@ -1,1 +1,1 @@
-"""Attribute kinds, taxonomy trees and the encoded schema (seed 000, section 1.5)."""
+"""Attribute kinds, taxonomy trees and the encoded schema (Shi et al. 2024, section 1.5)."""

@@ -7,7 +7,7 @@ every node has exactly one parent, a value sits at one level only (never both a
 leaf and an inner node, so the parent links cannot cycle) and there is one root:
 :func:`load_arx_hierarchy` rejects any other file, naming the line and the value.
 
-The distance of seed 000 eq. 14 is ``d_c(a, b) = u(a, b) / root_c`` where
+The distance of Shi et al. 2024, eq. 14 is ``d_c(a, b) = u(a, b) / root_c`` where
 ``u`` is the number of levels from the leaves up to their lowest common
 ancestor and ``root_c`` the number of levels from a leaf to the root.
 

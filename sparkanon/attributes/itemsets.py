@@ -1,13 +1,13 @@
-"""Set-valued attributes: item taxonomies, encoded item sets and generalized sets (seed 002).
+"""Set-valued attributes: item taxonomies, encoded and generalized item sets (Gong et al. 2016).
 
 A set-valued attribute holds, per record, a set of items (diagnoses, purchased
-products, visited pages). Seed 002 (section 2) treats it as the sensitive part of
+products, visited pages). Gong et al. 2016 (section 2) treats it as the sensitive part of
 relational-transaction (RT) data and assumes that a record's items do not repeat.
 
 Items are leaves of a taxonomy (:class:`ItemTree`), the same ARX-format hierarchy
 files the categorical kinds use (:func:`sparkanon.attributes.hierarchy.load_arx_hierarchy`:
 all leaves at one depth, a tree), or an even tree of a given fanout
-(:func:`even_taxonomy`, how seed 002 section 4.1 and He and Naughton (2009) build one
+(:func:`even_taxonomy`, how Gong et al. 2016, section 4.1 and He and Naughton (2009) build one
 when none is given: every ``fanout`` consecutive items go up one level).
 
 Every node of the tree has an integer id: the leaves first, in the taxonomy's
@@ -21,7 +21,7 @@ block's sets are held together as :class:`ItemSets` (compressed rows: ``offsets`
 
 Decided behaviours for the input (documented in ``docs/method.md``, tested):
 
-* duplicate items in one record's set count once (seed 002 section 2: the items of a
+* duplicate items in one record's set count once (Gong et al. 2016, section 2: the items of a
   transaction do not repeat); the job reports how many duplicates it removed;
 * an item missing from the taxonomy is an error naming the column, the item and the
   record's position, unless ``on_unknown_item: drop`` removes it (counted);
@@ -161,7 +161,7 @@ class ItemTree:
 def even_taxonomy(items: Sequence[str], fanout: int) -> Taxonomy:
     """An even taxonomy: every ``fanout`` consecutive items (in the given order) share a parent.
 
-    Seed 002 section 4.1: with no taxonomy for INFORMS' 1,297 diagnosis codes, the
+    Gong et al. 2016, section 4.1: with no taxonomy for INFORMS' 1,297 diagnosis codes, the
     space is divided evenly, 5 nodes going up one level, so ``5^4 < 1297 <= 5^5``
     gives 5 levels above the leaves. Inner nodes are labelled ``L{level}:{index}``
     (``index`` among the nodes of that level), the root ``*``.

@@ -1,4 +1,4 @@
-"""Quasi-identifier kinds: encoding, distances and centroids (seed 000, section 1.5).
+"""Quasi-identifier kinds: encoding, distances and centroids (Shi et al. 2024, section 1.5).
 
 Every quasi-identifier is encoded to one numeric code per row:
 
@@ -14,7 +14,7 @@ Every quasi-identifier is encoded to one numeric code per row:
 * nominal (boolean): an index into the domain; distance 0 if equal else 1
   (eq. 16); centroid the most frequent value (eq. 17).
 
-Seed 003 (section 3.2) adds: ordinal weights between consecutive ranks
+Yang et al. 2014 (section 3.2) adds: ordinal weights between consecutive ranks
 (eq. 4) and a median centroid (eq. 5, :class:`OrdinalKind`); nominal values as
 vectors (Table 4, eq. 6-7, :class:`VectorNominalKind`); semantic codes on a
 code hierarchy tree (definition 6-7, eq. 8-10,
@@ -463,14 +463,14 @@ ORDINAL_CENTROIDS = ("mean_frequency", "median")
 
 @dataclass(frozen=True)
 class OrdinalKind(DiscreteKind):
-    """Graded values in a declared order (seed 000 eq. 6-13, seed 003 eq. 4-5).
+    """Graded values in a declared order (Shi et al. 2024, eq. 6-13, Yang et al. 2014, eq. 4-5).
 
-    The distance matrix holds seed 003's eq. 4 (weights between consecutive
-    ranks; all 1 gives seed 000's eq. 6), see :func:`ordinal_kind`.
+    The distance matrix holds Yang et al. 2014's eq. 4 (weights between consecutive
+    ranks; all 1 gives Shi et al. 2024's eq. 6), see :func:`ordinal_kind`.
 
     Attributes:
-        rule: the centroid rule, ``mean_frequency`` (seed 000) or ``median``
-            (seed 003).
+        rule: the centroid rule, ``mean_frequency`` (Shi et al. 2024) or ``median``
+            (Yang et al. 2014).
     """
 
     rule: str = "mean_frequency"
@@ -478,13 +478,13 @@ class OrdinalKind(DiscreteKind):
     def centroids(self, hists: np.ndarray) -> np.ndarray:
         """Centroid rank of each class (a row of counts).
 
-        ``mean_frequency``: the center mean frequency rule (seed 000, definition
+        ``mean_frequency``: the center mean frequency rule (Shi et al. 2024, definition
         3, eq. 7-13). The mean rank ``K`` (eq. 8) is rounded up when fewer rows
         lie below it than above it (eq. 9-12), down when more lie below, and to
         the nearest rank (``floor(K + 1/2)``, eq. 13) when as many lie on either
         side. The rule works on ranks whatever the rank weights.
 
-        ``median``: seed 003's "convex median" (eq. 5, garbled in print): the
+        ``median``: Yang et al. 2014's "convex median" (eq. 5, garbled in print): the
         lower median of the class's ranks, i.e. the rank of the row at 1-based
         position ``ceil(n / 2)`` in rank order (for an even class the lower of
         the two middle ranks, so results are deterministic). On the weighted
@@ -590,7 +590,7 @@ class NominalKind(DiscreteKind):
 
 @dataclass(frozen=True)
 class VectorNominalKind(NominalKind):
-    """Nominal values as vectors (seed 003 Table 4, eq. 6-7; ``encoding: vector``).
+    """Nominal values as vectors (Yang et al. 2014, Table 4, eq. 6-7; ``encoding: vector``).
 
     Value ``v`` of a domain of ``V`` values is the one-hot vector scaled by
     ``sqrt(0.5)`` (Table 4), and eq. 6 is the sum of squared differences, so
@@ -644,9 +644,9 @@ def ordinal_kind(
 ) -> OrdinalKind:
     """Build an ordinal kind from its declared order (lowest rank first).
 
-    The distance is seed 003's eq. 4: for ranks ``a <= b`` (1-based, as in
-    the seed), ``sum_{j=a+1..b} W(j-1,j) / sum_{j=2..V} W(j-1,j)``; with every
-    weight 1 it is seed 000's ``|a - b| / (V - 1)`` (eq. 6).
+    The distance is Yang et al. 2014's eq. 4: for ranks ``a <= b`` (1-based, as in
+    the paper), ``sum_{j=a+1..b} W(j-1,j) / sum_{j=2..V} W(j-1,j)``; with every
+    weight 1 it is Shi et al. 2024's ``|a - b| / (V - 1)`` (eq. 6).
 
     Args:
         name: the column name.
@@ -702,8 +702,8 @@ def nominal_kind(
         name: the column name.
         weight: the attribute's weight in the tuple distance.
         values: the domain.
-        encoding: ``indicator`` (seed 000 eq. 16-17, :class:`NominalKind`) or
-            ``vector`` (seed 003 Table 4 and eq. 6-7, :class:`VectorNominalKind`).
+        encoding: ``indicator`` (Shi et al. 2024, eq. 16-17, :class:`NominalKind`) or
+            ``vector`` (Yang et al. 2014, Table 4 and eq. 6-7, :class:`VectorNominalKind`).
 
     Returns:
         The kind.

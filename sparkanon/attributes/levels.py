@@ -1,4 +1,4 @@
-"""Generalization levels of a quasi-identifier, for full-domain generalization (seed 004, 20.3.1).
+"""Generalization levels of a quasi-identifier for full-domain generalization (Aggarwal 2015).
 
 Full-domain generalization replaces every value of a column by its ancestor at one
 level of the column's hierarchy, the same level for the whole table. A

@@ -33,7 +33,7 @@ def code_column(i: int) -> str:
 
 @dataclass(frozen=True)
 class SensitiveLevels:
-    """The sensitive attribute, its values and their levels (seed 000, section 1.4).
+    """The sensitive attribute, its values and their levels (Shi et al. 2024, section 1.4).
 
     A job without ``sensitive.levels`` gets one implicit level holding every value
     (``has_levels`` false): the level-based parts (HEC, PSI, EPP) then see a single

@@ -1,4 +1,4 @@
-"""Semantic attributes: codes whose prefixes form a code hierarchy tree (seed 003, section 3.2).
+"""Semantic attributes: codes whose prefixes form a code hierarchy tree (Yang et al. 2014, 3.2).
 
 A semantic value (definition 6) is a code of exactly ``length`` decimal digits,
 such as a ZIP code or Adult's 6-digit ``fnlwgt``. Every prefix of a code is a
@@ -7,7 +7,7 @@ first digit level 2, ..., and the codes themselves are the leaves at level
 ``h = length + 1``.
 
 Edge weights (section 3.2, second form of ref. [21]): ``W(j-1, j) = 1/(j-1)^beta``
-for ``j >= 3`` and ``W(1, 2) = root_weight`` (0 in the seed's experiments,
+for ``j >= 3`` and ``W(1, 2) = root_weight`` (0 in the paper's experiments,
 ``beta = 1``). The distance of a node ``P`` to an ancestor ``C`` is eq. 8,
 ``sum_{j=level(C)+1..level(P)} W(j-1,j) / sum_{j=2..h} W(j-1,j)``; two leaves
 are ``dis(P1, C) + dis(P2, C)`` apart through their lowest common ancestor
@@ -61,7 +61,7 @@ def level_weights(length: int, beta: float, root_weight: float) -> np.ndarray:
     """Edge weights ``w_i = W(i, i+1)`` of the code hierarchy tree, ``i = 1..length``.
 
     ``W(1, 2) = root_weight`` (root to first digit) and ``W(j-1, j) = 1/(j-1)^beta``
-    for ``j >= 3`` (seed 003, section 3.2).
+    for ``j >= 3`` (Yang et al. 2014, section 3.2).
 
     Args:
         length: digits per code (the tree has ``length + 1`` levels).
@@ -101,7 +101,7 @@ def prefix_distances(length: int, beta: float, root_weight: float) -> np.ndarray
 
 @dataclass(frozen=True)
 class SemanticKind(Kind):
-    """Codes of ``length`` digits compared on the code hierarchy tree (seed 003 eq. 8-10).
+    """Codes of ``length`` digits compared on the code hierarchy tree (Yang et al. 2014, eq. 8-10).
 
     Codes are the codes' integer values (``int64``; up to 18 digits), so the
     domain (28,000 distinct ``fnlwgt`` values on Adult) never becomes a

@@ -309,7 +309,7 @@ def single_value_problems(config: JobConfig) -> list[str]:
 
 
 def full_domain_problems(config: JobConfig) -> list[str]:
-    """A full-domain job's suppression and publication (seed 004)."""
+    """A full-domain job's suppression and publication (Aggarwal 2015)."""
     problems: list[str] = []
     if config.algorithm.max_suppression > 0:
         for i, model in enumerate(config.model):
@@ -393,7 +393,7 @@ def block_problems(config: JobConfig) -> list[str]:
 
 
 def relational_transaction_problems(config: JobConfig) -> list[str]:
-    """Problems of a relational-transaction job (seed 002): model, algorithm, publication."""
+    """Problems of a relational-transaction job (Gong et al. 2016): model, algorithm, output."""
     problems = column_problems(config)
     if config.algorithm.name not in algorithms_of("transaction"):
         problems.append(

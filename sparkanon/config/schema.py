@@ -52,7 +52,7 @@ from sparkanon.models import ModelConfig, ModelSet
 from sparkanon.models.base import Float, Int
 
 QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic")
-"""Attribute kinds that are quasi-identifiers (seed 000 section 1.5, seed 003 section 3)."""
+"""Attribute kinds that are quasi-identifiers (Shi et al. 2024, 1.5; Yang et al. 2014, 3)."""
 
 
 class _Frozen(BaseModel):
@@ -80,7 +80,7 @@ class InputConfig(_Frozen):
             cannot be encoded (a non-numeric continuous value, a value outside
             its declared order, hierarchy or values, a malformed semantic code),
             naming the column and the value; ``drop`` suppresses those rows
-            and counts them (``suppressed_invalid_values``), as seed 003 keeps
+            and counts them (``suppressed_invalid_values``), as Yang et al. 2014 keeps
             only the 6-digit fnlwgt codes.
         on_malformed: CSV only: ``error`` (default) fails on a record whose
             number of fields differs from the header's, naming the file and the
@@ -197,7 +197,7 @@ class _QuasiIdentifier(_Attribute):
     """A quasi-identifier column.
 
     Attributes:
-        weight: weight of this attribute in the tuple distance (seed 000 sets all
+        weight: weight of this attribute in the tuple distance (Shi et al. 2024 sets all
             weights to 1).
     """
 
@@ -211,22 +211,22 @@ class _QuasiIdentifier(_Attribute):
 
 
 class ContinuousAttribute(_QuasiIdentifier):
-    """A numeric quasi-identifier, normalised with the whole input's range (seed 000 eq. 3-5)."""
+    """A numeric quasi-identifier, normalised by the input's range (Shi et al. 2024, eq. 3-5)."""
 
     kind: Literal["continuous"]
     levels: IntervalLevelsConfig | None = None
 
 
 class OrdinalAttribute(_QuasiIdentifier):
-    """Graded values in a declared order (seed 000 eq. 6-13, seed 003 eq. 4-5).
+    """Graded values in a declared order (Shi et al. 2024, eq. 6-13, Yang et al. 2014, eq. 4-5).
 
     Attributes:
         order: the values from lowest to highest rank.
-        rank_weights: the weights ``W(j-1,j)`` between consecutive ranks (seed 003
+        rank_weights: the weights ``W(j-1,j)`` between consecutive ranks (Yang et al. 2014
             eq. 4), one fewer than ``order``; all 1 when omitted (then eq. 4 is
-            seed 000's eq. 6).
-        centroid: ``mean_frequency`` (seed 000's "center mean frequency" rule,
-            eq. 7-13) or ``median`` (the median rank, our reading of seed 003's
+            Shi et al. 2024's eq. 6).
+        centroid: ``mean_frequency`` (Shi et al. 2024's "center mean frequency" rule,
+            eq. 7-13) or ``median`` (the median rank, our reading of Yang et al. 2014's
             eq. 5).
     """
 
@@ -248,7 +248,7 @@ class OrdinalAttribute(_QuasiIdentifier):
 
 
 class CategoricalAttribute(_QuasiIdentifier):
-    """Values that are leaves of a taxonomy tree (seed 000 eq. 14-15).
+    """Values that are leaves of a taxonomy tree (Shi et al. 2024, eq. 14-15).
 
     Attributes:
         hierarchy: ARX-format hierarchy CSV (one row per leaf, most specific value
@@ -265,12 +265,12 @@ class CategoricalAttribute(_QuasiIdentifier):
 
 
 class NominalAttribute(_QuasiIdentifier):
-    """Boolean or nominal values (seed 000 eq. 16-17; seed 003 Table 4 as vectors).
+    """Boolean or nominal values (Shi et al. 2024, eq. 16-17; Yang et al. 2014, Table 4 as vectors).
 
     Attributes:
         values: the domain; discovered from the data when omitted.
         encoding: ``indicator`` (0/1 distance, mode centroid) or ``vector``
-            (seed 003 eq. 6-7: loss against the class's mean vector, mode published).
+            (Yang et al. 2014, eq. 6-7: loss against the class's mean vector, mode published).
     """
 
     kind: Literal["nominal"]
@@ -284,14 +284,14 @@ class NominalAttribute(_QuasiIdentifier):
 
 
 class SemanticAttribute(_QuasiIdentifier):
-    """Codes whose prefixes form a code hierarchy tree (seed 003 definition 6).
+    """Codes whose prefixes form a code hierarchy tree (Yang et al. 2014, definition 6).
 
     Attributes:
         length: the number of characters of every code (e.g. 5 for ZIP codes, 6 for
             Adult's fnlwgt); each prefix is a level of the tree.
-        beta: level weights ``W(j-1,j) = 1/(j-1)^beta`` (1 in the seed's experiments).
+        beta: level weights ``W(j-1,j) = 1/(j-1)^beta`` (1 in the paper's experiments).
         root_weight: ``W(1,2)``, the weight between the root and the first character
-            (0 in the seed's experiments).
+            (0 in the paper's experiments).
     """
 
     kind: Literal["semantic"]
@@ -334,7 +334,7 @@ ATTRIBUTE_KINDS = QI_KINDS + ("identifier", "keep")
 
 
 class SensitiveLevel(_Frozen):
-    """One sensitivity level of the sensitive attribute (seed 000, section 1.4).
+    """One sensitivity level of the sensitive attribute (Shi et al. 2024, section 1.4).
 
     Attributes:
         name: label of the level (used in logs and metrics only).
@@ -401,7 +401,7 @@ class LongItemsConfig(_Frozen):
 
 
 class ItemsetConfig(_Frozen):
-    """A set-valued sensitive attribute (seed 002's transaction part), e.g. diagnosis codes.
+    """A set-valued sensitive attribute (Gong et al. 2016's transaction part), e.g. diagnosis codes.
 
     Attributes:
         name: the column (for ``layout: long``, the name the joined sets take).
@@ -412,7 +412,7 @@ class ItemsetConfig(_Frozen):
         separator: the item separator of the ``delimited`` layout.
         taxonomy: ARX-format hierarchy CSV whose leaves are the items.
         fanout: without ``taxonomy``: an even taxonomy over the items the data
-            holds (sorted), ``fanout`` children per node (seed 002 section 4.1 uses 5).
+            holds (sorted), ``fanout`` children per node (Gong et al. 2016, section 4.1 uses 5).
         on_unknown_item: ``error`` fails on an item absent from the taxonomy,
             naming it; ``drop`` removes such items from their sets (counted).
         long: the long table (``layout: long`` only).
@@ -525,10 +525,10 @@ class OutputConfig(_Frozen):
         publish: ``centroids`` replaces each quasi-identifier by its class
             centroid (micro-aggregation); ``generalized`` by the class's
             generalized value (a numeric range, the taxonomy node covering the
-            class, a common code prefix), as seed 001 publishes; ``anatomy`` (a
+            class, a common code prefix), as Chai and Feng 2015 publishes; ``anatomy`` (a
             set-valued sensitive attribute only) publishes two tables, ``rt`` (record
             id, exact quasi-identifiers, group id) and ``tt`` (group id, generalized
-            set, count), as seed 002 does.
+            set, count), as Gong et al. 2016 does.
         max_suppressed_share: the largest share of the input rows a run may suppress,
             all causes together (malformed records, missing or invalid values, rows
             the algorithm could not publish); a run above it, or one that would publish
@@ -589,12 +589,12 @@ class JobConfig(_Frozen):
 
     @property
     def is_full_domain(self) -> bool:
-        """Whether the algorithm searches the lattice of full-domain generalizations (seed 004)."""
+        """Whether the algorithm walks the lattice of full-domain generalization (Aggarwal 2015)."""
         return self.algorithm.name in algorithms_of("full_domain")
 
     @property
     def is_relational_transaction(self) -> bool:
-        """Whether the sensitive attribute is a set of items (seed 002's RT data)."""
+        """Whether the sensitive attribute is a set of items (Gong et al. 2016's RT data)."""
         return isinstance(self.sensitive, ItemsetConfig)
 
     @model_validator(mode="after")

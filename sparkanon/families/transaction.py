@@ -1,4 +1,4 @@
-"""The relational-transaction family (seed 002): records with a set-valued sensitive attribute.
+"""The relational-transaction family (Gong et al. 2016): a set-valued sensitive attribute.
 
 The runner reads (joining a long item table when configured) and profiles (the
 quasi-identifiers and the items); then the item taxonomy -> encode (sets as leaf ids) ->
@@ -130,7 +130,7 @@ class _State:
 
 
 class TransactionFamily:
-    """Relational-transaction data (seed 002): (k,l)-diversity by PAA or APA, RT and TT tables."""
+    """Relational-transaction data (Gong et al. 2016): (k,l)-diversity by PAA or APA, RT and TT."""
 
     name = "transaction"
     algorithms = algorithms_of("transaction")

@@ -1,6 +1,6 @@
 """Average relative error (ARE) of random count queries on relational-transaction data.
 
-Seed 002 (Gong, Yang, Luo 2016), section 4.2, eq. 4-6. A query is
+Gong, Yang and Luo (2016), section 4.2, eq. 4-6. A query is
 
 .. code-block:: sql
 
@@ -14,11 +14,11 @@ Seed 002 (Gong, Yang, Luo 2016), section 4.2, eq. 4-6. A query is
 
 ``act`` is the answer on the original table; ``est`` the answer on the published RT / TT
 tables computed "as in Anatomy" (Xiao and Tao 2006); ``RE = |act - est| / act`` (eq. 5)
-and ``ARE`` the mean RE over ``qt`` queries (eq. 6), reported in percent like the seed.
+and ``ARE`` the mean RE over ``qt`` queries (eq. 6), reported in percent like the paper.
 
 Decided readings (each documented where it is implemented, and tested):
 
-* **selectivity** ``s`` is a fraction in ``(0, 1]``. The seed's default "s = 2" is 2 %
+* **selectivity** ``s`` is a fraction in ``(0, 1]``. The paper's default "s = 2" is 2 %
   (``s = 0.02``): eq. 4 states ``0 <= s <= 100%`` and the authors' evaluation code
   computes ``(s / 100) ** (1 / (qd + 1))``. With ``qd = 5`` each predicate keeps about
   52 % of its domain.
@@ -28,13 +28,13 @@ Decided readings (each documented where it is implemented, and tested):
   exceeds the number of candidates.
 * **pred2 on a published (generalized) set** ``g``, two switches:
 
-  - ``match``: ``"contains"`` (default, the seed's text: every item of ``c`` is in the
+  - ``match``: ``"contains"`` (default, the paper's text: every item of ``c`` is in the
     record) or ``"equals"`` (the record's set is exactly ``c``);
   - ``generalized``: how a generalized item ``u`` (an inner node covering several leaves)
     answers for an item ``v`` under it. ``"certain"`` (default): ``u`` covers ``v``, so the
     predicate holds (probability 1); the probability of the estimate is then only
     Anatomy's, ``1 / |G|`` per TT entry, which is literally "the probability as in [18]"
-    of the seed. ``"uniform"``: ``u`` stands for each of its leaves with probability
+    of the paper. ``"uniform"``: ``u`` stands for each of its leaves with probability
     ``1 / leaves_under(u)`` (the authors' code), items independently, so
     ``P(c in g) = prod_{v in c} 1 / leaves_under(u_v)`` (1 for a leaf ``u_v``) and 0 when
     some ``v`` is not covered. For ``"equals"``, ``"certain"`` needs ``c`` covered by
@@ -42,13 +42,13 @@ Decided readings (each documented where it is implemented, and tested):
     as one of its leaves, so it needs each node to cover exactly one item of ``c`` and
     gives ``prod_{u in g} 1 / leaves_under(u)``.
 
-  Only ``"certain"`` reproduces the seed's worked example (section 4.2): on Table 4 the
+  Only ``"certain"`` reproduces the paper's worked example (section 4.2): on Table 4 the
   query ``Age in {18, 19}, Sex = M, Disease contains (a1, b2)`` finds 2 RT rows of group 1,
   whose TT holds ``<A, b2>, <C>, <b2, C>``; ``"certain"`` gives ``2 * 1 / 3 = 0.67``
-  (the seed's 0.66, RE 34 %), ``"uniform"`` gives ``2 * (1/2) / 3 = 0.33``. On Table 2
-  (whose disease cells are lost in our copy of the seed; with any (k, k^m)-anonymous
+  (the paper's 0.66, RE 34 %), ``"uniform"`` gives ``2 * (1/2) / 3 = 0.33``. On Table 2
+  (whose disease cells are lost in our copy of the paper; with any (k, k^m)-anonymous
   generalization where Bob's set covers ``a1, b2`` and Tom's does not) ``"certain"``
-  gives ``0.4`` as the seed, ``"uniform"`` at most 0.2. Hence ``"certain"`` is the default;
+  gives ``0.4`` as the paper, ``"uniform"`` at most 0.2. Hence ``"certain"`` is the default;
   it is an optimistic reading (a generalized item is taken to match every item it
   covers), ``"uniform"`` the probabilistic one of the authors' code.
 * **OR over the ``b`` combinations**: with ``"certain"`` every ``p`` is 0 or 1 and the OR is
@@ -125,7 +125,7 @@ _DENSE_SPEEDUP = 16  # a dense product cell costs about 1/16 of a scattered one
 
 @dataclass(frozen=True)
 class CountQuery:
-    """One count query of seed 002 eq. 4-6.
+    """One count query of Gong et al. 2016, eq. 4-6.
 
     Attributes:
         qi: ``(column, allowed values)`` pairs, sorted by column: pred1 of each chosen
@@ -174,11 +174,11 @@ def _canonical(values: Iterable[Any]) -> list[Any]:
 
 
 def selection_size(domain_size: int, s: float, qd: int) -> int:
-    """``b = ceil(|A| s^(1/(qd+1)))`` of seed 002 eq. 4, at most ``|A|``.
+    """``b = ceil(|A| s^(1/(qd+1)))`` of Gong et al. 2016, eq. 4, at most ``|A|``.
 
     Args:
         domain_size: ``|A|``.
-        s: selectivity, a fraction in ``(0, 1]`` (the seed's "2" is ``0.02``).
+        s: selectivity, a fraction in ``(0, 1]`` (the paper's "2" is ``0.02``).
         qd: number of quasi-identifiers in the query.
 
     Returns:
@@ -219,7 +219,7 @@ def draw_queries(
     seed: int,
     set_size: int | None = None,
 ) -> list[CountQuery]:
-    """Draw ``qt`` random count queries (seed 002 section 4.2), deterministically.
+    """Draw ``qt`` random count queries (Gong et al. 2016, section 4.2), deterministically.
 
     Per query, from one seeded numpy ``Generator``: ``qd`` distinct quasi-identifiers,
     then for each ``b`` distinct values of its domain, then ``b`` distinct combinations of
@@ -234,7 +234,7 @@ def draw_queries(
             ids), or a seeded sample of them.
         qd: quasi-identifiers per query; more than there are columns means all of them
             (and eq. 4 uses that number).
-        s: selectivity, a fraction in ``(0, 1]``; the seed's default "2" means 2 %, 0.02.
+        s: selectivity, a fraction in ``(0, 1]``; the paper's default "2" means 2 %, 0.02.
         qt: number of queries.
         seed: seed of the generator.
         set_size: ``|A|`` of the set attribute in eq. 4 (:func:`set_domain_size`);
@@ -250,7 +250,7 @@ def draw_queries(
     if not 0 < s <= 1:
         raise ValueError(
             f"selectivity s must be a fraction in (0, 1], got {s}"
-            " (the seed's s = 2 means 2%: pass 0.02)"
+            " (the paper's s = 2 means 2%: pass 0.02)"
         )
     if qd < 0 or qt < 0:
         raise ValueError(f"qd and qt must not be negative, got qd={qd}, qt={qt}")
@@ -975,7 +975,7 @@ def estimated_counts(
     """The Anatomy estimate of every query on whole RT and TT tables (one process).
 
     ``est = sum_G (RT rows of G satisfying pred1) * (TT entries of G satisfying pred2,
-    weighted by count) / |G|`` (Xiao and Tao 2006, seed 002 section 4.2). The job computes
+    weighted by count) / |G|`` (Xiao and Tao 2006, Gong et al. 2016, section 4.2). The job computes
     the same with :func:`rt_partial`, :func:`tt_partial`, merging and :func:`combine`.
 
     Args:
@@ -1012,7 +1012,7 @@ def estimated_counts(
 
 
 def relative_errors(actual: np.ndarray, estimated: np.ndarray) -> np.ndarray:
-    """``RE = |act - est| / act`` per query (seed 002 eq. 5), as fractions.
+    """``RE = |act - est| / act`` per query (Gong et al. 2016, eq. 5), as fractions.
 
     Args:
         actual: the answers on the original table, all positive.
@@ -1036,7 +1036,7 @@ def relative_errors(actual: np.ndarray, estimated: np.ndarray) -> np.ndarray:
 
 
 def are(actual: np.ndarray, estimated: np.ndarray) -> float:
-    """Average relative error in percent (seed 002 eq. 6): ``100 * mean(RE)``.
+    """Average relative error in percent (Gong et al. 2016, eq. 6): ``100 * mean(RE)``.
 
     Args:
         actual: the answers on the original table, all positive.

@@ -1,10 +1,10 @@
-"""Sensitive-value entropies, the privacy safety index and the quality metrics of the seeds.
+"""Sensitive-value entropies, the privacy safety index and the papers' quality metrics.
 
-Seed 000 (Shi, Zhang, Dong 2024): level entropy (eq. 1), class level entropy
+Shi, Zhang and Dong (2024): level entropy (eq. 1), class level entropy
 HEC (eq. 2), privacy safety index PSI (eq. 21), entropy privacy protection EPP
 (eq. 22), information loss rate R_IL (eq. 23).
 
-Seed 003 (Yang, Wang, Zhang 2014): class entropy Ent (eq. 14, base 2), AVG-IL
+Yang, Wang and Zhang (2014): class entropy Ent (eq. 14, base 2), AVG-IL
 (eq. 17-18), AVG-Ent (eq. 19) and CAVG (eq. 20).
 """
 
@@ -14,7 +14,7 @@ import numpy as np
 
 
 def sensitive_level_entropy(share: np.ndarray | float, base: float = 10.0) -> np.ndarray:
-    """Level entropy ``H(l_i) = -p log_b p`` (seed 000 eq. 1; the seed's "lg" is base 10).
+    """Level entropy ``H(l_i) = -p log_b p`` (Shi et al. 2024, eq. 1; the paper's "lg" is base 10).
 
     Args:
         share: ``p_{l_i}``, the share of a class's rows in level ``l_i``.
@@ -32,7 +32,7 @@ def sensitive_level_entropy(share: np.ndarray | float, base: float = 10.0) -> np
 def class_level_entropy(
     level_counts: np.ndarray, weights: np.ndarray, base: float = 10.0
 ) -> np.ndarray:
-    """Class level entropy ``HEC = sum_i w_i H(l_i)`` (seed 000 eq. 2).
+    """Class level entropy ``HEC = sum_i w_i H(l_i)`` (Shi et al. 2024, eq. 2).
 
     Args:
         level_counts: rows per level, shape ``(L,)`` for one class or ``(m, L)``
@@ -52,9 +52,9 @@ def class_level_entropy(
 def privacy_safety_index(
     hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float
 ) -> np.ndarray:
-    """Privacy safety index ``PSI = w1 HEC + w2 / InfoLoss`` (seed 000 eq. 21).
+    """Privacy safety index ``PSI = w1 HEC + w2 / InfoLoss`` (Shi et al. 2024, eq. 21).
 
-    The seed leaves ``InfoLoss = 0`` undefined (a class of identical
+    The paper leaves ``InfoLoss = 0`` undefined (a class of identical
     quasi-identifiers). We take ``w2 / 0 = +inf`` when ``w2 > 0``: a class that
     loses nothing is the safest choice; :func:`best_by_psi` breaks ties between
     such classes by HEC. When ``w2 = 0`` the loss term is dropped.
@@ -137,12 +137,12 @@ def best_by_psi(hec: np.ndarray, info_loss: np.ndarray, w1: float, w2: float) ->
 
 
 def information_loss_rate(total_info_loss: float, n_rows: int) -> float:
-    """R_IL: summed InfoLoss of all classes over the number of rows (seed 000 eq. 23)."""
+    """R_IL: summed InfoLoss of all classes over the number of rows (Shi et al. 2024, eq. 23)."""
     return float(total_info_loss) / n_rows if n_rows else 0.0
 
 
 def sensitive_entropy(value_counts: np.ndarray) -> np.ndarray:
-    """Entropy of the sensitive values of a class, base 2 (seed 003 eq. 14).
+    """Entropy of the sensitive values of a class, base 2 (Yang et al. 2014, eq. 14).
 
     Args:
         value_counts: rows per sensitive value, ``(S,)`` or ``(m, S)``.
@@ -157,12 +157,12 @@ def sensitive_entropy(value_counts: np.ndarray) -> np.ndarray:
 
 
 def normalized_average_class_size(n_rows: int, n_classes: int, k: int) -> float:
-    """CAVG = (total records / number of classes) / k (seed 003 eq. 20, LeFevre et al.)."""
+    """CAVG = (total records / number of classes) / k (Yang et al. 2014, eq. 20, LeFevre et al.)."""
     return (n_rows / n_classes) / k if n_classes else 0.0
 
 
 def entropy_increment(ent_before: np.ndarray | float, ent_after: np.ndarray | float) -> np.ndarray:
-    """Sensitive entropy increment ``EA(G, G') = Ent(G') - Ent(G)`` (seed 003 eq. 15).
+    """Sensitive entropy increment ``EA(G, G') = Ent(G') - Ent(G)`` (Yang et al. 2014, eq. 15).
 
     Args:
         ent_before: ``Ent(G)`` (eq. 14), a scalar or one per candidate.
@@ -177,7 +177,7 @@ def entropy_increment(ent_before: np.ndarray | float, ent_after: np.ndarray | fl
 def information_loss_increment(
     loss_before: np.ndarray | float, loss_after: np.ndarray | float
 ) -> np.ndarray:
-    """Incremental information loss ``ILA(G, G') = IL(G') - IL(G)`` (seed 003 eq. 13).
+    """Incremental information loss ``ILA(G, G') = IL(G') - IL(G)`` (Yang et al. 2014, eq. 13).
 
     Args:
         loss_before: ``IL(G)`` (eq. 12), a scalar or one per candidate.
@@ -194,9 +194,9 @@ ZERO_ENTROPY = 1e-12
 
 
 def anonymous_protection_factor(ea: np.ndarray | float, ila: np.ndarray | float) -> np.ndarray:
-    """Anonymous protection factor ``APF(G, G') = EA / ILA`` (seed 003 eq. 16), vectorised.
+    """Anonymous protection factor ``APF(G, G') = EA / ILA`` (Yang et al. 2014, eq. 16), vectorised.
 
-    The seed leaves ``ILA = 0`` undefined (a candidate that adds no loss). As for
+    The paper leaves ``ILA = 0`` undefined (a candidate that adds no loss). As for
     PSI (:func:`privacy_safety_index`, ``w2 / 0 = +inf``) a loss-free candidate
     is taken as the extreme of its sign: ``+inf`` when ``EA > 0`` (it ranks above
     every candidate with ``ILA > 0``), ``0`` when ``EA = 0`` and ``-inf`` when

@@ -12,11 +12,11 @@ computes exactly what the tests check.
 name      definition                                                  source
 ========  ==========================================================  ======================
 classes   number of classes; class sizes min / median / max
-EPP       mean over classes of the level entropy HEC                  seed 000 eq. 22
-R_IL      summed class InfoLoss over the rows                         seed 000 eq. 23
-AVG_IL    mean over classes of ``IL(G) / (|G| |QI|)``                 seed 003 eq. 17-18
-AVG_Ent   mean over classes of the base-2 sensitive entropy           seed 003 eq. 19
-CAVG      ``(rows / classes) / k``                                    seed 003 eq. 20; C_AVG
+EPP       mean over classes of the level entropy HEC                  Shi et al. 2024, eq. 22
+R_IL      summed class InfoLoss over the rows                         Shi et al. 2024, eq. 23
+AVG_IL    mean over classes of ``IL(G) / (|G| |QI|)``                 Yang et al. 2014, eq. 17-18
+AVG_Ent   mean over classes of the base-2 sensitive entropy           Yang et al. 2014, eq. 19
+CAVG      ``(rows / classes) / k``                                    Yang et al. 2014 eq. 20; C_AVG
                                                                       of LeFevre et al. 2006
 NCP       mean over classes of ``NCP(G) = sum_i w_i NCP_i(G)``        Xu et al. 2006
 GCP       ``100 sum_G |G| NCP(G) / (N sum_i w_i)``                    Ghinita et al. 2007
@@ -61,7 +61,7 @@ class ClassView:
         sens: the class's sensitive value codes.
         levels: the class's sensitivity level of each row.
         sensitive: the sensitive domain and levels.
-        entropy_base: logarithm base of the level entropy (seed 000 eq. 1).
+        entropy_base: logarithm base of the level entropy (Shi et al. 2024, eq. 1).
     """
 
     kinds: Sequence[Kind]
@@ -83,7 +83,7 @@ class ClassView:
 
     @cached_property
     def info_loss(self) -> float:
-        """InfoLoss of the class (seed 000 eq. 20): the weighted sum of each attribute's loss.
+        """InfoLoss of the class (Shi et al. 2024, eq. 20): weighted sum of attribute losses.
 
         Computed once per class however many metrics use it; a kind whose loss is the
         default (summed distance to the centroid, :meth:`Kind.loss`) reuses
@@ -125,7 +125,7 @@ class ClassBatch:
         sens: the rows' sensitive value codes.
         levels: the rows' sensitivity levels.
         sensitive: the sensitive domain and levels.
-        entropy_base: logarithm base of the level entropy (seed 000 eq. 1).
+        entropy_base: logarithm base of the level entropy (Shi et al. 2024, eq. 1).
     """
 
     kinds: Sequence[Kind]
@@ -246,7 +246,7 @@ class ClassBatch:
 
     @cached_property
     def info_loss(self) -> np.ndarray:
-        """InfoLoss of each class (seed 000 eq. 20), as :attr:`ClassView.info_loss`."""
+        """InfoLoss of each class (Shi et al. 2024, eq. 20), as :attr:`ClassView.info_loss`."""
         total = np.zeros(self.m)
         for a, (kind, centre) in enumerate(zip(self.kinds, self.centroids, strict=True)):
             if isinstance(kind, DiscreteKind):
@@ -374,7 +374,7 @@ class ClassSizes(Metric):
 
 
 class EntropyPrivacyProtection(Metric):
-    """EPP: the mean over classes of the class level entropy HEC (seed 000 eq. 2, 22)."""
+    """EPP: the mean over classes of the class level entropy HEC (Shi et al. 2024, eq. 2, 22)."""
 
     name = "EPP"
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"hec": ("mean",)}
@@ -391,7 +391,7 @@ class EntropyPrivacyProtection(Metric):
 
 
 class InformationLossRate(Metric):
-    """R_IL: the summed class InfoLoss (eq. 20) over the published rows (seed 000 eq. 23)."""
+    """R_IL: the summed class InfoLoss over the rows published (Shi et al. 2024, eq. 23)."""
 
     name = "R_IL"
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"loss": ("sum",)}
@@ -407,7 +407,7 @@ class InformationLossRate(Metric):
 
 
 class AverageInformationLoss(Metric):
-    """AVG-IL: the mean over classes of ``IL(G) / (|G| |QI|)`` (seed 003 eq. 17-18)."""
+    """AVG-IL: the mean over classes of ``IL(G) / (|G| |QI|)`` (Yang et al. 2014, eq. 17-18)."""
 
     name = "AVG_IL"
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"il": ("mean",)}
@@ -440,7 +440,7 @@ class AverageSensitiveEntropy(Metric):
 
 
 class NormalizedAverageClassSize(Metric):
-    """CAVG (C_AVG of LeFevre et al. 2006): ``(rows / classes) / k`` (seed 003 eq. 20)."""
+    """CAVG (C_AVG of LeFevre et al. 2006): ``(rows / classes) / k`` (Yang et al. 2014, eq. 20)."""
 
     name = "CAVG"
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"one": ("count",)}
@@ -510,7 +510,7 @@ class AttributeCertaintyPenalty(Metric):
 
 
 def class_info_loss(c: ClassView) -> float:
-    """InfoLoss of one class (seed 000 eq. 20): :attr:`ClassView.info_loss`."""
+    """InfoLoss of one class (Shi et al. 2024, eq. 20): :attr:`ClassView.info_loss`."""
     return c.info_loss
 
 

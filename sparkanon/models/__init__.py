@@ -12,14 +12,14 @@ name                model                                      parameters
 ==================  =========================================  =========================
 ``k``               k-anonymity                                ``k``
 ``p_sensitive``     p-sensitive k-anonymity                    ``k``, ``p``
-``hpk``             (H,p,k)-anonymity (seed 000, def. 7)       ``k``, ``p``, ``h``
+``hpk``             (H,p,k)-anonymity (Shi et al. 2024, def. 7)       ``k``, ``p``, ``h``
 ``distinct_l``      distinct l-diversity                       ``l`` (integer)
 ``entropy_l``       entropy l-diversity (def. 20.3.3)          ``l`` (real)
 ``recursive_cl``    recursive (c,l)-diversity (def. 20.3.4)    ``c``, ``l`` (integer)
 ``t_closeness``     t-closeness (def. 20.3.5)                  ``t``, ``measure``,
                                                                ``ground``, ``hierarchy``
 ``kl_diversity``    (k,l)-diversity of relational-transaction  ``k``, ``l`` (integers)
-                    data (seed 002, def. 8)
+                    data (Gong et al. 2016, def. 8)
 ==================  =========================================  =========================
 """
 

@@ -118,7 +118,7 @@ class PSensitiveKAnonymity(PrivacyModel):
 
 
 class HPKAnonymity(PrivacyModel):
-    """(H,p,k)-anonymity (seed 000, definition 7).
+    """(H,p,k)-anonymity (Shi et al. 2024, definition 7).
 
     Every class has at least ``k`` rows, at least ``p`` distinct sensitive
     values and at least ``h`` distinct sensitivity levels, ``h <= p <= k``
@@ -149,7 +149,8 @@ class HPKAnonymity(PrivacyModel):
             )
         if self.h > self.p:
             raise ValueError(
-                f"h = {self.h} > p = {self.p}: (H,p,k)-anonymity needs h <= p <= k (seed 000, "
+                f"h = {self.h} > p = {self.p}: (H,p,k)-anonymity needs h <= p <= k "
+                "(Shi et al. 2024, "
                 "definition 7); lower h or raise p"
             )
         return self

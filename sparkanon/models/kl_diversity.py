@@ -1,6 +1,6 @@
-"""(k,l)-diversity for relational-transaction data (seed 002 definition 8).
+"""(k,l)-diversity for relational-transaction data (Gong et al. 2016, definition 8).
 
-The published table has two partitions of its records (seed 002 section 2): the
+The published table has two partitions of its records (Gong et al. 2016, section 2): the
 groups (equivalence classes, joined to the relational part by the group id) and the
 TBuckets (the records sharing one published transaction set, across the whole
 table, definition 2). (k,l)-diversity asks
@@ -34,7 +34,7 @@ from sparkanon.models.base import ClassSummaries, Int, PrivacyModel, SensitiveDo
 
 
 class KLDiversity(PrivacyModel):
-    """(k,l)-diversity (seed 002 definition 8): TBuckets of ``k``, sets at most ``1/l`` of a group.
+    """(k,l)-diversity (Gong et al. 2016, def. 8): TBuckets of ``k``, sets of at most ``|G|/l``.
 
     :meth:`satisfied` checks the groups (classes over the published-set codes);
     the TBucket condition spans the whole table and is checked with

@@ -13,7 +13,7 @@ from sparkanon.publications.base import Publisher
 
 
 class CentroidPublisher(Publisher):
-    """Publish each class's centroid (seed 000 step 29; continuous columns stay numeric).
+    """Publish each class's centroid (Shi et al. 2024, step 29; continuous columns stay numeric).
 
     The centroid of every kind is ``kind.centroid`` (the mean, the center mean
     frequency or median rank, the taxonomy or code medoid, the mode), decoded to a

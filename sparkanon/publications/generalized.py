@@ -18,7 +18,7 @@ def generalized_column(i: int) -> str:
 
 
 class GeneralizedPublisher(Publisher):
-    """Publish each class's generalized values (``generalized``, as seed 001 and Mondrian do).
+    """Publish each class's generalized values (``generalized``: Chai and Feng 2015, Mondrian).
 
     Per kind (:meth:`sparkanon.attributes.kinds.Kind.generalized`): a continuous or
     ordinal range ``[lo, hi]`` (outward-rounded with ``output.decimals``), the lowest

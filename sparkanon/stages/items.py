@@ -1,4 +1,4 @@
-"""The set-valued sensitive attribute: parsing, profiling and encoding (seed 002's RT data).
+"""The set-valued sensitive attribute: parsing, profiling and encoding (Gong et al. 2016's RT data).
 
 A record's set arrives in one of three layouts (``sensitive.layout``):
 
@@ -17,7 +17,7 @@ Decided behaviours, each tested:
   missing-value token other than the empty string (``input.missing_values``, e.g.
   ``?``), or a null array, is a **missing** set: the record is dropped and counted with
   the rows holding a missing value (``input.on_missing``);
-* an item listed twice in one set counts once (seed 002 section 2: the items of a
+* an item listed twice in one set counts once (Gong et al. 2016, section 2: the items of a
   transaction do not repeat); the job reports how many such duplicates it removed;
 * an item absent from the taxonomy (or an inner node of it: items are its leaves) fails
   the job naming the column and the item, unless ``sensitive.on_unknown_item: drop``

@@ -1,4 +1,4 @@
-"""Stages ``cluster`` and ``reconcile`` of a relational-transaction job (seed 002).
+"""Stages ``cluster`` and ``reconcile`` of a relational-transaction job (Gong et al. 2016).
 
 As for micro-aggregation (:mod:`sparkanon.stages.cluster`), rows are routed to their top
 block natively and one ``applyInPandas`` group cuts its rows down to blocks of at most

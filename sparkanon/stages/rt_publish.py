@@ -1,7 +1,7 @@
 """Stages ``publish`` and ``verify`` of a relational-transaction job: the RT and TT tables.
 
-Seed 002 (section 3.2, Table 4) publishes two tables joined by the group id, the lossy
-decomposition of Anatomy (Xiao and Tao 2006; seed 002 definition 5):
+Gong et al. 2016 (section 3.2, Table 4) publishes two tables joined by the group id, the lossy
+decomposition of Anatomy (Xiao and Tao 2006; Gong et al. 2016, definition 5):
 
 * ``rt``: ``record_id`` (a surrogate: the job's row id, never an input identifier), the
   exact relational quasi-identifiers, the ``keep`` columns and ``group_id``;

@@ -1,4 +1,4 @@
-"""Full-domain generalization over the lattice of level vectors (seed 004 section 20.3.1).
+"""Full-domain generalization over the lattice of level vectors (Aggarwal 2015, section 20.3.1).
 
 Pure code, no Spark and no rows: :mod:`~sparkanon.algorithms.lattice.search` holds the
 lattice, Samarati's binary search, Incognito and an exhaustive search, all driven by an

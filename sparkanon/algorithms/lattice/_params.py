@@ -25,7 +25,7 @@ class FullDomainParams(BaseModel):
     Attributes:
         name: the algorithm.
         max_suppression: MaxSup, the largest share of the rows that may be suppressed
-            (whole violating classes, seed 004 section 20.3.1.1), in ``[0, 1)``.
+            (whole violating classes, Aggarwal 2015, section 20.3.1.1), in ``[0, 1)``.
         metric: the loss the published node minimises: ``height`` (sum of levels),
             ``precision`` (Sweeney's Prec: mean of level / height per attribute),
             ``discernibility`` (Bayardo and Agrawal's DM, a suppressed row costing the
@@ -44,12 +44,12 @@ class FullDomainParams(BaseModel):
 
 
 class SamaratiParams(FullDomainParams):
-    """Samarati's binary search on the lattice height (seed 004 section 20.3.1.1)."""
+    """Samarati's binary search on the lattice height (Aggarwal 2015, section 20.3.1.1)."""
 
     name: Literal["samarati"] = "samarati"
 
 
 class IncognitoParams(FullDomainParams):
-    """Incognito's level-wise search over attribute subsets (seed 004 section 20.3.1.2)."""
+    """Incognito's level-wise search over attribute subsets (Aggarwal 2015, section 20.3.1.2)."""
 
     name: Literal["incognito"] = "incognito"

@@ -1,6 +1,6 @@
 """Searching the lattice of full-domain generalizations: Samarati, Incognito, exhaustive.
 
-A *node* is a tuple of generalization levels, one per quasi-identifier (seed 004,
+A *node* is a tuple of generalization levels, one per quasi-identifier (Aggarwal 2015,
 section 20.3.1: ``<A1, Z2>`` generalizes age to level 1 and the ZIP code to level 2).
 Incognito also evaluates nodes over a subset of the attributes: there a dropped
 attribute's level is :data:`DROPPED` (the attribute is left out of the class key, as
@@ -67,7 +67,7 @@ def prunable(monotonic: bool, additive: bool, max_suppression: float) -> bool:
     """Whether acceptability is monotonic under generalization, so the searches may prune.
 
     Without suppression every model here is monotonic (the union of satisfying classes
-    satisfies it: seed 004 lemmas 20.3.1-20.3.3, exercises 9 and 11). With suppression a
+    satisfies it: Aggarwal 2015, lemmas 20.3.1-20.3.3, exercises 9 and 11). With suppression a
     node is acceptable when its *failing* classes hold at most MaxSup rows; generalizing
     merges classes, and a failing class merged with a satisfying one stays satisfying only
     for models where adding rows never breaks a class (counts of rows, distinct values,
@@ -270,10 +270,10 @@ def samarati(
 ) -> SearchResult:
     """Samarati's binary search for the lowest height holding an acceptable node.
 
-    Seed 004 section 20.3.1.1: check height ``h_max / 2``; if some node there is
+    Aggarwal 2015, section 20.3.1.1: check height ``h_max / 2``; if some node there is
     acceptable, search the lower half, else the upper half, until the lowest such height.
     Every node of that height is then evaluated and the acceptable one of least loss is
-    published (the seed reports all of them; the config's metric picks one).
+    published (the paper reports all of them; the config's metric picks one).
 
     With ``prune`` (acceptability monotonic): a node above an acceptable node is
     acceptable and a node below an unacceptable one is not, without evaluation; a height
@@ -420,7 +420,7 @@ def incognito(
     prune: bool,
     batch_nodes: int = 1024,
 ) -> SearchResult:
-    """Incognito (LeFevre, DeWitt, Ramakrishnan 2005; seed 004 section 20.3.1.2).
+    """Incognito (LeFevre, DeWitt, Ramakrishnan 2005; Aggarwal 2015, section 20.3.1.2).
 
     Iteration ``i`` holds candidate nodes over ``i``-attribute subsets: single attributes
     first, then the join of the passing nodes of iteration ``i - 1`` pruned by the subset

@@ -1,7 +1,7 @@
 """k^m-anonymity of set-valued data by one cut of the item taxonomy: Apriori Anonymization.
 
 Terrovitis, Mamoulis and Kalnis, "Privacy-preserving anonymization of set-valued
-data", VLDB 2008 (seed 002 reference [26]). An attacker knows up to ``m`` items of
+data", VLDB 2008 (Gong et al. 2016 reference [26]). An attacker knows up to ``m`` items of
 a victim's set; the published sets are *k^m-anonymous* when every combination of at
 most ``m`` items is supported by no published set or by at least ``k`` of them. The
 items are generalized *globally*: a *cut* of the taxonomy (a set of nodes that covers

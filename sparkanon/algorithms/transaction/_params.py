@@ -26,12 +26,12 @@ class RTParams(BaseModel):
 
 
 class ApaParams(RTParams):
-    """APA: anatomize, partition, merge groups, decompose (seed 002 Algorithm 1)."""
+    """APA: anatomize, partition, merge groups, decompose (Gong et al. 2016, Algorithm 1)."""
 
     name: Literal["apa"] = "apa"
 
 
 class PaaParams(RTParams):
-    """PAA: partition, then anatomize over the generalized sets (seed 002 Algorithm 2)."""
+    """PAA: partition, then anatomize over the generalized sets (Gong et al. 2016, Algorithm 2)."""
 
     name: Literal["paa"] = "paa"

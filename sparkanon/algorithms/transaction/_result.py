@@ -1,7 +1,7 @@
 """What APA and PAA return: a group per record and a published generalized set per record.
 
-Seed 002 (section 3.2) publishes relational-transaction data as two tables joined by
-the group id (the lossy decomposition of Xiao and Tao 2006, seed 002 definition 5):
+Gong et al. 2016 (section 3.2) publishes relational-transaction data as two tables joined by
+the group id (the lossy decomposition of Xiao and Tao 2006, Gong et al. 2016, definition 5):
 the relational table RT holds each record's relational values and its group id; the
 transaction table TT holds, per group, each published generalized set and how many of
 the group's records carry it. :class:`RTResult` holds both in per-record form.

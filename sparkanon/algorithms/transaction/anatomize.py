@@ -1,11 +1,11 @@
-"""Anatomize (Xiao and Tao 2006) over TBuckets, as APA and PAA use it (seed 002 section 3.2).
+"""Anatomize (Xiao and Tao 2006) over TBuckets, as APA and PAA use it (Gong et al. 2016, 3.2).
 
 Anatomy (Xiao and Tao, "Anatomy: simple and effective privacy preservation", VLDB
 2006) publishes a table as a quasi-identifier table and a sensitive table joined by a
 group id; its algorithm Anatomize hashes the records into one bucket per sensitive
 value, then repeatedly forms a group of ``l`` records taken from the ``l`` largest
 buckets, and finally assigns the few residual records to groups that hold no record
-of their value. Seed 002 (section 3.2) runs it with the TBuckets (definition 2: the
+of their value. Gong et al. 2016 (section 3.2) runs it with the TBuckets (definition 2: the
 records sharing one transaction set) as the buckets, "with an improved handling of
 the remaining records", which it does not spell out; :func:`anatomize` fixes every
 choice below.
@@ -108,10 +108,10 @@ def beyond_cap(label: np.ndarray, cap: int) -> np.ndarray:
 
 
 def anatomize(bucket: np.ndarray, l: int) -> AnatomyGroups:  # noqa: E741 (the paper's name)
-    """Form ``l``-diverse groups over buckets (Anatomize of Xiao and Tao 2006, seed 002 3.2).
+    """Form ``l``-diverse groups over buckets (Anatomize: Xiao and Tao 2006; Gong et al. 2016).
 
     Every group holds at most one record of each bucket and at least ``l`` records, so
-    in every group each bucket's share is at most ``1/l`` (seed 002 definition 7).
+    in every group each bucket's share is at most ``1/l`` (Gong et al. 2016, definition 7).
 
     The steps, every choice fixed so the result is deterministic:
 
@@ -137,7 +137,7 @@ def anatomize(bucket: np.ndarray, l: int) -> AnatomyGroups:  # noqa: E741 (the p
        in ``s - 1`` of the ``(n - r) / l > n / l - 1`` groups). The tests check it on
        random buckets.
 
-    Seed 002 section 3.2 only says that the residue handling was improved; the authors'
+    Gong et al. 2016, section 3.2 only says that the residue handling was improved; the authors'
     code (``half_anatomize.py`` of ``qiyuangong/ppdpes_core``) uses the same
     first-free-group rule, picks records at random and has no share cap.
 

@@ -1,4 +1,4 @@
-"""APA: anatomize, partition, merge groups, decompose (seed 002 Algorithm 1).
+"""APA: anatomize, partition, merge groups, decompose (Gong et al. 2016, Algorithm 1).
 
 APA first groups the records with Anatomize over the TBuckets of their *original*
 sets, then generalizes the sets with Partition (k-anonymity on the transaction part),
@@ -127,7 +127,7 @@ class _Groups:
 
 
 def merge_groups(group: np.ndarray, code: np.ndarray, l: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: E741
-    """APA's group merging stage (seed 002 Algorithm 1), made deterministic.
+    """APA's group merging stage (Gong et al. 2016, Algorithm 1), made deterministic.
 
     ``G`` holds the groups that pass the frequency test (their most frequent published
     set holds at most ``|group| / l`` records), ``CG`` the others. While ``CG`` is not
@@ -210,7 +210,7 @@ def merge_groups(group: np.ndarray, code: np.ndarray, l: int) -> tuple[np.ndarra
 
 
 def apa(sets: ItemSets, tree: ItemTree, k: int, l: int) -> RTResult:  # noqa: E741
-    """APA over one block (seed 002 Algorithm 1): anatomize, partition, merge, decompose.
+    """APA over one block (Gong et al. 2016, Algorithm 1): anatomize, partition, merge, decompose.
 
     1. TBuckets of the original sets (definition 2; bucket ids in the sorted order of
        the distinct sets) and :func:`~sparkanon.algorithms.transaction.anatomize.anatomize`

@@ -1,9 +1,9 @@
-"""PAA: partition, then anatomize over the generalized sets (seed 002 Algorithm 2).
+"""PAA: partition, then anatomize over the generalized sets (Gong et al. 2016, Algorithm 2).
 
 PAA generalizes the sets first (Partition, k-anonymity on the transaction part), so
 the records sharing a published set form the TBuckets, then runs Anatomize with those
 TBuckets as its buckets. Every group then holds at most one record of each published
-set, and no merging stage is needed (seed 002 section 3.2: the two steps "do not
+set, and no merging stage is needed (Gong et al. 2016, section 3.2: the two steps "do not
 interfere").
 """
 
@@ -27,7 +27,7 @@ from sparkanon.attributes.itemsets import ItemSets, ItemTree
 
 
 def paa(sets: ItemSets, tree: ItemTree, k: int, l: int) -> RTResult:  # noqa: E741
-    """PAA over one block (seed 002 Algorithm 2): partition, anatomize, decompose.
+    """PAA over one block (Gong et al. 2016, Algorithm 2): partition, anatomize, decompose.
 
     1. ``partition_sets`` generalizes every record's set to k-anonymity (definition 6);
        the records it suppresses get reason 1.

@@ -1,13 +1,13 @@
-"""RMR: (k, k^m)-anonymity of relational-transaction data (seed 002's baseline).
+"""RMR: (k, k^m)-anonymity of relational-transaction data (Gong et al. 2016's baseline).
 
 Poulis, Loukides, Gkoulalas-Divanis and Skiadopoulos, "Anonymizing data with
-relational and transaction attributes", ECML/PKDD 2013 (seed 002 reference [2]).
+relational and transaction attributes", ECML/PKDD 2013 (Gong et al. 2016 reference [2]).
 A record has quasi-identifiers (the relational part) and a set of items (the
 transaction part). The published table is *(k, k^m)-anonymous* when its records
 fall into clusters of at least ``k`` records that share one generalized value per
 quasi-identifier, and within every cluster the generalized sets are k^m-anonymous
 (Terrovitis et al. 2008: every combination of at most ``m`` published items held by a
-set of the cluster is held by ``k`` of its sets or more). Seed 002 runs RMR with
+set of the cluster is held by ``k`` of its sets or more). Gong et al. 2016 runs RMR with
 ``m = 2`` and ``delta = 0.65`` (section 4.1).
 
 RMR has three steps: cluster the records on the relational part into clusters of
@@ -35,9 +35,9 @@ Readings (each one fixed here and tested in ``tests/test_rmr.py``):
   each of them, in index order, joins the cluster whose ``Rum`` grows least. Ties go to
   the lowest record or cluster index. (Gong's port instead takes a random record and
   its ``k - 1`` nearest records.)
-* **Step 2, merging (the paper's Rmerge_R, seed 002's "RMR"; the "R" is how the
+* **Step 2, merging (the paper's Rmerge_R, Gong et al. 2016's "RMR"; the "R" is how the
   partner is chosen).** The seed is the cluster of least ``Rum``; its partner is the
-  cluster with the most similar relational values, the one whose union with the seed
+  cluster with the most similar relational values, the one whose union with the paper
   has the least ``Rum``. The merge is kept when the table's relational loss after it
   is at most ``delta``; the first merge that would exceed ``delta`` ends the step
   (Gong's port; merging never lowers ``Rum``). The variants that pick the partner by

@@ -1,15 +1,15 @@
 """Partition (He and Naughton 2009): k-anonymous set-valued data by top-down local generalization.
 
-Seed 002 (section 1 (2) and section 3.2) makes the transaction part of its data
+Gong et al. 2016 (section 1 (2) and section 3.2) makes the transaction part of its data
 k-anonymous (definition 6: every TBucket of the published table, the records sharing
 one published set, holds at least ``k`` records) with Partition, the algorithm of He and
 Naughton, "Anonymization of set-valued data via top-down, local generalization", PVLDB
-2(1), 2009, pp. 934-945 (seed 002 reference [27]). Seed 002 says that it adapted the
+2(1), 2009, pp. 934-945 (Gong et al. 2016 reference [27]). Gong et al. 2016 says that it adapted the
 algorithm ("optimized the grouping module") without spelling the changes out, so this
 module fixes every choice below. The paper's own text was not available to us; the
-description follows the outline that seed 002 gives, the paper's published outline
+description follows the outline that Gong et al. 2016 gives, the paper's published outline
 (recursive ``Anonymize(partition)``: pick a node, distribute the transactions into the
-sub-partitions the expansion induces, balance the small ones, recurse), and the seed
+sub-partitions the expansion induces, balance the small ones, recurse), and the paper
 authors' public Python implementation (github.com/qiyuangong/Partition_for_Transaction,
 ``partition_for_transaction.py``), which we read to settle the readings marked *R* below
 and did not copy.
@@ -40,14 +40,14 @@ explicit stack (deep trees never meet Python's recursion limit):
    *leftover*. If the leftover is non-empty but smaller than ``k`` (deficit ``d``), records
    are moved into it from the sub-partitions of at least ``k``: the records whose move
    loses least (smallest per-record gain of expanding ``N``), ties by input order, taking
-   from a sub-partition only while it keeps at least ``k`` records (the seed authors'
+   from a sub-partition only while it keeps at least ``k`` records (the authors'
    implementation also moves least-gain transactions one at a time from sub-partitions
    larger than ``k``). If all those sub-partitions together cannot spare ``d`` records,
    the one with the smallest total gain (ties: the one whose first record comes first)
-   is merged into the leftover whole (the seed authors' implementation likewise merges
+   is merged into the leftover whole (the authors' implementation likewise merges
    its least-gain sub-partition).
 4. *Leftover* (R3). The leftover keeps the parent's unexpanded set ``G``: the expansion of
-   ``N`` is not applied to its records. It is *not* final: like the seed authors'
+   ``N`` is not applied to its records. It is *not* final: like the authors'
    implementation, where the leftover re-enters the recursion with ``N`` added to the
    nodes already tried, it may be specialized further on the *other* nodes of ``G``,
    never again on ``N`` (nor on the nodes earlier leftovers in its chain excluded). That
@@ -87,7 +87,7 @@ otherwise the algorithm places every one of them (the root generalization is alw
 available). A suppressed record's published set is empty and its partition ``-1``.
 
 Partition numbers (R6). ``partition`` numbers the distinct published sets (the TBuckets
-of seed 002 definition 2), ``0 .. P-1`` in the order of their first record. These are
+of Gong et al. 2016, definition 2), ``0 .. P-1`` in the order of their first record. These are
 exactly the final partitions: sibling sub-partitions differ in the children of ``N`` they
 reach, which later expansions keep, and a leftover keeps ``N``, which none of its
 descendants expands (R4); records with equal final sets would share a number anyway.
@@ -484,7 +484,7 @@ def _assemble(n: int, groups: list[tuple[np.ndarray, np.ndarray]]) -> SetPartiti
 def partition_sets(sets: ItemSets, tree: ItemTree, k: int) -> SetPartition:
     """Generalize every record's set so that each published set is shared by ``k`` records.
 
-    He and Naughton's Partition (2009) as seed 002 uses it; the module docstring gives
+    He and Naughton's Partition (2009) as Gong et al. 2016 uses it; the module docstring gives
     the algorithm and the readings R1-R6 it fixes.
 
     Args:
