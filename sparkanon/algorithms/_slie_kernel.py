@@ -74,6 +74,9 @@ VECTOR_NOMINAL, SEMANTIC = 5, 6
 :mod:`sparkanon.algorithms._sae_kernel`): :class:`VectorNominalKind` and
 :class:`SemanticKind`. This module's kernels never see them."""
 
+_compiled = njit(cache=True)
+"""How every function of this module is compiled: nopython, cached on disk."""
+
 
 def enabled() -> bool:
     """Whether the compiled path may be used (``SPARKANON_NO_JIT`` is not ``1``)."""
@@ -322,13 +325,13 @@ def place(
 # -- compiled helpers ---------------------------------------------------------------
 
 
-@njit(cache=True)
+@_compiled
 def _quantise(x: float, scale: float) -> float:  # pragma: no cover - compiled
     """:func:`sparkanon.metrics.entropy.quantise`, the same operations in the same order."""
     return np.floor(x * scale + 0.5) / scale
 
 
-@njit(cache=True)
+@_compiled
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
     """``a[lo:lo+n].sum()`` for ``n <= 128`` in numpy's order (unrolled by 8)."""
     if n < 8:
@@ -357,7 +360,7 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - c
     return res
 
 
-@njit(cache=True)
+@_compiled
 def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
     """``a[lo:lo+n].sum()`` in numpy's order (``np.add.reduce`` on a contiguous array).
 
@@ -400,7 +403,7 @@ def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover 
     return values[0]
 
 
-@njit(cache=True)
+@_compiled
 def _hec(
     counts: np.ndarray, extra: int, level_w: np.ndarray, log_base: float, buf: np.ndarray
 ) -> float:  # pragma: no cover - compiled
@@ -424,7 +427,7 @@ def _hec(
     return _pairwise_sum(buf, 0, n_levels)
 
 
-@njit(cache=True)
+@_compiled
 def _grown_centre(
     kind: int, hist: np.ndarray, cvec: np.ndarray, cost: np.ndarray, size: int, v: int
 ) -> int:  # pragma: no cover - compiled
@@ -497,7 +500,7 @@ def _grown_centre(
     return best
 
 
-@njit(cache=True)
+@_compiled
 def _grown_loss(
     kind: int,
     hist: np.ndarray,
@@ -517,14 +520,14 @@ def _grown_loss(
     return loss
 
 
-@njit(cache=True)
+@_compiled
 def _loss_key(loss: float, scale: float, quantum: float) -> float:  # pragma: no cover - compiled
     """A non-zero InfoLoss on the grid, at least one quantum (as ``best_by_psi``)."""
     q = _quantise(loss, scale)
     return quantum if q < quantum else q
 
 
-@njit(cache=True)
+@_compiled
 def _psi_key(
     hec_q: float, loss_q: float, w1: float, w2: float, scale: float
 ) -> float:  # pragma: no cover - compiled
@@ -541,7 +544,7 @@ def _psi_key(
 # -- class formation (steps 5-20) ----------------------------------------------------
 
 
-@njit(cache=True)
+@_compiled
 def _count_row(
     s: int, lv: int, by_value: np.ndarray, by_level: np.ndarray, distinct: np.ndarray, at: int
 ) -> None:  # pragma: no cover - compiled
@@ -558,7 +561,7 @@ def _count_row(
     by_level[lv] += 1
 
 
-@njit(cache=True)
+@_compiled
 def _take(
     r: int,
     take: bool,
@@ -588,7 +591,7 @@ def _take(
         _count_row(s, lv, free_sens, free_level, pool, 1)
 
 
-@njit(cache=True)
+@_compiled
 def _best_candidate(
     admissible_only: bool,
     schema: PackedSchema,
@@ -697,7 +700,7 @@ def _best_candidate(
     return best
 
 
-@njit(cache=True)
+@_compiled
 def _join(
     r: int,
     schema: PackedSchema,
@@ -722,7 +725,7 @@ def _join(
     _count_row(sens[r], level[r], class_sens, class_level, counts, 0)
 
 
-@njit(cache=True)
+@_compiled
 def form_classes_kernel(
     schema: PackedSchema,
     psi: _Psi,
@@ -849,7 +852,7 @@ def form_classes_kernel(
 # -- leftover placement (steps 23-28) ------------------------------------------------
 
 
-@njit(cache=True)
+@_compiled
 def place_kernel(
     schema: PackedSchema,
     psi: _Psi,
