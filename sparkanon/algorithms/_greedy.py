@@ -86,8 +86,23 @@ class GreedyAlgorithm(BlockAlgorithm):
             ``(class index, the class's InfoLoss after adding the row)``.
         """
 
+    def cluster_compiled(self, block: Block, rng: np.random.Generator) -> np.ndarray | None:
+        """The labels of :meth:`cluster` from a compiled kernel, or ``None`` for numpy.
+
+        An algorithm with a compiled kernel that gives the numpy path's labels overrides
+        this; ``None`` (the default, or a kernel that does not apply) leaves ``rng``
+        untouched and :meth:`cluster` runs the numpy methods.
+        """
+        return None
+
+    def place_compiled(self, job: Leftovers) -> np.ndarray | None:
+        """The result of :meth:`place_into` from a compiled kernel, or ``None`` for numpy."""
+        return None
+
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
         """Form classes, then place the leftovers into them (or leave them at ``-1``).
+
+        A compiled kernel when :meth:`cluster_compiled` gives labels, else numpy.
 
         Args:
             block: the block's rows.
@@ -96,6 +111,9 @@ class GreedyAlgorithm(BlockAlgorithm):
         Returns:
             A class label per row; ``-1`` only when the block formed no class.
         """
+        compiled = self.cluster_compiled(block, rng)
+        if compiled is not None:
+            return compiled
         labels, n_classes = self.form_classes(block)
         leftovers = np.flatnonzero(labels < 0)
         if n_classes == 0 or leftovers.size == 0:
@@ -106,7 +124,13 @@ class GreedyAlgorithm(BlockAlgorithm):
         return labels
 
     def place_into(self, job: Leftovers) -> np.ndarray:
-        """Rows of another block, in seeded random order, join the class ``choose_class`` picks."""
+        """Rows of another block, in seeded random order, join the class ``choose_class`` picks.
+
+        A compiled kernel when :meth:`place_compiled` gives labels, else numpy.
+        """
+        compiled = self.place_compiled(job)
+        if compiled is not None:
+            return compiled
         block, labels, n_classes, extra, rng = job.parts()
         out = np.empty(extra.n, dtype=np.int64)
         classes = ClassStats.from_labels(block, labels, n_classes)

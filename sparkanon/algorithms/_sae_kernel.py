@@ -11,6 +11,9 @@ about 2 ms a step). This module runs the same steps compiled:
 * :func:`_place_kernel`: steps 24-29 (``MaaSae._place``), for :meth:`MaaSae.cluster`'s
   leftovers and :meth:`MaaSae.place_into` alike.
 
+Both find the best formed class for ``G`` (``G'``, and a leftover's class) with
+:func:`_best_class`.
+
 The start rows (step 5) and the leftover order (25) are drawn in Python with the
 block's generator, exactly as the numpy path draws them: :func:`cluster` calls
 :func:`_grow_kernel` once per class with the drawn index into the free rows.
@@ -106,23 +109,9 @@ __all__ = ["NO_JIT_ENV", "TERMS_CAP", "cluster", "enabled", "place"]
 TERMS_CAP = 512
 """Entropy terms of classes of up to this many rows come from the table :func:`_terms`."""
 
-
-class _Attrs(NamedTuple):
-    """The packed schema (:class:`PackedSchema`) with a flat histogram layout.
-
-    ``offset[a]`` is where discrete attribute ``a``'s codes start in a class's flat
-    histogram (``size[a]`` entries).
-    """
-
-    kind: np.ndarray
-    weight: np.ndarray
-    size: np.ndarray
-    matrix: np.ndarray
-    cost: np.ndarray
-    digits: np.ndarray
-    level_weight: np.ndarray
-    by_prefix: np.ndarray
-    offset: np.ndarray
+_compiled = njit(cache=True, error_model="numpy")
+"""How every function of this module is compiled: nopython, cached on disk, numpy's
+error model for division (no ``ZeroDivisionError`` paths; see Speed above)."""
 
 
 class _Rows(NamedTuple):
@@ -243,23 +232,6 @@ def _terms() -> np.ndarray:
     return table
 
 
-def _attrs(packed: PackedSchema) -> _Attrs:
-    discrete = (packed.kind != CONTINUOUS) & (packed.kind != SEMANTIC)
-    sizes = np.where(discrete, packed.size, 0)
-    offset = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    return _Attrs(
-        kind=packed.kind,
-        weight=packed.weight,
-        size=packed.size,
-        matrix=packed.matrix,
-        cost=packed.cost,
-        digits=packed.digits,
-        level_weight=packed.level_weight,
-        by_prefix=packed.by_prefix,
-        offset=offset,
-    )
-
-
 def _rows(packed: PackedSchema, blocks: list[Block]) -> _Rows:
     """The rows of ``blocks`` one after the other (the first block's get a memo index)."""
     a = len(packed.kind)
@@ -323,7 +295,7 @@ def _classes(capacity: int, n_values: int, width: int, n_attrs: int, slots: int)
     )
 
 
-def _work(attrs: _Attrs, rows: _Rows, n_values: int) -> _Work:
+def _work(attrs: PackedSchema, rows: _Rows, n_values: int) -> _Work:
     n_attrs = len(attrs.kind)
     slots = max(rows.sens.shape[0], 1)
     width = _width(attrs)
@@ -354,7 +326,7 @@ def _work(attrs: _Attrs, rows: _Rows, n_values: int) -> _Work:
     )
 
 
-def _width(attrs: _Attrs) -> int:
+def _width(attrs: PackedSchema) -> int:
     """Entries of a class's flat histogram (at least 1)."""
     return max(int(attrs.offset[-1] + attrs.size[-1]) if len(attrs.kind) else 0, 1)
 
@@ -374,14 +346,13 @@ def cluster(block: Block, rng: np.random.Generator, minil: bool) -> np.ndarray |
         when the block cannot host a class), or ``None`` when a kind is not supported
         (the generator is then untouched).
     """
-    packed = pack(block, extended=True)
-    if packed is None:
+    attrs = pack(block, extended=True)
+    if attrs is None:
         return None
     n = block.n
     if not block.can_host_class(np.arange(n)):
         return np.full(n, -1, dtype=np.int64)
-    attrs = _attrs(packed)
-    rows = _rows(packed, [block])
+    rows = _rows(attrs, [block])
     rule = _rule(block, minil)
     n_values = len(block.ctx.schema.sensitive.values)
     classes = _classes(n // max(rule.k, 1) + 1, n_values, _width(attrs), len(attrs.kind), n)
@@ -425,8 +396,8 @@ def place(
         A label of ``labels`` per row of ``extra`` (all ``-1`` without a class), or
         ``None`` when a kind is not supported (the generator is then untouched).
     """
-    packed = pack(block, extended=True)
-    if packed is None:
+    attrs = pack(block, extended=True)
+    if attrs is None:
         return None
     labels = np.asarray(labels, dtype=np.int64)
     present, dense = np.unique(labels[labels >= 0], return_inverse=True)
@@ -435,8 +406,7 @@ def place(
     position = np.full(block.n, -1, dtype=np.int64)
     position[labels >= 0] = dense.reshape(-1)
     order = rng.permutation(extra.n)
-    attrs = _attrs(packed)
-    rows = _rows(packed, [block, extra])
+    rows = _rows(attrs, [block, extra])
     rule = _rule(block, minil)
     n_values = len(block.ctx.schema.sensitive.values)
     slots = block.n + extra.n
@@ -452,7 +422,7 @@ def place(
 # -- compiled: keys -------------------------------------------------------------------
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _apf(ea: float, ila: float, rule: _Rule) -> float:  # pragma: no cover - compiled
     """:func:`~sparkanon.metrics.entropy.anonymous_protection_factor` of one candidate."""
     if ila <= rule.zero_loss:
@@ -464,7 +434,7 @@ def _apf(ea: float, ila: float, rule: _Rule) -> float:  # pragma: no cover - com
     return ea / ila
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _compare(
     ea1: float, ila1: float, ea2: float, ila2: float, rule: _Rule
 ) -> int:  # pragma: no cover - compiled
@@ -499,7 +469,7 @@ def _compare(
     return 0
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _out_of_reach(
     ea: float, low: float, ea_ref: float, ila_ref: float, rule: _Rule, strict: bool
 ) -> bool:  # pragma: no cover - compiled
@@ -518,7 +488,7 @@ def _out_of_reach(
     return order < 0 or (strict and order == 0)
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _dropped(
     ea: float,
     low: float,
@@ -543,7 +513,7 @@ def _dropped(
 # -- compiled: entropies and losses -------------------------------------------------------
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _entropy(
     a: np.ndarray, b: np.ndarray, extra: int, table: np.ndarray, log_base: float, buf: np.ndarray
 ) -> float:  # pragma: no cover - compiled
@@ -571,7 +541,7 @@ def _entropy(
     return _pairwise_sum(buf, 0, nv)
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _common_prefix(
     prefix: np.ndarray, a: int, r: int, s: int, digits: int
 ) -> int:  # pragma: no cover - compiled
@@ -582,14 +552,14 @@ def _common_prefix(
     return c
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _vector_loss(n: int, sq: int) -> float:  # pragma: no cover - compiled
     """``VectorNominalKind.losses`` of ``n`` rows whose squared counts sum to ``sq``."""
     size = float(n)
     return 0.5 * (size - float(sq) / (size if n > 0 else 1.0))
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _centre(
     kind: int,
     hist: np.ndarray,
@@ -615,7 +585,7 @@ def _centre(
     return _grown_centre(kind, hbuf, cbuf, cost, size, v)
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _semantic_inside(
     prefix: np.ndarray,
     level_weight: np.ndarray,
@@ -641,9 +611,9 @@ def _semantic_inside(
         out[a, j] = total
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _group_loss(
-    attrs: _Attrs, rows: _Rows, rule: _Rule, work: _Work, g: int
+    attrs: PackedSchema, rows: _Rows, rule: _Rule, work: _Work, g: int
 ) -> float:  # pragma: no cover - compiled
     """``Block.loss`` (eq. 12) of ``G`` (``work.members[:g]``), attributes in schema order.
 
@@ -696,7 +666,7 @@ def _group_loss(
     return total
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _continuous_with_row(
     xf: np.ndarray, a: int, members: np.ndarray, g: int, total: float, r: int
 ) -> float:  # pragma: no cover - compiled
@@ -713,7 +683,7 @@ def _continuous_with_row(
     return inside + abs(x - mean)
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _semantic_with_row(
     prefix: np.ndarray,
     a: int,
@@ -754,7 +724,7 @@ def _semantic_with_row(
     return best
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _other_with_row(
     kind: int,
     a: int,
@@ -791,7 +761,7 @@ def _other_with_row(
     )  # fmt: skip
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _hist_part(
     c: int,
     g: int,
@@ -840,7 +810,7 @@ def _hist_part(
     return total
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _semantic_union(
     c: int,
     g: int,
@@ -895,7 +865,7 @@ def _semantic_union(
     return best
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _member_terms(
     c: int,
     g: int,
@@ -943,21 +913,22 @@ def _member_terms(
                 q = nxt[q]
             for j in range(g):
                 loss += abs(xf[a, members[j]] - mean)
-            total += weight[a] * loss
         elif k == SEMANTIC and semantic:
             loss = _semantic_union(
                 c, g, a, digits[a], level_weight, xi, prefix, ordered, shead,
                 snxt, slots, cp, fbuf,
             )  # fmt: skip
-            total += weight[a] * loss
+        else:
+            continue  # a histogram kind, or a semantic one left out
+        total += weight[a] * loss
     return total
 
 
 # -- compiled: the growing class and the formed ones --------------------------------------
 
 
-@njit(cache=True, error_model="numpy")
-def _group_clear(attrs: _Attrs, work: _Work) -> None:  # pragma: no cover - compiled
+@_compiled
+def _group_clear(attrs: PackedSchema, work: _Work) -> None:  # pragma: no cover - compiled
     """``G`` becomes empty."""
     work.sens[:] = 0
     work.hist[:] = 0
@@ -965,9 +936,9 @@ def _group_clear(attrs: _Attrs, work: _Work) -> None:  # pragma: no cover - comp
     work.sq[:] = 0
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _group_add(
-    attrs: _Attrs, rows: _Rows, work: _Work, g: int, r: int
+    attrs: PackedSchema, rows: _Rows, work: _Work, g: int, r: int
 ) -> int:  # pragma: no cover - compiled
     """Row ``r`` joins ``G`` (``g`` rows so far); returns ``g + 1``."""
     kind, offset, size, cost = attrs.kind, attrs.offset, attrs.size, attrs.cost
@@ -997,9 +968,9 @@ def _group_add(
     return g + 1
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _class_add(
-    attrs: _Attrs, rows: _Rows, classes: _Classes, c: int, r: int
+    attrs: PackedSchema, rows: _Rows, classes: _Classes, c: int, r: int
 ) -> None:  # pragma: no cover - compiled
     """Row ``r`` joins class ``c`` as its last member (``ClassStats.add_rows``)."""
     kind, offset, size, cost = attrs.kind, attrs.offset, attrs.size, attrs.cost
@@ -1042,7 +1013,7 @@ def _class_add(
     classes.tail[c] = r
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _class_clear(classes: _Classes, c: int) -> None:  # pragma: no cover - compiled
     """Slot ``c`` holds no class."""
     classes.size[c] = 0
@@ -1056,9 +1027,9 @@ def _class_clear(classes: _Classes, c: int) -> None:  # pragma: no cover - compi
     classes.shead[c, :] = -1
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _init_classes_kernel(
-    attrs: _Attrs, rows: _Rows, classes: _Classes, position: np.ndarray, m: int
+    attrs: PackedSchema, rows: _Rows, classes: _Classes, position: np.ndarray, m: int
 ) -> None:  # pragma: no cover - compiled
     """The classes ``0..m-1`` of a labelled block: row ``r`` joins class ``position[r]``.
 
@@ -1073,7 +1044,7 @@ def _init_classes_kernel(
             _class_add(attrs, rows, classes, position[r], r)
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _labels_kernel(classes: _Classes, n: int) -> np.ndarray:  # pragma: no cover - compiled
     """Label of each of the first ``n`` rows: its class's position in ``Q``, else ``-1``."""
     labels = np.full(n, -1, dtype=np.int64)
@@ -1086,12 +1057,102 @@ def _labels_kernel(classes: _Classes, n: int) -> np.ndarray:  # pragma: no cover
     return labels
 
 
+# -- compiled: the best class of Q for G (steps 9 / 16 and 26) ----------------------------
+
+
+@_compiled
+def _best_class(
+    attrs: PackedSchema,
+    rows: _Rows,
+    rule: _Rule,
+    classes: _Classes,
+    work: _Work,
+    g: int,
+    loss: float,
+    ent: float,
+    has_row: bool,
+    ea_t: float,
+    ila_t: float,
+    staged: bool,
+) -> tuple[int, float, float]:  # pragma: no cover - compiled
+    """The class ``G'`` of ``Q`` that ranks first merged with ``G`` (steps 9 / 16 and 26).
+
+    ``EA = q(Ent(G ∪ Gk)) - ent`` and ``ILA = q(IL(G ∪ Gk)) - loss`` for each class
+    ``Gk`` of ``Q``, ranked by :func:`_compare`; ties go to the class formed first.
+    ``IL(G ∪ Gk)`` is scored in stages, each a lower bound of the next: the histogram
+    kinds, then (with ``staged``) the continuous ones alone, then with the semantic ones.
+    A class is dropped at the first stage where it can rank neither at or above ``t'``
+    (``has_row``: the candidate row's ``(ea_t, ila_t)``, whose comparison decides a
+    merge) nor strictly above the best class so far.
+
+    Args:
+        attrs: the packed schema.
+        rows: every row (slots).
+        rule: ranking rule and constants.
+        classes: ``Q``.
+        work: ``G`` (``work.members[:g]``) and scratch buffers.
+        g: the rows of ``G``.
+        loss: ``q(IL(G))``.
+        ent: ``q(Ent(G))``.
+        has_row: whether there is a candidate row ``t'``.
+        ea_t: ``t'``'s ``EA``.
+        ila_t: ``t'``'s ``ILA``.
+        staged: score the continuous kinds before the semantic ones (worth it only
+            when the schema has semantic attributes).
+
+    Returns:
+        ``(position in Q, EA, ILA)`` of ``G'``; position ``-1`` when no class ranks.
+    """
+    kind, weight, offset, size = attrs.kind, attrs.weight, attrs.offset, attrs.size
+    digits, level_weight, matrix, cost = attrs.digits, attrs.level_weight, attrs.matrix, attrs.cost
+    xf, xi, prefix = rows.xf, rows.xi, rows.prefix
+    members, g_sens, g_hist, g_cvec, g_sq = work.members, work.sens, work.hist, work.cvec, work.sq
+    ordered, fbuf, table = work.ordered, work.fbuf, work.table
+    cp, slots, hbuf, cbuf = work.cp, work.slots, work.hbuf, work.cbuf
+    c_size, c_sens, c_hist = classes.size, classes.sens, classes.hist
+    c_cvec, c_sq, c_total = classes.cvec, classes.sq, classes.total
+    head, nxt, shead, snxt = classes.head, classes.nxt, classes.shead, classes.snxt
+    live = classes.live
+    pick = -1
+    ea_j = 0.0
+    ila_j = 0.0
+    for pos in range(classes.count[0]):
+        c = live[pos]
+        e = _entropy(c_sens[c], g_sens, -1, table, rule.log_base, fbuf)
+        ea = _quantise(e, rule.scale) - ent
+        hist = _hist_part(
+            c, g, kind, weight, offset, size, matrix, cost, xi, members, c_hist, c_cvec, c_sq,
+            c_size, g_hist, g_cvec, g_sq, hbuf, cbuf,
+        )  # fmt: skip
+        low = _quantise(hist, rule.scale) - loss
+        if _dropped(ea, low, has_row, ea_t, ila_t, pick >= 0, ea_j, ila_j, rule):
+            continue
+        if staged:
+            member = _member_terms(
+                c, g, False, kind, weight, digits, level_weight, xf, xi, prefix, members,
+                ordered, c_total, c_size, head, nxt, shead, snxt, slots, cp, fbuf,
+            )  # fmt: skip
+            low = _quantise(hist + member, rule.scale) - loss
+            if _dropped(ea, low, has_row, ea_t, ila_t, pick >= 0, ea_j, ila_j, rule):
+                continue
+        member = _member_terms(
+            c, g, True, kind, weight, digits, level_weight, xf, xi, prefix, members,
+            ordered, c_total, c_size, head, nxt, shead, snxt, slots, cp, fbuf,
+        )  # fmt: skip
+        ila = _quantise(hist + member, rule.scale) - loss
+        if pick < 0 or _compare(ea, ila, ea_j, ila_j, rule) > 0:
+            pick = pos
+            ea_j = ea
+            ila_j = ila
+    return pick, ea_j, ila_j
+
+
 # -- compiled: steps 6-22 ------------------------------------------------------------------
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _grow_kernel(
-    attrs: _Attrs,
+    attrs: PackedSchema,
     rows: _Rows,
     rule: _Rule,
     classes: _Classes,
@@ -1122,13 +1183,9 @@ def _grow_kernel(
     xf, xi, prefix, index, sens = rows.xf, rows.xi, rows.prefix, rows.index, rows.sens
     free = pool.free
     members, g_sens, g_hist, g_cvec, g_sq = work.members, work.sens, work.hist, work.cvec, work.sq
-    g_total, inside, ordered, ev = work.total, work.inside, work.ordered, work.ev
+    g_total, inside, ev, shared, cp = work.total, work.inside, work.ev, work.shared, work.cp
     memo, stamp, fbuf, table, zero = work.memo, work.stamp, work.fbuf, work.table, work.zero
-    shared, cp, slots, hbuf, cbuf = work.shared, work.cp, work.slots, work.hbuf, work.cbuf
-    c_size, c_sens, c_hist = classes.size, classes.sens, classes.hist
-    c_cvec, c_sq, c_total = classes.cvec, classes.sq, classes.total
-    head, nxt, shead, snxt = classes.head, classes.nxt, classes.shead, classes.snxt
-    live = classes.live
+    head, nxt, live = classes.head, classes.nxt, classes.live
     n = free.shape[0]
     n_attrs = kind.shape[0]
     has_semantic = False
@@ -1227,41 +1284,11 @@ def _grow_kernel(
                     best = r
                     ea_t = ea
                     ila_t = ila
-        pick = -1
-        ea_j = 0.0
-        ila_j = 0.0
-        for pos in range(n_live):  # steps 9 / 16: G'
-            c = live[pos]
-            e = _entropy(c_sens[c], g_sens, -1, table, rule.log_base, fbuf)
-            ea = _quantise(e, rule.scale) - ent_g
-            # IL(G ∪ Gk) in three stages, each a lower bound of the next: the histogram
-            # kinds, then the continuous ones, then the semantic ones. A class that
-            # cannot rank at or above t' (the merge decision) nor above the best class
-            # so far (ties go to the class formed first) is dropped early.
-            hist = _hist_part(
-                c, g, kind, weight, offset, size, matrix, cost, xi, members, c_hist, c_cvec, c_sq,
-                c_size, g_hist, g_cvec, g_sq, hbuf, cbuf,
-            )  # fmt: skip
-            low = _quantise(hist, rule.scale) - loss_g
-            if _dropped(ea, low, best >= 0, ea_t, ila_t, pick >= 0, ea_j, ila_j, rule):
-                continue
-            member = _member_terms(
-                c, g, False, kind, weight, digits, level_weight, xf, xi, prefix, members,
-                ordered, c_total, c_size, head, nxt, shead, snxt, slots, cp, fbuf,
-            )  # fmt: skip
-            if has_semantic:
-                low = _quantise(hist + member, rule.scale) - loss_g
-                if _dropped(ea, low, best >= 0, ea_t, ila_t, pick >= 0, ea_j, ila_j, rule):
-                    continue
-                member = _member_terms(
-                    c, g, True, kind, weight, digits, level_weight, xf, xi, prefix, members,
-                    ordered, c_total, c_size, head, nxt, shead, snxt, slots, cp, fbuf,
-                )  # fmt: skip
-            ila = _quantise(hist + member, rule.scale) - loss_g
-            if pick < 0 or _compare(ea, ila, ea_j, ila_j, rule) > 0:
-                pick = pos
-                ea_j = ea
-                ila_j = ila
+        # steps 9 / 16: G'
+        pick, ea_j, ila_j = _best_class(
+            attrs, rows, rule, classes, work, g, loss_g, ent_g, best >= 0, ea_t, ila_t,
+            has_semantic,
+        )  # fmt: skip
         if best >= 0 and (pick < 0 or _compare(ea_t, ila_t, ea_j, ila_j, rule) > 0):
             # steps 11 / 18: t' joins G
             _take(best, True, free, sens, rows.level, pool.sens, pool.level, pool.counts)
@@ -1295,9 +1322,9 @@ def _grow_kernel(
 # -- compiled: steps 24-29 -----------------------------------------------------------------
 
 
-@njit(cache=True, error_model="numpy")
+@_compiled
 def _place_kernel(
-    attrs: _Attrs, rows: _Rows, rule: _Rule, classes: _Classes, work: _Work, order: np.ndarray
+    attrs: PackedSchema, rows: _Rows, rule: _Rule, classes: _Classes, work: _Work, order: np.ndarray
 ) -> np.ndarray:  # pragma: no cover - compiled
     """Steps 24-29: each row of ``order`` joins the best class ``Gk`` by ``({t}, {t} ∪ Gk)``.
 
@@ -1315,48 +1342,18 @@ def _place_kernel(
     Returns:
         For each row of ``order``, the position in ``Q`` of the class it joined.
     """
-    kind, weight, offset, size = attrs.kind, attrs.weight, attrs.offset, attrs.size
-    digits, level_weight, matrix, cost = attrs.digits, attrs.level_weight, attrs.matrix, attrs.cost
-    xf, xi, prefix = rows.xf, rows.xi, rows.prefix
-    members, g_sens, g_hist, g_cvec, g_sq = work.members, work.sens, work.hist, work.cvec, work.sq
-    ordered, fbuf, table, zero = work.ordered, work.fbuf, work.table, work.zero
-    cp, slots, hbuf, cbuf = work.cp, work.slots, work.hbuf, work.cbuf
-    c_size, c_sens, c_hist = classes.size, classes.sens, classes.hist
-    c_cvec, c_sq, c_total = classes.cvec, classes.sq, classes.total
-    head, nxt, shead, snxt = classes.head, classes.nxt, classes.shead, classes.snxt
+    g_sens, fbuf, table, zero = work.sens, work.fbuf, work.table, work.zero
     live = classes.live
     chosen = np.empty(order.shape[0], dtype=np.int64)
-    n_live = classes.count[0]
     for t in range(order.shape[0]):
         r = order[t]
         _group_clear(attrs, work)
         _group_add(attrs, rows, work, 0, r)
         loss_t = _quantise(_group_loss(attrs, rows, rule, work, 1), rule.scale)
         ent_t = _quantise(_entropy(g_sens, zero, -1, table, rule.log_base, fbuf), rule.scale)
-        pick = -1
-        ea_j = 0.0
-        ila_j = 0.0
-        for pos in range(n_live):
-            c = live[pos]
-            e = _entropy(c_sens[c], g_sens, -1, table, rule.log_base, fbuf)
-            ea = _quantise(e, rule.scale) - ent_t
-            hist = _hist_part(
-                c, 1, kind, weight, offset, size, matrix, cost, xi, members, c_hist, c_cvec, c_sq,
-                c_size, g_hist, g_cvec, g_sq, hbuf, cbuf,
-            )  # fmt: skip
-            if pick >= 0:
-                low = _quantise(hist, rule.scale) - loss_t
-                if _dropped(ea, low, False, 0.0, 0.0, True, ea_j, ila_j, rule):
-                    continue
-            member = _member_terms(
-                c, 1, True, kind, weight, digits, level_weight, xf, xi, prefix, members,
-                ordered, c_total, c_size, head, nxt, shead, snxt, slots, cp, fbuf,
-            )  # fmt: skip
-            ila = _quantise(hist + member, rule.scale) - loss_t
-            if pick < 0 or _compare(ea, ila, ea_j, ila_j, rule) > 0:
-                pick = pos
-                ea_j = ea
-                ila_j = ila
+        pick = _best_class(
+            attrs, rows, rule, classes, work, 1, loss_t, ent_t, False, 0.0, 0.0, False
+        )[0]
         chosen[t] = pick
         _class_add(attrs, rows, classes, live[pick], r)
     return chosen

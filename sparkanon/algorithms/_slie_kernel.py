@@ -48,7 +48,7 @@ compiles or loads them once and reuses them for every block it clusters.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -74,15 +74,17 @@ VECTOR_NOMINAL, SEMANTIC = 5, 6
 :mod:`sparkanon.algorithms._sae_kernel`): :class:`VectorNominalKind` and
 :class:`SemanticKind`. This module's kernels never see them."""
 
+_compiled = njit(cache=True)
+"""How every function of this module is compiled: nopython, cached on disk."""
+
 
 def enabled() -> bool:
     """Whether the compiled path may be used (``SPARKANON_NO_JIT`` is not ``1``)."""
     return os.environ.get(NO_JIT_ENV, "").strip().lower() not in ("1", "true", "yes")
 
 
-@dataclass(frozen=True)
-class PackedSchema:
-    """A schema's quasi-identifiers as arrays for the kernels.
+class PackedSchema(NamedTuple):
+    """A schema's quasi-identifiers as arrays for the kernels (a namedtuple: numba takes it).
 
     Attributes:
         kind: kind code of each attribute (``CONTINUOUS`` ... ``NOMINAL``).
@@ -98,6 +100,8 @@ class PackedSchema:
             semantic attribute (``code // power[i]`` is its first ``i`` digits).
         by_prefix: ``(A, Lmax + 1)`` normalised leaf distance by common prefix length
             (:attr:`SemanticKind.by_prefix`).
+        offset: where each discrete attribute's codes start in one flat histogram of
+            all of them (``size[a]`` entries each; the MAA-SAE kernel's layout).
     """
 
     kind: np.ndarray
@@ -109,6 +113,19 @@ class PackedSchema:
     level_weight: np.ndarray
     power: np.ndarray
     by_prefix: np.ndarray
+    offset: np.ndarray
+
+
+class _Psi(NamedTuple):
+    """How a class is scored: PSI's weights (eq. 21), HEC's (eq. 2) and the grid."""
+
+    level_w: np.ndarray
+    log_base: float
+    w1: float
+    w2: float
+    scale: float
+    quantum: float
+    zero_loss: float
 
 
 def _kind_code(kind: object, extended: bool) -> int | None:
@@ -183,6 +200,7 @@ def pack(block: Block, extended: bool = False) -> PackedSchema | None:
         level_weight=level_weight,
         power=power,
         by_prefix=by_prefix,
+        offset=np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64),
     )
 
 
@@ -220,11 +238,18 @@ def _distinct(
     return index, values
 
 
-def _scoring(block: Block) -> tuple[np.ndarray, float, float, float]:
-    """Level weights, ``log(base)`` (as the numpy path computes it) and ``(w1, w2)``."""
+def _scoring(block: Block) -> _Psi:
+    """Level weights, ``log(base)`` (as the numpy path computes it), ``(w1, w2)``, the grid."""
     w1, w2 = block.ctx.psi_weights
-    log_base = float(np.log(block.ctx.entropy_base))
-    return np.asarray(block.weights, dtype=float), log_base, float(w1), float(w2)
+    return _Psi(
+        level_w=np.asarray(block.weights, dtype=float),
+        log_base=float(np.log(block.ctx.entropy_base)),
+        w1=float(w1),
+        w2=float(w2),
+        scale=1.0 / QUANTUM,
+        quantum=QUANTUM,
+        zero_loss=ZERO_LOSS,
+    )
 
 
 def cluster(block: Block, rng: np.random.Generator) -> np.ndarray | None:
@@ -248,26 +273,22 @@ def cluster(block: Block, rng: np.random.Generator) -> np.ndarray | None:
         return np.full(n, -1, dtype=np.int64)
     central = block.central_row(everything)
     xf, xi = _rows(block, packed)
-    level_w, log_base, w1, w2 = _scoring(block)
+    psi = _scoring(block)
     model = block.ctx.model
     index, values = _distinct(packed, xf, xi)
+    level = block.level.astype(np.int64)
     labels, n_classes = form_classes_kernel(
-        packed.kind, packed.weight, packed.size, packed.matrix, packed.cost,
-        xf, xi, index, values, block.sens.astype(np.int64), block.level.astype(np.int64),
-        len(block.ctx.schema.sensitive.values), level_w, log_base,
-        int(model.k), int(model.p), int(model.h), w1, w2,
-        1.0 / QUANTUM, QUANTUM, ZERO_LOSS, int(central),
+        packed, psi, xf, xi, index, values, block.sens.astype(np.int64), level,
+        len(block.ctx.schema.sensitive.values), int(model.k), int(model.p), int(model.h),
+        int(central),
     )  # fmt: skip
     leftovers = np.flatnonzero(labels < 0)
     if n_classes == 0 or leftovers.size == 0:
         return labels
     order = rng.permutation(leftovers)
     labels[order] = place_kernel(
-        packed.kind, packed.weight, packed.size, packed.matrix, packed.cost,
-        level_w, log_base, w1, w2, 1.0 / QUANTUM, QUANTUM, ZERO_LOSS,
-        xf, xi, block.level.astype(np.int64), labels, int(n_classes),
-        xf, xi, block.level.astype(np.int64), order.astype(np.int64),
-    )  # fmt: skip
+        packed, psi, xf, xi, level, labels, int(n_classes), xf, xi, level, order.astype(np.int64)
+    )
     return labels
 
 
@@ -292,13 +313,11 @@ def place(
     order = rng.permutation(extra.n)
     xf, xi = _rows(block, packed)
     xf2, xi2 = _rows(extra, packed)
-    level_w, log_base, w1, w2 = _scoring(block)
     out = np.empty(extra.n, dtype=np.int64)
     out[order] = place_kernel(
-        packed.kind, packed.weight, packed.size, packed.matrix, packed.cost,
-        level_w, log_base, w1, w2, 1.0 / QUANTUM, QUANTUM, ZERO_LOSS,
-        xf, xi, block.level.astype(np.int64), np.asarray(labels, dtype=np.int64),
-        int(n_classes), xf2, xi2, extra.level.astype(np.int64), order.astype(np.int64),
+        packed, _scoring(block), xf, xi, block.level.astype(np.int64),
+        np.asarray(labels, dtype=np.int64), int(n_classes), xf2, xi2,
+        extra.level.astype(np.int64), order.astype(np.int64),
     )  # fmt: skip
     return out
 
@@ -306,13 +325,13 @@ def place(
 # -- compiled helpers ---------------------------------------------------------------
 
 
-@njit(cache=True)
+@_compiled
 def _quantise(x: float, scale: float) -> float:  # pragma: no cover - compiled
     """:func:`sparkanon.metrics.entropy.quantise`, the same operations in the same order."""
     return np.floor(x * scale + 0.5) / scale
 
 
-@njit(cache=True)
+@_compiled
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
     """``a[lo:lo+n].sum()`` for ``n <= 128`` in numpy's order (unrolled by 8)."""
     if n < 8:
@@ -341,7 +360,7 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - c
     return res
 
 
-@njit(cache=True)
+@_compiled
 def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover - compiled
     """``a[lo:lo+n].sum()`` in numpy's order (``np.add.reduce`` on a contiguous array).
 
@@ -384,7 +403,7 @@ def _pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:  # pragma: no cover 
     return values[0]
 
 
-@njit(cache=True)
+@_compiled
 def _hec(
     counts: np.ndarray, extra: int, level_w: np.ndarray, log_base: float, buf: np.ndarray
 ) -> float:  # pragma: no cover - compiled
@@ -408,7 +427,7 @@ def _hec(
     return _pairwise_sum(buf, 0, n_levels)
 
 
-@njit(cache=True)
+@_compiled
 def _grown_centre(
     kind: int, hist: np.ndarray, cvec: np.ndarray, cost: np.ndarray, size: int, v: int
 ) -> int:  # pragma: no cover - compiled
@@ -481,7 +500,7 @@ def _grown_centre(
     return best
 
 
-@njit(cache=True)
+@_compiled
 def _grown_loss(
     kind: int,
     hist: np.ndarray,
@@ -501,14 +520,14 @@ def _grown_loss(
     return loss
 
 
-@njit(cache=True)
+@_compiled
 def _loss_key(loss: float, scale: float, quantum: float) -> float:  # pragma: no cover - compiled
     """A non-zero InfoLoss on the grid, at least one quantum (as ``best_by_psi``)."""
     q = _quantise(loss, scale)
     return quantum if q < quantum else q
 
 
-@njit(cache=True)
+@_compiled
 def _psi_key(
     hec_q: float, loss_q: float, w1: float, w2: float, scale: float
 ) -> float:  # pragma: no cover - compiled
@@ -525,7 +544,24 @@ def _psi_key(
 # -- class formation (steps 5-20) ----------------------------------------------------
 
 
-@njit(cache=True)
+@_compiled
+def _count_row(
+    s: int, lv: int, by_value: np.ndarray, by_level: np.ndarray, distinct: np.ndarray, at: int
+) -> None:  # pragma: no cover - compiled
+    """One more row of sensitive value ``s`` and level ``lv`` in a set of rows.
+
+    ``by_value`` and ``by_level`` count the set's rows per value and per level;
+    ``distinct[at]`` and ``distinct[at + 1]`` count the values and the levels it holds.
+    """
+    if by_value[s] == 0:
+        distinct[at] += 1
+    by_value[s] += 1
+    if by_level[lv] == 0:
+        distinct[at + 1] += 1
+    by_level[lv] += 1
+
+
+@_compiled
 def _take(
     r: int,
     take: bool,
@@ -541,8 +577,8 @@ def _take(
     ``pool`` holds ``[free rows, distinct free values, distinct free levels]``.
     """
     s, lv = sens[r], level[r]
+    free[r] = not take
     if take:
-        free[r] = False
         pool[0] -= 1
         free_sens[s] -= 1
         if free_sens[s] == 0:
@@ -551,24 +587,15 @@ def _take(
         if free_level[lv] == 0:
             pool[2] -= 1
     else:
-        free[r] = True
         pool[0] += 1
-        if free_sens[s] == 0:
-            pool[1] += 1
-        free_sens[s] += 1
-        if free_level[lv] == 0:
-            pool[2] += 1
-        free_level[lv] += 1
+        _count_row(s, lv, free_sens, free_level, pool, 1)
 
 
-@njit(cache=True)
+@_compiled
 def _best_candidate(
     admissible_only: bool,
-    kind: np.ndarray,
-    weight: np.ndarray,
-    size: np.ndarray,
-    matrix: np.ndarray,
-    cost: np.ndarray,
+    schema: PackedSchema,
+    psi: _Psi,
     xf: np.ndarray,
     index: np.ndarray,
     values: np.ndarray,
@@ -583,13 +610,6 @@ def _best_candidate(
     class_level: np.ndarray,
     n_class_levels: int,
     h: int,
-    level_w: np.ndarray,
-    log_base: float,
-    w1: float,
-    w2: float,
-    scale: float,
-    quantum: float,
-    zero_loss: float,
     memo: np.ndarray,
     stamp: np.ndarray,
     step: int,
@@ -615,6 +635,10 @@ def _best_candidate(
     ``sum(axis=0)`` over a ``members x candidates`` array does; with a single
     candidate numpy sums pairwise instead, but then there is nothing to compare.
     """
+    kind, weight, size = schema.kind, schema.weight, schema.size
+    matrix, cost, level_w = schema.matrix, schema.cost, psi.level_w
+    log_base, w1, w2, scale = psi.log_base, psi.w1, psi.w2, psi.scale
+    quantum, zero_loss = psi.quantum, psi.zero_loss
     n = free.shape[0]
     n_attrs = kind.shape[0]
     n_levels = level_w.shape[0]
@@ -676,12 +700,10 @@ def _best_candidate(
     return best
 
 
-@njit(cache=True)
+@_compiled
 def _join(
     r: int,
-    kind: np.ndarray,
-    size: np.ndarray,
-    cost: np.ndarray,
+    schema: PackedSchema,
     xi: np.ndarray,
     sens: np.ndarray,
     level: np.ndarray,
@@ -692,6 +714,7 @@ def _join(
     counts: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
     """Add row ``r`` to the growing class; ``counts`` is ``[distinct values, distinct levels]``."""
+    kind, size, cost = schema.kind, schema.size, schema.cost
     for a in range(kind.shape[0]):
         if kind[a] != CONTINUOUS:
             v = xi[a, r]
@@ -699,21 +722,13 @@ def _join(
             if kind[a] == CATEGORICAL:
                 for u in range(size[a]):
                     cvec[a, u] += cost[a, v, u]
-    if class_sens[sens[r]] == 0:
-        counts[0] += 1
-    class_sens[sens[r]] += 1
-    if class_level[level[r]] == 0:
-        counts[1] += 1
-    class_level[level[r]] += 1
+    _count_row(sens[r], level[r], class_sens, class_level, counts, 0)
 
 
-@njit(cache=True)
+@_compiled
 def form_classes_kernel(
-    kind: np.ndarray,
-    weight: np.ndarray,
-    size: np.ndarray,
-    matrix: np.ndarray,
-    cost: np.ndarray,
+    schema: PackedSchema,
+    psi: _Psi,
     xf: np.ndarray,
     xi: np.ndarray,
     index: np.ndarray,
@@ -721,26 +736,16 @@ def form_classes_kernel(
     sens: np.ndarray,
     level: np.ndarray,
     n_values: int,
-    level_w: np.ndarray,
-    log_base: float,
     k: int,
     p: int,
     h: int,
-    w1: float,
-    w2: float,
-    scale: float,
-    quantum: float,
-    zero_loss: float,
     central: int,
 ) -> tuple[np.ndarray, int]:  # pragma: no cover - compiled
     """Steps 5-20 (``GreedyAlgorithm.form_classes`` with ``MaaSlie.grow``).
 
     Args:
-        kind: kind code per attribute (:class:`PackedSchema`).
-        weight: attribute weights.
-        size: codes per discrete attribute.
-        matrix: padded distance matrices.
-        cost: padded integer medoid costs.
+        schema: the packed schema.
+        psi: the scoring constants.
         xf: continuous codes ``(A, n)``.
         xi: discrete codes ``(A, n)``.
         index: per attribute and row, the discrete code or the index of the
@@ -749,24 +754,18 @@ def form_classes_kernel(
         sens: sensitive value code per row.
         level: sensitivity level per row.
         n_values: number of sensitive values.
-        level_w: level weights (eq. 2).
-        log_base: ``log`` of the entropy base.
         k: class size of the target.
         p: distinct sensitive values of the target.
         h: distinct levels of the target.
-        w1: PSI weight of HEC.
-        w2: PSI weight of ``1 / InfoLoss``.
-        scale: ``1 / QUANTUM``.
-        quantum: the quantisation grid.
-        zero_loss: :data:`~sparkanon.metrics.entropy.ZERO_LOSS`.
         central: the block's central row (the first reference point).
 
     Returns:
         ``(labels, n_classes)``: a class per row, ``-1`` for rows left over.
     """
+    kind, weight, matrix = schema.kind, schema.weight, schema.matrix
     n = sens.shape[0]
     n_attrs = kind.shape[0]
-    n_levels = level_w.shape[0]
+    n_levels = psi.level_w.shape[0]
     vmax = matrix.shape[1]
     labels = np.full(n, -1, dtype=np.int64)
     free = np.ones(n, dtype=np.bool_)
@@ -775,12 +774,7 @@ def form_classes_kernel(
     pool = np.zeros(3, dtype=np.int64)
     pool[0] = n
     for r in range(n):
-        if free_sens[sens[r]] == 0:
-            pool[1] += 1
-        free_sens[sens[r]] += 1
-        if free_level[level[r]] == 0:
-            pool[2] += 1
-        free_level[level[r]] += 1
+        _count_row(sens[r], level[r], free_sens, free_level, pool, 1)
     members = np.zeros(max(k, 1), dtype=np.int64)
     hist = np.zeros((n_attrs, vmax), dtype=np.int64)
     cvec = np.zeros((n_attrs, vmax), dtype=np.int64)
@@ -811,7 +805,7 @@ def form_classes_kernel(
                 else:
                     dist = matrix[a, xi[a, r], xi[a, reference]]
                 d += weight[a] * dist
-            key = _quantise(d, scale)
+            key = _quantise(d, psi.scale)
             if start < 0 or key > start_key:
                 start = r
                 start_key = key
@@ -824,45 +818,26 @@ def form_classes_kernel(
         members[0] = start
         g = 1
         _take(start, True, free, sens, level, free_sens, free_level, pool)
-        _join(start, kind, size, cost, xi, sens, level, hist, cvec, class_sens, class_level, counts)
+        _join(start, schema, xi, sens, level, hist, cvec, class_sens, class_level, counts)
         ok = True
         while g < k:
-            # Steps 9-15: the diversity loop over admissible rows.
-            while counts[0] < p:
-                step += 1
-                best = _best_candidate(
-                    True, kind, weight, size, matrix, cost, xf, index, values, sens, level,
-                    free, members, g, hist, cvec, class_sens, class_level, counts[1], h,
-                    level_w, log_base, w1, w2, scale, quantum, zero_loss,
-                    memo, stamp, step, sums, buf, hec_q, level_best,
-                )  # fmt: skip
-                if best < 0:
-                    ok = False
-                    break
-                members[g] = best
-                g += 1
-                _take(best, True, free, sens, level, free_sens, free_level, pool)
-                _join(
-                    best, kind, size, cost, xi, sens, level, hist, cvec,
-                    class_sens, class_level, counts,
-                )  # fmt: skip
-            if not ok or g >= k:
-                break
-            # Steps 18-19: fill to k with the row of largest PSI.
+            # Steps 9-15, the diversity loop, while the class has fewer than p values
+            # (only admissible rows; none left: the break rule); then steps 18-19, fill
+            # to k. A diversity step adds a new value, so with p <= k the loop reaches
+            # p values before k rows, and filling never lowers the count of values.
             step += 1
             best = _best_candidate(
-                False, kind, weight, size, matrix, cost, xf, index, values, sens, level,
-                free, members, g, hist, cvec, class_sens, class_level, counts[1], h,
-                level_w, log_base, w1, w2, scale, quantum, zero_loss,
-                memo, stamp, step, sums, buf, hec_q, level_best,
+                counts[0] < p, schema, psi, xf, index, values, sens, level, free, members, g,
+                hist, cvec, class_sens, class_level, counts[1], h, memo, stamp, step, sums,
+                buf, hec_q, level_best,
             )  # fmt: skip
+            if best < 0:
+                ok = False
+                break
             members[g] = best
             g += 1
             _take(best, True, free, sens, level, free_sens, free_level, pool)
-            _join(
-                best, kind, size, cost, xi, sens, level, hist, cvec,
-                class_sens, class_level, counts,
-            )  # fmt: skip
+            _join(best, schema, xi, sens, level, hist, cvec, class_sens, class_level, counts)
         if not ok:
             # Break rule: the class's rows return to the pool; formation ends.
             for j in range(g):
@@ -877,20 +852,10 @@ def form_classes_kernel(
 # -- leftover placement (steps 23-28) ------------------------------------------------
 
 
-@njit(cache=True)
+@_compiled
 def place_kernel(
-    kind: np.ndarray,
-    weight: np.ndarray,
-    size: np.ndarray,
-    matrix: np.ndarray,
-    cost: np.ndarray,
-    level_w: np.ndarray,
-    log_base: float,
-    w1: float,
-    w2: float,
-    scale: float,
-    quantum: float,
-    zero_loss: float,
+    schema: PackedSchema,
+    psi: _Psi,
     xf: np.ndarray,
     xi: np.ndarray,
     level: np.ndarray,
@@ -908,18 +873,8 @@ def place_kernel(
     turn, the class of largest PSI after the addition (lowest class id on ties).
 
     Args:
-        kind: kind code per attribute.
-        weight: attribute weights.
-        size: codes per discrete attribute.
-        matrix: padded distance matrices.
-        cost: padded integer medoid costs.
-        level_w: level weights (eq. 2).
-        log_base: ``log`` of the entropy base.
-        w1: PSI weight of HEC.
-        w2: PSI weight of ``1 / InfoLoss``.
-        scale: ``1 / QUANTUM``.
-        quantum: the quantisation grid.
-        zero_loss: :data:`~sparkanon.metrics.entropy.ZERO_LOSS`.
+        schema: the packed schema.
+        psi: the scoring constants.
         xf: continuous codes of the clustered rows ``(A, n)``.
         xi: discrete codes of the clustered rows.
         level: levels of the clustered rows.
@@ -933,6 +888,9 @@ def place_kernel(
     Returns:
         The class chosen for each entry of ``order``.
     """
+    kind, weight, size, matrix = schema.kind, schema.weight, schema.size, schema.matrix
+    cost, level_w, log_base = schema.cost, psi.level_w, psi.log_base
+    w1, w2, scale, quantum, zero_loss = psi.w1, psi.w2, psi.scale, psi.quantum, psi.zero_loss
     n_attrs = kind.shape[0]
     n_levels = level_w.shape[0]
     vmax = matrix.shape[1]

@@ -91,32 +91,15 @@ class MaaSlie(GreedyAlgorithm):
     guarantees = frozenset({"hpk", "p_sensitive", "k", "distinct_l"})
     Params = MaaSlieParams
 
-    def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
-        """Steps 2-28 on one block: the compiled kernel when it applies, else numpy.
-
-        Args:
-            block: the block's rows.
-            rng: seeded generator for the order in which leftovers are placed.
-
-        Returns:
-            A class label per row; ``-1`` only when the block formed no class.
-        """
+    def cluster_compiled(self, block: Block, rng: np.random.Generator) -> np.ndarray | None:
+        """Steps 2-28 by the compiled kernel, ``None`` when it does not apply (numpy then)."""
         kernel = _compiled()
-        if kernel is not None:
-            labels = kernel.cluster(block, rng)
-            if labels is not None:
-                return labels
-        return super().cluster(block, rng)
+        return None if kernel is None else kernel.cluster(block, rng)
 
-    def place_into(self, job: Leftovers) -> np.ndarray:
-        """Steps 23-28 for rows of another block: the compiled kernel when it applies."""
-        block, labels, n_classes, extra, rng = job.parts()
+    def place_compiled(self, job: Leftovers) -> np.ndarray | None:
+        """Steps 23-28 for rows of another block by the compiled kernel, when it applies."""
         kernel = _compiled()
-        if kernel is not None:
-            placed = kernel.place(block, labels, n_classes, extra, rng)
-            if placed is not None:
-                return placed
-        return super().place_into(job)
+        return None if kernel is None else kernel.place(*job.parts())
 
     def grow(self, block: Block, members: list[int], free: np.ndarray) -> bool:
         """Steps 8-20: the diversity loop, then filling to ``k`` by largest PSI."""

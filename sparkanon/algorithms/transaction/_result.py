@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sparkanon.attributes.itemsets import ItemSets
+from sparkanon.algorithms.transaction.set_partition import partition_sets
+from sparkanon.attributes.itemsets import ItemSets, ItemTree
 
 KEPT = 0
 """``suppressed_reason``: the record is published."""
@@ -131,6 +132,60 @@ def overlay_sets(base: ItemSets, rows: np.ndarray, sub: ItemSets) -> ItemSets:
     source = np.arange(n, dtype=np.int64)
     source[rows] = n + np.arange(rows.size, dtype=np.int64)
     return gather_sets(stacked, source)
+
+
+def partition_rows(
+    sets: ItemSets, rows: np.ndarray, tree: ItemTree, k: int, reason: np.ndarray
+) -> tuple[np.ndarray, ItemSets]:
+    """Generalize the sets of the records at ``rows`` to k-anonymity (``partition_sets``).
+
+    The step both APA and PAA take (definition 6): the records Partition suppresses get
+    reason :data:`PARTITION` in ``reason`` (updated in place).
+
+    Args:
+        sets: the original item sets, one per record of the block.
+        rows: int64 indices of the records to generalize, distinct and ascending (all
+            of them: the sets are taken as they are, not copied).
+        tree: the item taxonomy the sets' node ids refer to.
+        k: the smallest TBucket of published sets, at least 1.
+        reason: int8 suppression reason per record of the block (updated).
+
+    Returns:
+        ``(stay, published)``: the indices (into the block) of the records Partition
+        kept, ascending, and their generalized sets in that order.
+    """
+    chosen = sets if rows.size == len(sets) else gather_sets(sets, rows)
+    part = partition_sets(chosen, tree, k)
+    dropped = np.asarray(part.suppressed, dtype=bool)
+    reason[rows[dropped]] = PARTITION
+    return rows[~dropped], gather_sets(part.generalized, np.flatnonzero(~dropped))
+
+
+def decompose(
+    sets: ItemSets,
+    group: np.ndarray,
+    reason: np.ndarray,
+    stay: np.ndarray,
+    published: ItemSets,
+    final: np.ndarray,
+) -> RTResult:
+    """The decomposition both APA and PAA end with: dense group ids and published sets.
+
+    Args:
+        sets: the original item sets, one per record of the block.
+        group: int64 group id per record (any non-negative labels), ``-1`` if suppressed.
+        reason: int8 suppression reason per record.
+        stay: indices of the records whose generalized sets are ``published``.
+        published: the generalized set of each record of ``stay``, in that order.
+        final: boolean mask over ``stay`` of the records published in the end.
+
+    Returns:
+        Each record's dense group id (groups numbered in the order of their first
+        record), its published set (a suppressed record keeps its original set) and
+        its reason.
+    """
+    generalized = overlay_sets(sets, stay[final], gather_sets(published, np.flatnonzero(final)))
+    return RTResult(group=dense_groups(group), generalized=generalized, suppressed_reason=reason)
 
 
 @dataclass(frozen=True)

@@ -16,16 +16,14 @@ import numpy as np
 
 from sparkanon.algorithms.transaction._result import (
     MERGE,
-    PARTITION,
     RTResult,
     check_kl,
+    decompose,
     dense_groups,
-    gather_sets,
-    overlay_sets,
+    partition_rows,
     set_codes,
 )
 from sparkanon.algorithms.transaction.anatomize import anatomize, beyond_cap, share_cap
-from sparkanon.algorithms.transaction.set_partition import partition_sets
 from sparkanon.attributes.itemsets import ItemSets, ItemTree
 
 _EXACT_FLOAT = 2**26
@@ -210,17 +208,18 @@ def merge_groups(group: np.ndarray, code: np.ndarray, l: int) -> tuple[np.ndarra
 
 
 def apa(sets: ItemSets, tree: ItemTree, k: int, l: int) -> RTResult:  # noqa: E741
-    """APA over one block (Gong et al. 2016, Algorithm 1): anatomize, partition, merge, decompose.
+    """APA over one block (Algorithm 1 of Gong, Yang and Luo 2016): anatomize, partition, merge.
 
     1. TBuckets of the original sets (definition 2; bucket ids in the sorted order of
        the distinct sets) and :func:`~sparkanon.algorithms.transaction.anatomize.anatomize`
        over them form the groups (reasons 2 and 3 for the records it suppresses).
-    2. ``partition_sets`` generalizes the sets of the records Anatomize kept to
-       k-anonymity (definition 6); records it suppresses leave their group (reason 1).
+    2. :func:`~sparkanon.algorithms.transaction._result.partition_rows` generalizes the
+       sets of the records Anatomize kept to k-anonymity (definition 6); records it
+       suppresses leave their group (reason 1).
     3. :func:`merge_groups` merges groups until each passes the frequency test on the
        generalized sets (reason 4 if even all records together fail it).
-    4. The decomposition: each kept record's dense group id (groups numbered in the
-       order of their first record) and published generalized set.
+    4. :func:`~sparkanon.algorithms.transaction._result.decompose`: each kept record's
+       dense group id and published generalized set.
 
     Args:
         sets: the original item sets, one per record.
@@ -244,18 +243,12 @@ def apa(sets: ItemSets, tree: ItemTree, k: int, l: int) -> RTResult:  # noqa: E7
     reason = anatomy.reason.copy()
     kept = np.flatnonzero(anatomy.group >= 0)
     group = np.full(n, -1, dtype=np.int64)
-    generalized = sets
-    if kept.size:
-        part = partition_sets(gather_sets(sets, kept), tree, k)
-        dropped = np.asarray(part.suppressed, dtype=bool)
-        reason[kept[dropped]] = PARTITION
-        stay = kept[~dropped]
-        group[stay] = anatomy.group[stay]
-        published = gather_sets(part.generalized, np.flatnonzero(~dropped))
-        code = np.full(n, -1, dtype=np.int64)
-        code[stay] = set_codes(published)[0]
-        group, merged_out = merge_groups(group, code, l)
-        reason[merged_out] = MERGE
-        final = ~merged_out[stay]
-        generalized = overlay_sets(sets, stay[final], gather_sets(published, np.flatnonzero(final)))
-    return RTResult(group=dense_groups(group), generalized=generalized, suppressed_reason=reason)
+    if kept.size == 0:
+        return RTResult(group=dense_groups(group), generalized=sets, suppressed_reason=reason)
+    stay, published = partition_rows(sets, kept, tree, k, reason)
+    group[stay] = anatomy.group[stay]
+    code = np.full(n, -1, dtype=np.int64)
+    code[stay] = set_codes(published)[0]
+    group, merged_out = merge_groups(group, code, l)
+    reason[merged_out] = MERGE
+    return decompose(sets, group, reason, stay, published, ~merged_out[stay])
