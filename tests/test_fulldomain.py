@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from sparkanon.algorithms.lattice.search import (
     DROPPED,
     NodeVerdict,
+    SearchTask,
     exhaustive,
     incognito,
     prunable,
@@ -297,7 +298,7 @@ def test_incognito_finds_the_minimal_acceptable_nodes(search: Search, batch: int
     record(ref)
     # The pruning is sound because acceptability is monotone here: check the claim.
     assert ref.monotone
-    args = (table.heights, ev, max_sup, metric, table.weights)
+    args = (SearchTask(table.heights, ev, max_sup, metric, table.weights),)
     if not ref.accepted:
         with pytest.raises(ConfigError, match="no generalization satisfies"):
             incognito(*args, prune=True, batch_nodes=batch)
@@ -327,7 +328,9 @@ def test_samarati_finds_the_lowest_acceptable_height(search: Search, batch: int)
     assert prune
     ref = reference(Evaluator(table, models, 1 << 30), max_sup)
     record(ref)
-    args = (table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights)
+    args = (
+        SearchTask(table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights),
+    )
     if not ref.accepted:
         with pytest.raises(ConfigError, match="no generalization satisfies"):
             samarati(*args, prune=prune, batch_nodes=batch)
@@ -365,7 +368,9 @@ def test_searches_without_pruning(
     assert not prunable(models.monotonic, models.additive, max_sup)
     ref = reference(Evaluator(table, models, 1 << 30), max_sup)
     record(ref)
-    args = (table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights)
+    args = (
+        SearchTask(table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights),
+    )
     if not ref.accepted:
         with pytest.raises(ConfigError, match="no generalization satisfies"):
             incognito(*args, prune=False, batch_nodes=batch)
@@ -404,7 +409,7 @@ def test_entropy_with_suppression_is_not_monotone() -> None:
     assert (0, 0) in ref.accepted and (1, 0) not in ref.accepted
     assert not ref.monotone
     # The searches that do not prune still find it.
-    args = (table.heights, Evaluator(table, models, 100), 0.9, "height", table.weights)
+    args = (SearchTask(table.heights, Evaluator(table, models, 100), 0.9, "height", table.weights),)
     assert incognito(*args, prune=False).best == (0, 0)
     assert samarati(*args, prune=False).best == (0, 0)
 

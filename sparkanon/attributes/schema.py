@@ -20,10 +20,15 @@ from sparkanon.attributes.kinds import Kind
 from sparkanon.attributes.text import trimmed_text
 
 RID = "_rid"
+"""Column: the row id, unique over the input (the key every deterministic order uses)."""
 SENS = "_s"
+"""Column: the sensitive value's code."""
 LEVEL = "_lvl"
+"""Column: the sensitive value's sensitivity level."""
 BLOCK = "_block"
+"""Column: the block a row is clustered in."""
 CLASS = "_class"
+"""Column: the row's equivalence class (group), ``-1`` while it has none."""
 
 
 def code_column(i: int) -> str:

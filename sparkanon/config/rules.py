@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sparkanon.algorithms import ALGORITHMS, algorithms_of
@@ -258,6 +258,11 @@ def _model_key(config: JobConfig, i: int) -> str:
     return "model" if len(config.model) == 1 else f"model.{i}"
 
 
+def _models_where(config: JobConfig, declares: Callable[[Any], bool]) -> list[tuple[str, Any]]:
+    """The models that declare a capability, each with its key (:func:`_model_key`)."""
+    return [(_model_key(config, i), m) for i, m in enumerate(config.model) if declares(m)]
+
+
 def column_problems(config: JobConfig) -> list[str]:
     """Problems with the columns: repeated, the sensitive one listed, no quasi-identifier."""
     from sparkanon.config.schema import QI_KINDS  # the schema imports this module
@@ -298,13 +303,11 @@ def single_value_problems(config: JobConfig) -> list[str]:
         )
     if config.is_full_domain:
         problems += full_domain_problems(config)
-    for i, model in enumerate(config.model):
-        if model.set_valued:
-            problems.append(
-                f"{_model_key(config, i)}: {model.name} protects a set-valued sensitive "
-                "attribute; declare sensitive.kind: itemset (with algorithm apa or paa and "
-                "publish: anatomy)"
-            )
+    problems += [
+        f"{key}: {model.name} protects a set-valued sensitive attribute; declare "
+        "sensitive.kind: itemset (with algorithm apa or paa and publish: anatomy)"
+        for key, model in _models_where(config, lambda m: m.set_valued)
+    ]
     return problems
 
 
@@ -312,16 +315,14 @@ def full_domain_problems(config: JobConfig) -> list[str]:
     """A full-domain job's suppression and publication (Aggarwal 2015)."""
     problems: list[str] = []
     if config.algorithm.max_suppression > 0:
-        for i, model in enumerate(config.model):
-            if model.compares_with_table:
-                problems.append(
-                    f"{_model_key(config, i)}: {model.name} with algorithm.max_suppression = "
-                    f"{config.algorithm.max_suppression:g}: suppressing classes changes the "
-                    "published table's distribution of the sensitive values, which "
-                    "t-closeness compares every class with, so a node found against the "
-                    "input's distribution need not hold against the published one; set "
-                    "algorithm.max_suppression: 0"
-                )
+        problems += [
+            f"{key}: {model.name} with algorithm.max_suppression = "
+            f"{config.algorithm.max_suppression:g}: suppressing classes changes the "
+            "published table's distribution of the sensitive values, which t-closeness "
+            "compares every class with, so a node found against the input's distribution "
+            "need not hold against the published one; set algorithm.max_suppression: 0"
+            for key, model in _models_where(config, lambda m: m.compares_with_table)
+        ]
     if config.output.publish != "generalized":
         problems.append(
             f"output.publish: {config.output.publish!r}: algorithm {config.algorithm.name!r} "
@@ -377,19 +378,25 @@ def block_problems(config: JobConfig) -> list[str]:
     Full-domain generalization has no blocks (it ignores ``partitioning``), and a
     relational-transaction job sizes its blocks in :func:`relational_transaction_problems`.
     """
-    problems: list[str] = []
     k = config.models.min_class_size()
-    if config.partitioning.max_block_rows < k:
-        i, sizing = next((i, m) for i, m in enumerate(config.model) if m.min_class_size() == k)
-        param = type(sizing)._size_param
-        key = _model_key(config, i)
-        why = f"{key}.{param} = {getattr(sizing, param)}" if param else key
-        problems.append(
-            f"partitioning.max_block_rows = {config.partitioning.max_block_rows}: a block must "
-            f"hold at least one class, and {why} makes every class at least {k} rows; "
-            f"raise max_block_rows to at least {k}"
-        )
-    return problems
+    i, sizing = next((i, m) for i, m in enumerate(config.model) if m.min_class_size() == k)
+    param = type(sizing)._size_param
+    key = _model_key(config, i)
+    why = f"{key}.{param} = {getattr(sizing, param)}" if param else key
+    return _block_rows_problems(
+        config, k, f"hold at least one class, and {why} makes every class at least {k} rows"
+    )
+
+
+def _block_rows_problems(config: JobConfig, need: int, what: str) -> list[str]:
+    """``partitioning.max_block_rows`` below ``need``, the rows a block must hold (``what``)."""
+    rows = config.partitioning.max_block_rows
+    if rows >= need:
+        return []
+    return [
+        f"partitioning.max_block_rows = {rows}: a block must {what}; "
+        f"raise max_block_rows to at least {need}"
+    ]
 
 
 def relational_transaction_problems(config: JobConfig) -> list[str]:
@@ -414,14 +421,9 @@ def relational_transaction_problems(config: JobConfig) -> list[str]:
             "publish: anatomy"
         )
     if not problems:
-        kl = config.model[0]
-        need = kl.k * kl.l
-        if config.partitioning.max_block_rows < need:
-            problems.append(
-                f"partitioning.max_block_rows = {config.partitioning.max_block_rows}: a block "
-                f"must hold at least k * l = {need} records (l sets of k records each); "
-                f"raise max_block_rows to at least {need}"
-            )
+        need = config.model[0].k * config.model[0].l
+        what = f"hold at least k * l = {need} records (l sets of k records each)"
+        problems += _block_rows_problems(config, need, what)
     return problems
 
 

@@ -19,6 +19,7 @@ from sparkanon.algorithms.lattice.search import (
     Node,
     NodeVerdict,
     SearchResult,
+    SearchTask,
     height,
     prunable,
     release_counts,
@@ -197,12 +198,5 @@ def _search(
 
     heights = [h.height for h in hierarchies]
     search = ALGORITHMS[params.name].implementation
-    return search(
-        heights,
-        evaluate,
-        params.max_suppression,
-        params.metric,
-        weights,
-        prune,
-        params.batch_nodes,
-    )
+    task = SearchTask(heights, evaluate, params.max_suppression, params.metric, weights)
+    return search(task, prune, params.batch_nodes)

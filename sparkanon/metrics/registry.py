@@ -1,8 +1,8 @@
 """The metrics a job reports, each a class: per-class terms, then one finishing step.
 
 A metric is computed in two places that never meet on the driver: the summarise
-stage calls :meth:`Metric.class_terms` on every class where the class's rows are (in
-a pandas group), and the measure stage aggregates every term column with the
+stage calls :meth:`Metric.block_terms` on the classes where their rows are (a batch of
+classes in a pandas group), and the measure stage aggregates every term column with the
 aggregations the metric declares (one Spark aggregation for all metrics) and calls
 :meth:`Metric.finish` with the totals and the run's facts. Tests run the same two
 steps (:func:`sparkanon.stages.measure.measure` on the local engine), so the job
@@ -45,7 +45,7 @@ from sparkanon.metrics.entropy import (
     normalized_average_class_size,
     sensitive_entropy,
 )
-from sparkanon.metrics.ncp import class_ncp, global_certainty_penalty
+from sparkanon.metrics.ncp import global_certainty_penalty
 
 AGGREGATIONS = ("count", "sum", "mean", "min", "max", "median")
 """Aggregations a metric may ask for its terms."""
@@ -327,17 +327,11 @@ class Metric(ABC):
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]]
 
     @abstractmethod
-    def class_terms(self, c: ClassView) -> dict[str, float]:
-        """The per-class terms (one value per term name)."""
-
     def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:
         """The per-class terms of every class of a batch (one array per term name).
 
-        The default calls :meth:`class_terms` on each class; the metrics below
-        compute their terms for the whole batch at once.
+        A metric is written once, over a batch: one class is a batch of one.
         """
-        rows = [self.class_terms(b.view(j)) for j in range(b.m)]
-        return {t: np.array([r[t] for r in rows], dtype=float) for t in self.aggregations}
 
     @abstractmethod
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:
@@ -356,9 +350,6 @@ class ClassSizes(Metric):
         "size": ("count", "sum", "min", "median", "max")
     }
 
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        return {"size": float(c.size)}
-
     def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
         return {"size": b.sizes.astype(float)}
 
@@ -373,21 +364,32 @@ class ClassSizes(Metric):
         }
 
 
-class EntropyPrivacyProtection(Metric):
+class ClassMean(Metric):
+    """A metric that is the mean over classes of one value per class."""
+
+    aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"value": ("mean",)}
+
+    @abstractmethod
+    def values(self, b: ClassBatch) -> np.ndarray:
+        """The value of every class of the batch."""
+
+    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
+        return {"value": self.values(b)}
+
+    def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
+        return totals["value.mean"]
+
+
+class EntropyPrivacyProtection(ClassMean):
     """EPP: the mean over classes of the class level entropy HEC (Shi et al. 2024, eq. 2, 22)."""
 
     name = "EPP"
-    aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"hec": ("mean",)}
 
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        counts = np.bincount(c.levels, minlength=c.sensitive.n_levels)
-        return {"hec": float(class_level_entropy(counts, c.sensitive.weights, c.entropy_base))}
-
-    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
-        return {"hec": class_level_entropy(b.level_counts, b.sensitive.weights, b.entropy_base)}
+    def values(self, b: ClassBatch) -> np.ndarray:  # noqa: D102
+        return class_level_entropy(b.level_counts, b.sensitive.weights, b.entropy_base)
 
     def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
-        return totals["hec.mean"] if facts.has_levels else None
+        return super().finish(totals, facts) if facts.has_levels else None
 
 
 class InformationLossRate(Metric):
@@ -396,9 +398,6 @@ class InformationLossRate(Metric):
     name = "R_IL"
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"loss": ("sum",)}
 
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        return {"loss": class_info_loss(c)}
-
     def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
         return {"loss": b.info_loss}
 
@@ -406,37 +405,22 @@ class InformationLossRate(Metric):
         return information_loss_rate(totals["loss.sum"], facts.rows_out)
 
 
-class AverageInformationLoss(Metric):
+class AverageInformationLoss(ClassMean):
     """AVG-IL: the mean over classes of ``IL(G) / (|G| |QI|)`` (Yang et al. 2014, eq. 17-18)."""
 
     name = "AVG_IL"
-    aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"il": ("mean",)}
 
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        return {"il": class_info_loss(c) / (c.size * len(c.kinds))}
-
-    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
-        return {"il": b.info_loss / (b.sizes * len(b.kinds))}
-
-    def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
-        return totals["il.mean"]
+    def values(self, b: ClassBatch) -> np.ndarray:  # noqa: D102
+        return b.info_loss / (b.sizes * len(b.kinds))
 
 
-class AverageSensitiveEntropy(Metric):
+class AverageSensitiveEntropy(ClassMean):
     """AVG-Ent: the mean over classes of the base-2 entropy of the sensitive values (eq. 19)."""
 
     name = "AVG_Ent"
-    aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"ent": ("mean",)}
 
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        counts = np.bincount(c.sens, minlength=len(c.sensitive.values))
-        return {"ent": float(sensitive_entropy(counts))}
-
-    def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
-        return {"ent": sensitive_entropy(b.value_counts)}
-
-    def finish(self, totals: Mapping[str, float | None], facts: RunFacts) -> Any:  # noqa: D102
-        return totals["ent.mean"]
+    def values(self, b: ClassBatch) -> np.ndarray:  # noqa: D102
+        return sensitive_entropy(b.value_counts)
 
 
 class NormalizedAverageClassSize(Metric):
@@ -444,9 +428,6 @@ class NormalizedAverageClassSize(Metric):
 
     name = "CAVG"
     aggregations: ClassVar[Mapping[str, tuple[str, ...]]] = {"one": ("count",)}
-
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        return {"one": 1.0}
 
     def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
         return {"one": np.ones(b.m)}
@@ -464,10 +445,6 @@ class CertaintyPenalty(Metric):
         "penalty": ("sum",),
         "rows": ("sum",),
     }
-
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        ncp = class_ncp(c.kinds, c.codes)
-        return {"ncp": ncp, "penalty": c.size * ncp, "rows": float(c.size)}
 
     def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
         ncp = np.zeros(b.m)
@@ -496,9 +473,6 @@ class AttributeCertaintyPenalty(Metric):
         """One summed term per attribute."""
         return {f"a{i}": ("sum",) for i in range(self.n)}
 
-    def class_terms(self, c: ClassView) -> dict[str, float]:  # noqa: D102
-        return {f"a{i}": c.size * v for i, v in enumerate(c.ncp_by_attribute)}
-
     def block_terms(self, b: ClassBatch) -> dict[str, np.ndarray]:  # noqa: D102
         return {f"a{i}": b.sizes * v for i, v in enumerate(b.ncp_by_attribute)}
 
@@ -507,11 +481,6 @@ class AttributeCertaintyPenalty(Metric):
         return {
             name: 100.0 * float(totals[f"a{i}.sum"]) / rows for i, name in enumerate(facts.names)
         }
-
-
-def class_info_loss(c: ClassView) -> float:
-    """InfoLoss of one class (Shi et al. 2024, eq. 20): :attr:`ClassView.info_loss`."""
-    return c.info_loss
 
 
 def default_metrics(n_attributes: int) -> tuple[Metric, ...]:

@@ -10,7 +10,8 @@ leaves over) get class ``-1`` and go to reconciliation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -142,27 +143,46 @@ def cluster_rows(
             ),
             materialize=True,
         )
-        per_block = engine.aggregate(
-            clustered,
-            [BLOCK],
-            {"n": ("count", BLOCK), "inf": ("max", INFEASIBLE), "rep": ("max", REPAIRS)},
-        )
-        stats = one_row(
-            engine,
-            per_block,
-            {
-                "blocks": ("count", "n"),
-                "min": ("min", "n"),
-                "max": ("max", "n"),
-                "infeasible": ("sum", "inf"),
-                "repairs": ("sum", "rep"),
-            },
-        )
-        stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))
-        timer.note(blocks=stats["blocks"], unplaced=stats["unplaced"])
-        log.info(
-            "cluster: %d blocks, %d rows left for reconciliation",
-            stats["blocks"],
-            stats["unplaced"],
+        stats = block_stats(
+            engine, clustered, timer, {"infeasible": INFEASIBLE, "repairs": REPAIRS}, "rows"
         )
     return clustered, stats
+
+
+def block_stats(
+    engine: Engine,
+    clustered: Table,
+    timer: StageTimer,
+    flags: Mapping[str, str],
+    unit: str,
+) -> dict[str, Any]:
+    """What the driver learns of the clustered blocks: counts per block, summed, and the rest.
+
+    Args:
+        engine: the engine.
+        clustered: the rows with their ``_block`` and ``_class`` (``-1``: no class yet).
+        timer: the stage timer (notes the blocks and the rows left).
+        flags: report key -> a column constant within a block; the report sums it over
+            the blocks (e.g. infeasible leaves, repair merges).
+        unit: what a row is called in the log (``rows``, ``records``).
+
+    Returns:
+        ``blocks``, ``min`` and ``max`` rows a block, each key of ``flags``, and
+        ``unplaced``: the rows left for reconciliation.
+    """
+    per_block = engine.aggregate(
+        clustered,
+        [BLOCK],
+        {"n": ("count", BLOCK)} | {key: ("max", column) for key, column in flags.items()},
+    )
+    summary = {"blocks": ("count", "n"), "min": ("min", "n"), "max": ("max", "n")}
+    stats = one_row(engine, per_block, summary | {key: ("sum", key) for key in flags})
+    stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))
+    timer.note(blocks=stats["blocks"], unplaced=stats["unplaced"])
+    log.info(
+        "cluster: %d blocks, %d %s left for reconciliation",
+        stats["blocks"],
+        stats["unplaced"],
+        unit,
+    )
+    return stats

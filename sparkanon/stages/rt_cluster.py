@@ -35,8 +35,8 @@ from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
 from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
-from sparkanon.stages.cluster import global_class, plan_leaves
+from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
+from sparkanon.stages.cluster import block_stats, global_class, plan_leaves
 from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
 from sparkanon.stages.partition import Partitioning, route
 
@@ -205,20 +205,8 @@ def cluster_rt(
         clustered = engine.persist(
             engine.map_groups(routed, BLOCK, fn, columns, partitions), materialize=True, disk=True
         )
-        per_block = engine.aggregate(clustered, [BLOCK], {"n": ("count", BLOCK)})
-        stats = one_row(
-            engine,
-            per_block,
-            {"blocks": ("count", "n"), "min": ("min", "n"), "max": ("max", "n")},
-        )
+        stats = block_stats(engine, clustered, timer, {}, "records")
         stats["infeasible"] = len(infeasible)
-        stats["unplaced"] = engine.count(engine.where(clustered, CLASS, "<", 0))
-        timer.note(blocks=stats["blocks"], unplaced=stats["unplaced"])
-        log.info(
-            "cluster: %d blocks, %d records left for reconciliation",
-            stats["blocks"],
-            stats["unplaced"],
-        )
     return clustered, stats
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -136,6 +137,25 @@ def node_loss(
     return OBJECTIVES[metric](release_counts(node, v, heights, weights))
 
 
+class SearchTask(NamedTuple):
+    """What a lattice search is given.
+
+    Attributes:
+        heights: each quasi-identifier's hierarchy height (the lattice).
+        evaluate: evaluates a batch of nodes on the data (:data:`Evaluate`).
+        max_suppression: MaxSup, the share of the rows a node may suppress.
+        metric: the loss the published node minimises, a name of
+            :data:`~sparkanon.metrics.utility.OBJECTIVES`.
+        weights: each quasi-identifier's weight (the ``ncp`` loss).
+    """
+
+    heights: Sequence[int]
+    evaluate: Evaluate
+    max_suppression: float
+    metric: str
+    weights: Sequence[float]
+
+
 @dataclass
 class SearchResult:
     """What a search found.
@@ -224,14 +244,7 @@ def _minimal(accepted: set[Node]) -> list[Node]:
     return sorted(out, key=lambda n: (height(n), n))
 
 
-def exhaustive(
-    heights: Sequence[int],
-    evaluate: Evaluate,
-    max_suppression: float,
-    metric: str,
-    weights: Sequence[float],
-    batch_nodes: int = 1 << 30,
-) -> SearchResult:
+def exhaustive(task: SearchTask, batch_nodes: int = 1 << 30) -> SearchResult:
     """Evaluate every node: the reference the tests hold the searches to.
 
     Returns:
@@ -240,6 +253,7 @@ def exhaustive(
     Raises:
         ConfigError: no node is acceptable.
     """
+    heights, evaluate, max_suppression, metric, weights = task
     ev = _Evaluator(evaluate, batch_nodes)
     nodes = [tuple(int(x) for x in row) for row in all_nodes(heights)]
     verdicts = ev.run(nodes)
@@ -259,15 +273,7 @@ def _none_acceptable(max_suppression: float) -> ConfigError:
     )
 
 
-def samarati(
-    heights: Sequence[int],
-    evaluate: Evaluate,
-    max_suppression: float,
-    metric: str,
-    weights: Sequence[float],
-    prune: bool,
-    batch_nodes: int = 1024,
-) -> SearchResult:
+def samarati(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchResult:
     """Samarati's binary search for the lowest height holding an acceptable node.
 
     Aggarwal 2015, section 20.3.1.1: check height ``h_max / 2``; if some node there is
@@ -283,6 +289,7 @@ def samarati(
     Raises:
         ConfigError: no node is acceptable.
     """
+    heights, evaluate, max_suppression, metric, weights = task
     ev = _Evaluator(evaluate, batch_nodes)
     grid = all_nodes(heights)
     by_height: dict[int, list[Node]] = {}
@@ -411,15 +418,7 @@ def _next_heights(unresolved: set[Node], batch_nodes: int) -> list[Node]:
     return out
 
 
-def incognito(
-    heights: Sequence[int],
-    evaluate: Evaluate,
-    max_suppression: float,
-    metric: str,
-    weights: Sequence[float],
-    prune: bool,
-    batch_nodes: int = 1024,
-) -> SearchResult:
+def incognito(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchResult:
     """Incognito (LeFevre, DeWitt, Ramakrishnan 2005; Aggarwal 2015, section 20.3.1.2).
 
     Iteration ``i`` holds candidate nodes over ``i``-attribute subsets: single attributes
@@ -441,6 +440,7 @@ def incognito(
     Raises:
         ConfigError: no node is acceptable.
     """
+    heights, evaluate, max_suppression, metric, weights = task
     d = len(heights)
     ev = _Evaluator(evaluate, batch_nodes)
     inferred = 0
