@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from sparkanon.algorithms.lattice.search import (
     DROPPED,
     NodeVerdict,
+    SearchResult,
     SearchTask,
     exhaustive,
     incognito,
@@ -241,6 +242,28 @@ def record(ref: Reference) -> None:
     event("acceptable nodes: " + ("none" if share == 0 else "all" if share == 1 else "some"))
 
 
+def recorded_case(
+    table: Table, models: ModelSet, max_sup: float, metric: str, batch: int
+) -> tuple[Reference, SearchTask]:
+    """The reference answer of a case (recorded for Hypothesis) and the search task."""
+    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
+    record(ref)
+    task = SearchTask(
+        table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights
+    )
+    return ref, task
+
+
+def assert_samarati_answer(got: SearchResult, ref: Reference, metric: str, table: Table) -> None:
+    """Samarati's answer: the acceptable nodes of the lowest acceptable height, the least loss."""
+    lowest = min(sum(n) for n in ref.accepted)
+    at_lowest = {n for n in ref.accepted if sum(n) == lowest}
+    assert sum(got.best) == lowest
+    assert set(got.candidates) == at_lowest
+    best = min(loss(metric, n, ref.verdicts[n], table) for n in at_lowest)
+    assert loss(metric, got.best, ref.verdicts[got.best], table) == pytest.approx(best)
+
+
 def reference(ev: Evaluator, max_sup: float) -> Reference:
     nodes = list(itertools.product(*[range(h + 1) for h in ev.table.heights]))
     verdicts = ev(nodes) if len(nodes) <= ev.batch_nodes else {n: ev([n])[n] for n in nodes}
@@ -293,20 +316,17 @@ def prunable_searches(draw: st.DrawFn) -> Search:
 def test_incognito_finds_the_minimal_acceptable_nodes(search: Search, batch: int) -> None:
     table, models, max_sup, metric = search
     assert prunable(models.monotonic, models.additive, max_sup)
-    ev = Evaluator(table, models, batch)
-    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
-    record(ref)
+    ref, task = recorded_case(table, models, max_sup, metric, batch)
     # The pruning is sound because acceptability is monotone here: check the claim.
     assert ref.monotone
-    args = (SearchTask(table.heights, ev, max_sup, metric, table.weights),)
     if not ref.accepted:
         with pytest.raises(ConfigError, match="no generalization satisfies"):
-            incognito(*args, prune=True, batch_nodes=batch)
+            incognito(task, prune=True, batch_nodes=batch)
         with pytest.raises(ConfigError, match="no generalization satisfies"):
-            exhaustive(*args, batch_nodes=batch)
+            exhaustive(task, batch_nodes=batch)
         return
-    inc = incognito(*args, prune=True, batch_nodes=batch)
-    exh = exhaustive(*args, batch_nodes=batch)
+    inc = incognito(task, prune=True, batch_nodes=batch)
+    exh = exhaustive(task, batch_nodes=batch)
     assert set(exh.candidates) == ref.minimal
     assert set(inc.candidates) == ref.minimal
     assert len(inc.candidates) == len(ref.minimal)
@@ -316,7 +336,7 @@ def test_incognito_finds_the_minimal_acceptable_nodes(search: Search, batch: int
     assert loss(metric, exh.best, ref.verdicts[exh.best], table) == pytest.approx(best)
     # Verdicts the search reports are the evaluator's.
     for n, v in inc.verdicts.items():
-        assert v == ev.memo[n]
+        assert v == task.evaluate.memo[n]
     assert inc.pruned
 
 
@@ -326,22 +346,12 @@ def test_samarati_finds_the_lowest_acceptable_height(search: Search, batch: int)
     table, models, max_sup, metric = search
     prune = prunable(models.monotonic, models.additive, max_sup)
     assert prune
-    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
-    record(ref)
-    args = (
-        SearchTask(table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights),
-    )
+    ref, task = recorded_case(table, models, max_sup, metric, batch)
     if not ref.accepted:
         with pytest.raises(ConfigError, match="no generalization satisfies"):
-            samarati(*args, prune=prune, batch_nodes=batch)
+            samarati(task, prune=prune, batch_nodes=batch)
         return
-    got = samarati(*args, prune=prune, batch_nodes=batch)
-    lowest = min(sum(n) for n in ref.accepted)
-    at_lowest = {n for n in ref.accepted if sum(n) == lowest}
-    assert sum(got.best) == lowest
-    assert set(got.candidates) == at_lowest
-    best = min(loss(metric, n, ref.verdicts[n], table) for n in at_lowest)
-    assert loss(metric, got.best, ref.verdicts[got.best], table) == pytest.approx(best)
+    assert_samarati_answer(samarati(task, prune=prune, batch_nodes=batch), ref, metric, table)
 
 
 @SEARCH_SETTINGS
@@ -366,29 +376,19 @@ def test_searches_without_pruning(
     """Entropy l-diversity with suppression: not prunable, every node counts."""
     models = _models("k+entropy" if with_k else "entropy", k, l)
     assert not prunable(models.monotonic, models.additive, max_sup)
-    ref = reference(Evaluator(table, models, 1 << 30), max_sup)
-    record(ref)
-    args = (
-        SearchTask(table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights),
-    )
+    ref, task = recorded_case(table, models, max_sup, metric, batch)
     if not ref.accepted:
         with pytest.raises(ConfigError, match="no generalization satisfies"):
-            incognito(*args, prune=False, batch_nodes=batch)
+            incognito(task, prune=False, batch_nodes=batch)
         with pytest.raises(ConfigError, match="no generalization satisfies"):
-            samarati(*args, prune=False, batch_nodes=batch)
+            samarati(task, prune=False, batch_nodes=batch)
         return
-    inc = incognito(*args, prune=False, batch_nodes=batch)
+    inc = incognito(task, prune=False, batch_nodes=batch)
     assert not inc.pruned
     assert inc.best in ref.accepted
     best = min(loss(metric, n, ref.verdicts[n], table) for n in ref.accepted)
     assert loss(metric, inc.best, ref.verdicts[inc.best], table) == pytest.approx(best)
-    sam = samarati(*args, prune=False, batch_nodes=batch)
-    lowest = min(sum(n) for n in ref.accepted)
-    at_lowest = {n for n in ref.accepted if sum(n) == lowest}
-    assert sum(sam.best) == lowest
-    assert set(sam.candidates) == at_lowest
-    best_low = min(loss(metric, n, ref.verdicts[n], table) for n in at_lowest)
-    assert loss(metric, sam.best, ref.verdicts[sam.best], table) == pytest.approx(best_low)
+    assert_samarati_answer(samarati(task, prune=False, batch_nodes=batch), ref, metric, table)
 
 
 def test_entropy_with_suppression_is_not_monotone() -> None:
@@ -409,9 +409,9 @@ def test_entropy_with_suppression_is_not_monotone() -> None:
     assert (0, 0) in ref.accepted and (1, 0) not in ref.accepted
     assert not ref.monotone
     # The searches that do not prune still find it.
-    args = (SearchTask(table.heights, Evaluator(table, models, 100), 0.9, "height", table.weights),)
-    assert incognito(*args, prune=False).best == (0, 0)
-    assert samarati(*args, prune=False).best == (0, 0)
+    task = SearchTask(table.heights, Evaluator(table, models, 100), 0.9, "height", table.weights)
+    assert incognito(task, prune=False).best == (0, 0)
+    assert samarati(task, prune=False).best == (0, 0)
 
 
 # ---------------------------------------------------------------- the engine's rollup

@@ -34,11 +34,11 @@ from sparkanon.attributes.semantic import SemanticKind, prefix_distances
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InputError
-from sparkanon.metrics.registry import ClassView
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from sparkanon.publications import CentroidPublisher
 from sparkanon.stages import encode
+from tests._helpers import ClassView
 from tests._inputs import adult_rows, demo_config, write_rows
 
 FAST = settings(max_examples=60, deadline=None)

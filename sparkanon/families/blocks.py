@@ -29,7 +29,7 @@ from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
 from sparkanon.metrics.utility import discernibility
 from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain
 from sparkanon.publications import PUBLISHERS
-from sparkanon.stages.cluster import cluster_rows
+from sparkanon.stages.cluster import BlockRun, cluster_rows
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.measure import measure
 from sparkanon.stages.partition import Partitioning, plan_job_top
@@ -135,15 +135,11 @@ class BlockFamily:
         encoded, enc_cols = encode_input(engine, config, run.raw, schema, timer)
         part = partitioning(config, schema, models)
         usable = run.profile.usable
-        tree, infeasible = plan_job_top(engine, config, encoded, schema, part, usable, timer)
+        plan = plan_job_top(engine, config, encoded, schema, part, usable, timer)
         ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
-        name, seed = config.algorithm.name, config.seed
-        clustered, blocks = cluster_rows(
-            engine, encoded, enc_cols, tree, infeasible, part, ctx, name, seed, timer
-        )
-        placed, reconciled = reconcile_rows(
-            engine, clustered, blocks["unplaced"], ctx, name, seed, timer
-        )
+        block_run = BlockRun(ctx, config.algorithm.name, config.seed)
+        clustered, blocks = cluster_rows(engine, encoded, plan, block_run, timer)
+        placed, reconciled = reconcile_rows(engine, clustered, blocks["unplaced"], block_run, timer)
         publisher = PUBLISHERS[config.output.publish](schema, run.raw.passthrough_types)
         registry = default_metrics(len(schema.kinds))
         base = config.algorithm.entropy_base

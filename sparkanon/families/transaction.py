@@ -34,6 +34,7 @@ from sparkanon.stages.profile import Profile
 from sparkanon.stages.rt_cluster import (
     ITEM_LOSS,
     N_ITEMS,
+    RTRun,
     cluster_rt,
     reconcile_rt,
 )
@@ -157,27 +158,13 @@ class TransactionFamily:
         check_rt_feasible(config, profile.usable, int(distinct), k, l)
         part = rt_partitioning(config, k, l)
         usable = profile.usable
-        top, infeasible = plan_job_top(engine, config, encoded, schema, part, usable, timer)
-        name = config.algorithm.name
-        clustered, blocks = cluster_rt(
-            engine,
-            encoded,
-            enc_cols,
-            top,
-            infeasible,
-            part,
-            schema,
-            tree,
-            name,
-            k,
-            l,
-            timer,
-            records=usable,
-        )
+        plan = plan_job_top(engine, config, encoded, schema, part, usable, timer)
+        rt = RTRun(schema, tree, config.algorithm.name, k, l)
+        clustered, blocks = cluster_rt(engine, encoded, enc_cols, plan, rt, timer, records=usable)
         chunk_rows = config.partitioning.reconcile_rows
         unplaced = int(blocks["unplaced"])
         rows, reasons, rounds = reconcile_rt(
-            engine, clustered, enc_cols, tree, name, k, l, unplaced, chunk_rows, timer
+            engine, clustered, enc_cols, rt, unplaced, chunk_rows, timer
         )
         blocks = blocks | {"reconciled": unplaced} | rounds
         placed = engine.where(rows, CLASS, ">=", 0)

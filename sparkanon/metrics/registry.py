@@ -52,68 +52,16 @@ AGGREGATIONS = ("count", "sum", "mean", "min", "max", "median")
 
 
 @dataclass(frozen=True)
-class ClassView:
-    """One equivalence class's rows, as the metrics and publishers see them.
-
-    Attributes:
-        kinds: the quasi-identifier kinds, in schema order.
-        codes: the class's codes of each quasi-identifier.
-        sens: the class's sensitive value codes.
-        levels: the class's sensitivity level of each row.
-        sensitive: the sensitive domain and levels.
-        entropy_base: logarithm base of the level entropy (Shi et al. 2024, eq. 1).
-    """
-
-    kinds: Sequence[Kind]
-    codes: Sequence[np.ndarray]
-    sens: np.ndarray
-    levels: np.ndarray
-    sensitive: SensitiveLevels
-    entropy_base: float = 10.0
-
-    @property
-    def size(self) -> int:
-        """Rows in the class."""
-        return len(self.sens)
-
-    @cached_property
-    def centroids(self) -> list[float]:
-        """Each attribute's centroid code (``kind.centroid``)."""
-        return [kind.centroid(c) for kind, c in zip(self.kinds, self.codes, strict=True)]
-
-    @cached_property
-    def info_loss(self) -> float:
-        """InfoLoss of the class (Shi et al. 2024, eq. 20): weighted sum of attribute losses.
-
-        Computed once per class however many metrics use it; a kind whose loss is the
-        default (summed distance to the centroid, :meth:`Kind.loss`) reuses
-        :attr:`centroids`.
-        """
-        total = 0.0
-        for kind, codes, centre in zip(self.kinds, self.codes, self.centroids, strict=True):
-            if type(kind).loss is Kind.loss:
-                loss = float(kind.distance_to(codes, centre).sum()) if len(codes) else 0.0
-            else:
-                loss = kind.loss(codes)
-            total += kind.weight * loss
-        return float(total)
-
-    @cached_property
-    def ncp_by_attribute(self) -> list[float]:
-        """Each attribute's NCP (``kind.ncp``), unweighted."""
-        return [float(kind.ncp(c)) for kind, c in zip(self.kinds, self.codes, strict=True)]
-
-
-@dataclass(frozen=True)
 class ClassBatch:
     """Many equivalence classes at once (the classes of one block), as arrays.
 
     The summarise stage publishes and measures a block's classes together: every
     statistic below is computed for all classes with one reduction per attribute
-    (histograms, ``reduceat`` sums, minima and maxima) instead of one
-    :class:`ClassView` per class. Kinds without a batch rule (the semantic codes,
-    user kinds) fall back to their per-class methods, so every value equals what
-    :class:`ClassView` computes, up to the order of floating-point sums.
+    (histograms, ``reduceat`` sums, minima and maxima) instead of one class at a time.
+    Kinds without a batch rule (the semantic codes, user kinds) fall back to their
+    per-class methods, so every value equals what the kind's own per-class methods
+    give (``kind.centroid``, ``kind.loss``, ``kind.ncp``), up to the order of
+    floating-point sums (``tests/test_metrics.py`` holds the two to each other).
 
     Build it with :meth:`of_rows`. Rows are sorted by class: class ``j`` holds rows
     ``starts[j] : starts[j] + sizes[j]``.
@@ -195,18 +143,6 @@ class ClassBatch:
         """Attribute ``a``'s codes of each class."""
         return np.split(self.codes[a], self.starts[1:])
 
-    def view(self, j: int) -> ClassView:
-        """Class ``j`` as a :class:`ClassView`."""
-        rows = slice(int(self.starts[j]), int(self.starts[j] + self.sizes[j]))
-        return ClassView(
-            kinds=self.kinds,
-            codes=[c[rows] for c in self.codes],
-            sens=self.sens[rows],
-            levels=self.levels[rows],
-            sensitive=self.sensitive,
-            entropy_base=self.entropy_base,
-        )
-
     def histograms(self, a: int) -> np.ndarray:
         """Counts per class and code of discrete attribute ``a`` (``m x V``)."""
         kind = self.kinds[a]
@@ -221,7 +157,7 @@ class ClassBatch:
         Classes of one size are stacked as the rows of a matrix and summed along
         its rows: numpy sums each contiguous row in the same (pairwise) order as
         the class's own array, so centroids (and the published values) equal
-        :class:`ClassView`'s exactly.
+        ``kind.centroid`` of the class exactly.
         """
         values = np.asarray(values, dtype=float)
         out = np.empty(self.m)
@@ -246,7 +182,7 @@ class ClassBatch:
 
     @cached_property
     def info_loss(self) -> np.ndarray:
-        """InfoLoss of each class (Shi et al. 2024, eq. 20), as :attr:`ClassView.info_loss`."""
+        """InfoLoss of each class (Shi et al. 2024, eq. 20): weighted sum of attribute losses."""
         total = np.zeros(self.m)
         for a, (kind, centre) in enumerate(zip(self.kinds, self.centroids, strict=True)):
             if isinstance(kind, DiscreteKind):

@@ -11,7 +11,7 @@ import pandas as pd
 
 from sparkanon.attributes.schema import CLASS, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.metrics.registry import ClassBatch, ClassView
+from sparkanon.metrics.registry import ClassBatch
 
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
@@ -59,16 +59,8 @@ class Publisher(ABC):
         """Columns of the summary table holding what each class publishes."""
 
     @abstractmethod
-    def class_values(self, c: ClassView) -> dict[str, Any]:
-        """What one class publishes, keyed by :meth:`class_columns`."""
-
     def block_values(self, b: ClassBatch) -> dict[str, Any]:
-        """What every class of a batch publishes: one array per :meth:`class_columns` column.
-
-        The default calls :meth:`class_values` on each class.
-        """
-        rows = [self.class_values(b.view(j)) for j in range(b.m)]
-        return {name: [r[name] for r in rows] for name, _ in self.class_columns()}
+        """What every class of a batch publishes: one array per :meth:`class_columns` column."""
 
     @abstractmethod
     def columns(self) -> list[tuple[str, str]]:

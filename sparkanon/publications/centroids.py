@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from sparkanon.attributes.kinds import ContinuousKind
-from sparkanon.metrics.registry import ClassBatch, ClassView
+from sparkanon.metrics.registry import ClassBatch
 from sparkanon.publications.base import Publisher
 
 
@@ -27,9 +27,6 @@ class CentroidPublisher(Publisher):
             (c, k.code_type)
             for c, k in zip(self.schema.code_columns, self.schema.kinds, strict=True)
         ]
-
-    def class_values(self, c: ClassView) -> dict[str, Any]:  # noqa: D102
-        return dict(zip(self.schema.code_columns, c.centroids, strict=True))
 
     def block_values(self, b: ClassBatch) -> dict[str, Any]:  # noqa: D102
         return dict(zip(self.schema.code_columns, b.centroids, strict=True))

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparkanon.metrics.registry import ClassBatch, ClassView
+from sparkanon.metrics.registry import ClassBatch
 from sparkanon.publications.base import Publisher
 
 
@@ -30,12 +30,6 @@ class GeneralizedPublisher(Publisher):
 
     def class_columns(self) -> list[tuple[str, str]]:  # noqa: D102
         return [(generalized_column(i), "string") for i in range(len(self.schema.kinds))]
-
-    def class_values(self, c: ClassView) -> dict[str, Any]:  # noqa: D102
-        return {
-            generalized_column(i): kind.generalized(codes)
-            for i, (kind, codes) in enumerate(zip(c.kinds, c.codes, strict=True))
-        }
 
     def block_values(self, b: ClassBatch) -> dict[str, Any]:
         """Every class's generalized values, one ``kind.generalized`` call per distinct range.

@@ -11,17 +11,17 @@ leaves over) get class ``-1`` and go to reconciliation.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms import BlockContext, cluster_block_counted
-from sparkanon.algorithms.partition import BlockTree, plan_local
+from sparkanon.algorithms.partition import plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import StageTimer, log, one_row
-from sparkanon.stages.partition import Partitioning, route
+from sparkanon.stages.partition import Partitioning, TopPlan, route
 
 INFEASIBLE = "_inf"
 """Column of the clustered rows: 1 when the row's leaf cannot host a class."""
@@ -107,17 +107,16 @@ def make_cluster_fn(
     return cluster
 
 
+class BlockRun(NamedTuple):
+    """What every block runs: the algorithm's context, the algorithm's name, the job seed."""
+
+    ctx: BlockContext
+    algorithm: str
+    seed: int
+
+
 def cluster_rows(
-    engine: Engine,
-    encoded: Table,
-    enc_cols: list[tuple[str, str]],
-    tree: BlockTree,
-    infeasible: set[int],
-    part: Partitioning,
-    ctx: BlockContext,
-    algorithm: str,
-    seed: int,
-    timer: StageTimer,
+    engine: Engine, encoded: Table, plan: TopPlan, run: BlockRun, timer: StageTimer
 ) -> tuple[Table, dict]:
     """Cluster every top block; cache the rows with their leaf and class.
 
@@ -126,7 +125,8 @@ def cluster_rows(
         and the block statistics: ``blocks``, ``min``/``max`` rows, ``infeasible``
         leaves, ``repairs`` (merges of the repair step) and ``unplaced`` rows.
     """
-    clustered_cols = enc_cols + [
+    ctx, tree, part = run.ctx, plan.tree, plan.part
+    clustered_cols = engine.schema_of(encoded) + [
         (BLOCK, "long"),
         (CLASS, "long"),
         (INFEASIBLE, "long"),
@@ -138,7 +138,7 @@ def cluster_rows(
             engine.map_groups(
                 routed,
                 BLOCK,
-                make_cluster_fn(ctx, algorithm, seed, part, frozenset(infeasible)),
+                make_cluster_fn(ctx, run.algorithm, run.seed, part, frozenset(plan.infeasible)),
                 clustered_cols,
             ),
             materialize=True,

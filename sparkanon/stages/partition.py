@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -271,6 +272,14 @@ def plan_top(
     return tree, infeasible
 
 
+class TopPlan(NamedTuple):
+    """The top blocks of a job: the cut tree, its infeasible leaves, the cut rule it follows."""
+
+    tree: BlockTree
+    infeasible: set[int]
+    part: Partitioning
+
+
 def plan_job_top(
     engine: Engine,
     config: JobConfig,
@@ -279,7 +288,7 @@ def plan_job_top(
     part: Partitioning,
     rows: int,
     timer: StageTimer,
-) -> tuple[BlockTree, set[int]]:
+) -> TopPlan:
     """:func:`plan_top` with the job's ``partitioning`` settings and parallelism.
 
     Args:
@@ -294,7 +303,7 @@ def plan_job_top(
     task_rows = task_rows_for(
         config.partitioning.task_rows, part.policy.stop_rows, rows, engine.parallelism
     )
-    return plan_top(
+    tree, infeasible = plan_top(
         engine,
         encoded,
         schema,
@@ -305,3 +314,4 @@ def plan_job_top(
         sample_rows=config.partitioning.sample_rows,
         seed=config.seed,
     )
+    return TopPlan(tree, infeasible, part)

@@ -29,7 +29,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError
 from sparkanon.models import ModelSet
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
-from sparkanon.stages.cluster import CLASS_SHIFT, INFEASIBLE, REPAIRS, global_class
+from sparkanon.stages.cluster import CLASS_SHIFT, INFEASIBLE, REPAIRS, BlockRun, global_class
 
 
 def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -229,13 +229,7 @@ class Reconciled:
 
 
 def reconcile_rows(
-    engine: Engine,
-    clustered: Table,
-    unplaced: int,
-    ctx: BlockContext,
-    algorithm: str,
-    seed: int,
-    timer: StageTimer,
+    engine: Engine, clustered: Table, unplaced: int, run: BlockRun, timer: StageTimer
 ) -> tuple[Table, Reconciled]:
     """Place the rows the cluster stage left over.
 
@@ -243,6 +237,7 @@ def reconcile_rows(
         The placed rows (encoded columns, ``_block``, ``_class``) and what
         reconciliation did (see :class:`Reconciled`).
     """
+    ctx, algorithm, seed = run
     columns = [c for c, _ in engine.schema_of(clustered) if c not in (INFEASIBLE, REPAIRS)]
     rows = engine.select(clustered, columns)
     placed = engine.where(rows, CLASS, ">=", 0)

@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms import ALGORITHMS
-from sparkanon.algorithms.partition import BlockTree
 from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
 from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
@@ -38,7 +38,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 from sparkanon.stages.cluster import block_stats, global_class, plan_leaves
 from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
-from sparkanon.stages.partition import Partitioning, route
+from sparkanon.stages.partition import Partitioning, TopPlan, route
 
 GSET = "_gset"
 """Column (``binary``): the record's published set, node ids packed as int32."""
@@ -173,18 +173,30 @@ def rt_columns(enc_cols: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
+class RTRun(NamedTuple):
+    """What every block of a relational-transaction job runs.
+
+    Attributes:
+        schema: the encoded schema (the relational quasi-identifiers).
+        items: the item taxonomy.
+        algorithm: ``apa`` or ``paa``.
+        k: TBuckets' fewest records.
+        l: the fewest TBuckets of a group.
+    """
+
+    schema: Schema
+    items: ItemTree
+    algorithm: str
+    k: int
+    l: int  # noqa: E741 (the paper's name)
+
+
 def cluster_rt(
     engine: Engine,
     encoded: Table,
     enc_cols: list[tuple[str, str]],
-    tree: BlockTree,
-    infeasible: set[int],
-    part: Partitioning,
-    schema: Schema,
-    items: ItemTree,
-    algorithm: str,
-    k: int,
-    l: int,  # noqa: E741 (the paper's name)
+    plan: TopPlan,
+    rt: RTRun,
     timer: StageTimer,
     records: int | None = None,
 ) -> tuple[Table, dict]:
@@ -197,10 +209,12 @@ def cluster_rt(
         The rows (:func:`rt_columns`) and block statistics: ``blocks``, ``min`` and
         ``max`` rows, ``infeasible`` leaves and ``unplaced`` records.
     """
+    schema, items, algorithm, k, l = rt  # noqa: E741
     columns = rt_columns(enc_cols)
     with timer.stage("cluster"):
-        routed = route(engine, encoded, schema, part, tree)
-        fn = make_rt_cluster_fn(schema, items, algorithm, k, l, part, frozenset(infeasible))
+        routed = route(engine, encoded, schema, plan.part, plan.tree)
+        infeasible = frozenset(plan.infeasible)
+        fn = make_rt_cluster_fn(schema, items, algorithm, k, l, plan.part, infeasible)
         partitions = None if records is None else group_partitions(records)
         clustered = engine.persist(
             engine.map_groups(routed, BLOCK, fn, columns, partitions), materialize=True, disk=True
@@ -254,10 +268,7 @@ def reconcile_rt(
     engine: Engine,
     clustered: Table,
     enc_cols: list[tuple[str, str]],
-    items: ItemTree,
-    algorithm: str,
-    k: int,
-    l: int,  # noqa: E741 (the paper's name)
+    rt: RTRun,
     unplaced: int,
     chunk_rows: int,
     timer: StageTimer,
@@ -275,6 +286,7 @@ def reconcile_rt(
         = -1`` and their reason), the records suppressed per reason, and the counts of
         the two rounds: ``chunks`` and ``last_block_records``.
     """
+    _, items, algorithm, k, l = rt  # noqa: E741
     columns = rt_columns(enc_cols)
     names = [c for c, _ in enc_cols]
     with timer.stage("reconcile"):
