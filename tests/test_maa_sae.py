@@ -4,7 +4,7 @@ Hand-worked cases use Yang et al. 2014, Table 1 (7 patients); property tests run
 on random small tables with all four kinds of quasi-identifier; one local-engine job runs
 MAA-SAE on an Adult sample. The APF rules (``algorithm.apf_rule``) are checked by hand on
 single decisions and a 6-row block, and by local-engine jobs on a synthetic survey with a
-yes/no sensitive attribute, where the literal rule (``seed``) makes one class per block.
+yes/no sensitive attribute, where the literal rule (``apf_rule: literal``) makes one class per block.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ from tests._helpers import (
 )
 
 ALGOS = ["maa_sae", "maa_minil"]
-RULES: list[ApfRule] = ["gain_then_loss", "seed"]
+RULES: list[ApfRule] = ["gain_then_loss", "literal"]
 FAST = fast(30)
 # Random tables of the mixed schema (tests/_helpers.py) under p-sensitive k-anonymity (H = 1).
 PSK_TABLES = random_tables(rows=(6, 90), max_k=10, levels=False)
@@ -353,7 +353,7 @@ def test_minil_loses_less_than_sae_on_a_fixed_table(mixed_schema: Schema) -> Non
 
 
 # ---------------------------------------------------------------------------
-# algorithm.apf_rule: the literal ratio (seed) against gain_then_loss
+# algorithm.apf_rule: the literal ratio (literal) against gain_then_loss
 # ---------------------------------------------------------------------------
 
 # Adding a row to G = {yes, no} (Ent 1, the largest a yes/no attribute allows) gives
@@ -364,8 +364,8 @@ EA_DROP = ENT_2_1 - 1.0
 def test_apf_keys_hand_values() -> None:
     ea = np.array([0.5, 0.0, -0.1, 1.0])
     ila = np.array([2.0, 3.0, 0.5, 0.0])
-    seed = apf_keys(ea, ila, "seed")
-    assert [k.tolist() for k in seed] == [[0.25, 0.0, -0.2, math.inf], ea.tolist()]
+    literal = apf_keys(ea, ila, "literal")
+    assert [k.tolist() for k in literal] == [[0.25, 0.0, -0.2, math.inf], ea.tolist()]
     gain = apf_keys(ea, ila, "gain_then_loss")
     # Gains (EA > 0) first, by APF; the others by -ILA.
     assert [k.tolist() for k in gain] == [
@@ -381,16 +381,16 @@ def test_rules_agree_on_gains() -> None:
     for _ in range(50):
         ea = rng.uniform(0.01, 2.0, 6)
         ila = rng.choice([0.0, 0.5, 1.0, 2.0], 6)
-        assert best_by_rule(ea, ila, "gain_then_loss") == best_by_rule(ea, ila, "seed")
-        assert best_by_rule(ea, ila, "seed") == best_by_apf(ea, ila)
+        assert best_by_rule(ea, ila, "gain_then_loss") == best_by_rule(ea, ila, "literal")
+        assert best_by_rule(ea, ila, "literal") == best_by_apf(ea, ila)
 
 
-def test_saturated_entropy_rows_seed_takes_the_farthest() -> None:
+def test_saturated_entropy_rows_literal_rule_takes_the_farthest() -> None:
     # Every row lowers Ent(G) by the same 0.0817; ILA 0.1 (near) or 1.1667 (far).
     ea = np.array([EA_DROP, EA_DROP])
     ila = np.array([0.1, 1.1667])
-    # seed: APF -0.817 against -0.070: the ratio closer to 0 is the far row.
-    assert best_by_rule(ea, ila, "seed") == 1
+    # literal: APF -0.817 against -0.070: the ratio closer to 0 is the far row.
+    assert best_by_rule(ea, ila, "literal") == 1
     # gain_then_loss: no gain, so the least loss: the near row.
     assert best_by_rule(ea, ila, "gain_then_loss") == 0
 
@@ -399,18 +399,18 @@ def test_saturated_entropy_merge_against_row() -> None:
     # Step 17 on a minimal-case block: t' lowers the entropy by 0.0817 at ILA 2.6005;
     # merging the formed class G' (EA -0.0148, ILA 6.3991) lowers it less at more loss.
     t, g = (EA_DROP, 2.6005), (-0.0148, 6.3991)
-    # seed: APF(t') = -0.0314 < APF(G') = -0.0023, so G' merges (the collapse).
-    assert MaaSae().beats(*t, *g, "seed") is False
+    # literal: APF(t') = -0.0314 < APF(G') = -0.0023, so G' merges (the collapse).
+    assert MaaSae().beats(*t, *g, "literal") is False
     # gain_then_loss: neither gains, t' loses less: t' joins G.
     assert MaaSae().beats(*t, *g, "gain_then_loss") is True
     # A gain beats any candidate without one under both rules, whatever the losses.
     for rule in RULES:
         assert MaaSae().beats(0.01, 100.0, -1e-6, 0.0, rule) is True
         assert MaaSae().beats(-1e-6, 0.0, 0.01, 100.0, rule) is False
-    # EA = 0 is no gain: seed ranks APF 0 above a negative APF, gain_then_loss the loss.
-    assert MaaSae().beats(EA_DROP, 0.1, 0.0, 5.0, "seed") is False
+    # EA = 0 is no gain: literal ranks APF 0 above a negative APF, gain_then_loss the loss.
+    assert MaaSae().beats(EA_DROP, 0.1, 0.0, 5.0, "literal") is False
     assert MaaSae().beats(EA_DROP, 0.1, 0.0, 5.0, "gain_then_loss") is True
-    # A full tie merges (the seed's ELSE branch) under both rules.
+    # A full tie merges (the paper's ELSE branch) under both rules.
     for rule in RULES:
         assert MaaSae().beats(EA_DROP, 1.0, EA_DROP, 1.0, rule) is False
         assert MaaSae().beats(0.5, 1.0, 0.5, 1.0, rule) is False
@@ -428,7 +428,7 @@ YES_NO = SensitiveLevels(
 def test_six_rows_hand_traced_under_both_rules() -> None:
     # Age only (codes): r1 0.0 y, r2 0.1 n, r3 0.2 y, r4 0.8 n, r5 0.9 y, r6 1.0 y; p = 2,
     # k = 3. Seed 0, block 31 draws index 0 of the 6 free rows (r1), then index 0 of the 3
-    # left (r3 under seed, r4 under gain_then_loss).
+    # left (r3 under literal, r4 under gain_then_loss).
     #   Both: G = {r1}; t' among the "n" rows: r2 (EA 1, ILA 0.1) beats r4 (ILA 0.8) -> {r1, r2},
     #   Ent 1. Step 15: every row has EA -0.0817; ILA r3 0.1, r4 0.9, r5 1.0333, r6 1.1667.
     # seed: the largest APF is the largest ILA, r6 -> G1 = {r1, r2, r6}. From r3: t' = r4
@@ -450,7 +450,7 @@ def test_six_rows_hand_traced_under_both_rules() -> None:
     rng = block_rng(0, 31)
     assert (int(rng.integers(6)), int(rng.integers(3))) == (0, 0)
     expected = {
-        "seed": {frozenset(range(1, 7))},
+        "literal": {frozenset(range(1, 7))},
         "gain_then_loss": {frozenset({1, 2, 3}), frozenset({4, 5, 6})},
     }
     for rule in RULES:
@@ -482,7 +482,7 @@ def test_rules_keep_the_model_and_leave_minil_alone(
         out[rule] = cluster_block(frame, ctx, algorithm, seed=seed, block_id=6)
         assert_model_holds(frame, out[rule], model)
     if algorithm == "maa_minil":
-        assert np.array_equal(out["seed"], out["gain_then_loss"])
+        assert np.array_equal(out["literal"], out["gain_then_loss"])
 
 
 SURVEY_ROWS = 2000
@@ -512,7 +512,7 @@ def survey_jobs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str,
     runs = {
         "sae": {"name": "maa_sae"},
         "minil": {"name": "maa_minil"},
-        "sae_seed": {"name": "maa_sae", "apf_rule": "seed"},
+        "sae_literal": {"name": "maa_sae", "apf_rule": "literal"},
     }
     out = {}
     for key, algorithm in runs.items():
@@ -552,17 +552,17 @@ def test_yes_no_survey_default_rule_forms_small_classes(
     assert sae["GCP"] <= 3 * minil["GCP"]
 
 
-def test_yes_no_survey_seed_rule_makes_one_class_per_block(
+def test_yes_no_survey_literal_rule_makes_one_class_per_block(
     survey_jobs: dict[str, dict[str, Any]],
 ) -> None:
-    # The literal ratio (apf_rule: seed): once G = {yes, no} every row has EA < 0 and a
+    # The literal ratio (apf_rule: literal): once G = {yes, no} every row has EA < 0 and a
     # formed class's APF, EA ~ 0 over a large ILA, is closer to 0: each new class merges
     # the previous ones. Measured: 4 classes of 480-510 rows, GCP 47.6% (default: 4.3%).
-    seed = survey_jobs["sae_seed"]
-    assert seed["verified"] is True
-    assert seed["classes"] == seed["blocks"] == 4
-    assert seed["class_size"]["min"] > 20 * SURVEY_K
-    assert seed["GCP"] > 5 * survey_jobs["sae"]["GCP"]
+    literal = survey_jobs["sae_literal"]
+    assert literal["verified"] is True
+    assert literal["classes"] == literal["blocks"] == 4
+    assert literal["class_size"]["min"] > 20 * SURVEY_K
+    assert literal["GCP"] > 5 * survey_jobs["sae"]["GCP"]
 
 
 def test_config_apf_rule(tmp_path: Path) -> None:
@@ -570,8 +570,8 @@ def test_config_apf_rule(tmp_path: Path) -> None:
     raw["model"] = {"name": "p_sensitive", "p": 4, "k": 8}
     raw["algorithm"] = {"name": "maa_sae"}
     assert parse_config(raw).algorithm.apf_rule == "gain_then_loss"
-    raw["algorithm"]["apf_rule"] = "seed"
-    assert parse_config(raw).algorithm.apf_rule == "seed"
+    raw["algorithm"]["apf_rule"] = "literal"
+    assert parse_config(raw).algorithm.apf_rule == "literal"
     raw["algorithm"]["apf_rule"] = "ratio"
     with pytest.raises(ConfigError, match="apf_rule"):
         parse_config(raw)

@@ -39,11 +39,11 @@ from tests._adult import ROOT, adult_sample, clustered_blocks
 from tests._helpers import FIVE_LEVELS, assert_model_holds, both_paths, make_frame
 
 SEED003_CONF = ROOT / "conf" / "adult_psk_seed003.yaml"
-RULES: list[ApfRule] = ["gain_then_loss", "seed"]
+RULES: list[ApfRule] = ["gain_then_loss", "literal"]
 # (algorithm name, apf_rule): MAA-MINIL ignores the rule.
 VARIANTS: list[tuple[str, ApfRule]] = [
     ("maa_sae", "gain_then_loss"),
-    ("maa_sae", "seed"),
+    ("maa_sae", "literal"),
     ("maa_minil", "gain_then_loss"),
 ]
 

@@ -19,7 +19,7 @@ from sparkanon.attributes.schema import LEVEL, SENS, Schema
 from sparkanon.metrics.entropy import class_level_entropy, quantise
 from sparkanon.models import HPKAnonymity, ModelSet
 
-ApfRule = Literal["gain_then_loss", "seed"]
+ApfRule = Literal["gain_then_loss", "literal"]
 """How MAA-SAE ranks its candidates (``algorithm.apf_rule``; see ``maa_sae``)."""
 
 
@@ -40,7 +40,7 @@ class BlockContext:
             (``algorithm.max_iterations``).
         apf_rule: MAA-SAE only (``algorithm.apf_rule``): ``gain_then_loss`` ranks
             the candidates that raise the sensitive entropy by APF and the others,
-            below them, by least information loss; ``seed`` ranks all by the
+            below them, by least information loss; ``literal`` ranks all by the
             literal ratio ``EA / ILA``.
         mondrian_mode: Mondrian only (``algorithm.mode``): ``strict`` or ``relaxed``.
     """

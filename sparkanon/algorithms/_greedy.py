@@ -32,19 +32,19 @@ class GreedyAlgorithm(BlockAlgorithm):
             caller returns the class's rows to the pool and stops forming classes.
         """
 
-    def seed_distances(self, block: Block, rows: np.ndarray, reference: int) -> np.ndarray:
-        """How far each of ``rows`` lies from the reference row, to pick the next seed.
+    def anchor_distances(self, block: Block, rows: np.ndarray, reference: int) -> np.ndarray:
+        """How far each of ``rows`` lies from the reference row, to pick the next anchor.
 
         The tuple distance (eq. 18) by default.
         """
         return block.distances_to_row(rows, reference)
 
     def form_classes(self, block: Block) -> tuple[np.ndarray, int]:
-        """Form classes from farthest seeds while the pool can host one.
+        """Form classes from farthest anchors while the pool can host one.
 
         The first reference point is the block's central row; each class
         starts from the free row farthest from the reference and becomes the
-        next reference (Shi et al. 2024, steps 4-7; the GPKC seeding rule too). Distances
+        next reference (Shi et al. 2024, steps 4-7; the GPKC anchoring rule too). Distances
         are compared on the :func:`~sparkanon.metrics.entropy.quantise` grid; ties
         go to the lowest row position.
 
@@ -60,7 +60,7 @@ class GreedyAlgorithm(BlockAlgorithm):
         reference = block.central_row(np.arange(block.n))
         while block.can_host_class(np.flatnonzero(free)):
             rows = np.flatnonzero(free)
-            start = int(rows[np.argmax(quantise(self.seed_distances(block, rows, reference)))])
+            start = int(rows[np.argmax(quantise(self.anchor_distances(block, rows, reference)))])
             reference = start
             members = [start]
             free[start] = False

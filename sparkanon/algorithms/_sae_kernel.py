@@ -142,7 +142,7 @@ class _Rule(NamedTuple):
     p: int
     h: int
     minil: bool
-    seed_rule: bool
+    literal_rule: bool
     scale: float
     zero_loss: float
     zero_entropy: float
@@ -267,7 +267,7 @@ def _rule(block: Block, minil: bool) -> _Rule:
         p=int(model.p),
         h=int(model.h),
         minil=bool(minil),
-        seed_rule=block.ctx.apf_rule == "seed",
+        literal_rule=block.ctx.apf_rule == "literal",
         scale=1.0 / QUANTUM,
         zero_loss=float(ZERO_LOSS),
         zero_entropy=float(ZERO_ENTROPY),
@@ -440,13 +440,13 @@ def _compare(
 ) -> int:  # pragma: no cover - compiled
     """``1`` if candidate 1 ranks above candidate 2, ``-1`` below, ``0`` on a full tie.
 
-    MAA-SAE: :func:`~sparkanon.algorithms.maa_sae.apf_keys` under ``seed`` or
+    MAA-SAE: :func:`~sparkanon.algorithms.maa_sae.apf_keys` under ``literal`` or
     ``gain_then_loss``; MAA-MINIL: the smaller ``ILA``; then the larger ``EA``.
     """
     if rule.minil:
         if ila1 != ila2:
             return 1 if ila1 < ila2 else -1
-    elif rule.seed_rule:
+    elif rule.literal_rule:
         k1 = _apf(ea1, ila1, rule)
         k2 = _apf(ea2, ila2, rule)
         if k1 != k2:
@@ -477,12 +477,12 @@ def _out_of_reach(
 
     ``strict``: cannot rank strictly above it. Every ranking key is non-increasing in
     ``ILA`` for a fixed ``EA`` (:func:`_compare`; the division is correctly rounded, so
-    monotonic), except the literal ratio (``seed``) of a candidate that loses entropy,
+    monotonic), except the literal ratio (``literal``) of a candidate that loses entropy,
     which grows towards 0 with ``ILA``: that one is never out of reach. So the candidate
     ranks at most as the key at ``ILA = low``, and the pruning is exact (the role of
     ``MaaSae.may_beat`` in the numpy path, here also against the best so far).
     """
-    if rule.seed_rule and not rule.minil and ea < -rule.zero_entropy:
+    if rule.literal_rule and not rule.minil and ea < -rule.zero_entropy:
         return False
     order = _compare(ea, low, ea_ref, ila_ref, rule)
     return order < 0 or (strict and order == 0)

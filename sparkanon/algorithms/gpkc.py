@@ -4,7 +4,7 @@ After Campan, Truta et al., "A clustering approach for achieving data privacy"
 (GreedyPKClustering), on the same distances and publishing as MAA-SLIE:
 
 * the first class starts from the row farthest from the block's central row;
-  each later class starts from the row farthest from the previous class's seed;
+  each later class starts from the row farthest from the previous class's anchor;
 * a class grows by the row that least increases its InfoLoss (eq. 20) among
   the rows that keep it able to reach ``p`` distinct sensitive values and ``H``
   levels within ``k`` rows: after adding the row, the free slots

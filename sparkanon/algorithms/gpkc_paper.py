@@ -16,10 +16,10 @@ Byun et al.'s definitions; see ``docs/method.md``, "GPKC as published") leaves r
   ``V - 1``, a nominal 0 or 1, a semantic code's masked digits over its length. With the
   paper's weights of 1, ``w_i = 1`` as in the paper.
 * **Distance of a row to a class** (the growth and the leftover rule): the increase of
-  ``IL`` when the row joins; between two rows (the seeding rule) ``IL`` of the pair.
+  ``IL`` when the row joins; between two rows (the anchoring rule) ``IL`` of the pair.
 * **Seeds.** The first class starts from the row farthest from the block's central row,
-  each later one from the row farthest from the previous seed (Byun's rule of the farthest
-  record from the last seed; the first seed, random in Byun's paper, is made deterministic
+  each later one from the row farthest from the previous anchor (Byun's rule of the farthest
+  record from the last anchor; the first anchor, random in Byun's paper, is made deterministic
   as for every algorithm here).
 * **Growth, new sensitive values first.** While the class lacks sensitivity levels (``H``
   of (H,p,k); 1 for p-sensitive k-anonymity) it takes, among the rows that bring a new
@@ -77,7 +77,7 @@ class GpkcPaper(GreedyAlgorithm):
     guarantees = frozenset({"hpk", "p_sensitive", "k", "distinct_l"})
     Params = GpkcPaperParams
 
-    def seed_distances(self, block: Block, rows: np.ndarray, reference: int) -> np.ndarray:
+    def anchor_distances(self, block: Block, rows: np.ndarray, reference: int) -> np.ndarray:
         """``IL`` of the pair ``{row, reference}``: twice its generalization loss."""
         losses = _losses(block)
         lo = [np.minimum(c[rows], c[reference]) for c in block.codes]

@@ -42,7 +42,7 @@ cluster per round (steps 2-6), while the free rows can still host a class
 
 * the class of value cluster ``j`` starts from the free row holding a value of
   cluster ``j`` that is farthest (eq. 18 tuple distance) from the centroid of
-  the free rows (outliers first, as in farthest-first seeding), ties to the
+  the free rows (outliers first, as in farthest-first anchoring), ties to the
   lowest row;
 * it grows to ``K`` rows with the free rows of cluster ``j`` (step 4: "the
   records of the same cluster"), each time the row of least NCP growth, ties to
@@ -302,12 +302,12 @@ class _KLClasses:
 class _Growing:
     """One class being formed: its members and per-attribute ranges."""
 
-    def __init__(self, block: Block, attrs: list[RangeNcp], seed: int) -> None:
+    def __init__(self, block: Block, attrs: list[RangeNcp], anchor: int) -> None:
         self.block = block
         self.attrs = attrs
-        self.seed = seed
-        self.members = [seed]
-        self.seed_point = [codes[seed] for codes in block.codes]
+        self.anchor = anchor
+        self.members = [anchor]
+        self.anchor_point = [codes[anchor] for codes in block.codes]
 
     def ncp_with_each(self, candidates: np.ndarray) -> np.ndarray:
         """NCP of the class after adding each candidate row."""
@@ -331,7 +331,7 @@ class _Growing:
         tied = candidates[ncp == ncp.min()]
         if tied.size == 1:
             return int(tied[0])
-        near = self.block.distances_to_point(tied, self.seed_point)
+        near = self.block.distances_to_point(tied, self.anchor_point)
         return int(tied[np.lexsort((tied, near))[0]])
 
     def ncp_without_each(self) -> np.ndarray:
@@ -444,9 +444,9 @@ class KLCluster(BlockAlgorithm):
             values, and a value the class lacks keeps all its rows free.
         """
         far = block.distances_to_point(pool, block.centroid_of(rows))
-        seed = int(pool[np.lexsort((pool, -far))[0]])
-        grow = _Growing(block, attrs, seed)
-        free[seed] = False
+        anchor = int(pool[np.lexsort((pool, -far))[0]])
+        grow = _Growing(block, attrs, anchor)
+        free[anchor] = False
         while len(grow.members) < k:
             own = pool[free[pool]]
             candidates = own if own.size else np.flatnonzero(free)
@@ -468,7 +468,7 @@ class KLCluster(BlockAlgorithm):
             if len(grow.members) > k and repeated.size:
                 after = np.round(grow.ncp_without_each()[repeated] / EPS) * EPS
                 m = np.asarray(grow.members)[repeated]
-                near = block.distances_to_point(m, grow.seed_point)
+                near = block.distances_to_point(m, grow.anchor_point)
                 out = int(m[np.lexsort((-m, -near, after))[0]])
                 grow.members.remove(out)
                 free[out] = True

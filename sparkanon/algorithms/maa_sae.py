@@ -59,7 +59,7 @@ takes the row *farthest* from ``G``, and steps 16-19 merge a formed class ``G'``
 (its ``EA`` just below 0, its ``ILA`` large) in preference to every row: each
 new class absorbs the earlier ones and the block ends as one class.
 
-* ``seed``: the literal ratio everywhere (kept to reproduce that behaviour).
+* ``literal``: the literal ratio everywhere (kept to reproduce that behaviour).
 * ``gain_then_loss`` (default): candidates that raise the entropy
   (``EA > 0``) rank first, among themselves by the paper's APF; the others
   (``EA <= 0``) rank below them by the smallest ``ILA``, the paper's other aim
@@ -140,7 +140,7 @@ def apf_keys(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> list[np.ndarray]
 
     A larger key is better; a full tie goes to the lowest index (:func:`best_by_rule`).
 
-    * ``seed``: the APF (:func:`anonymous_protection_factor`), then ``EA``.
+    * ``literal``: the APF (:func:`anonymous_protection_factor`), then ``EA``.
     * ``gain_then_loss``: first whether the candidate raises the entropy
       (``EA > ZERO_ENTROPY``); among those the APF, among the others ``-ILA``
       (an ILA at or below ``ZERO_LOSS`` counts as 0); then ``EA``.
@@ -155,7 +155,7 @@ def apf_keys(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> list[np.ndarray]
     """
     ea, ila = np.broadcast_arrays(np.asarray(ea, dtype=float), np.asarray(ila, dtype=float))
     apf = anonymous_protection_factor(ea, ila)
-    if rule == "seed":
+    if rule == "literal":
         return [apf, ea]
     gain = ea > ZERO_ENTROPY
     loss = np.where(ila > ZERO_LOSS, ila, 0.0)
@@ -165,7 +165,7 @@ def apf_keys(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> list[np.ndarray]
 def best_by_rule(ea: np.ndarray, ila: np.ndarray, rule: ApfRule) -> int:
     """Index of the best candidate under ``rule`` (:func:`apf_keys`), ties to the lowest index.
 
-    Under ``seed`` this is :func:`~sparkanon.metrics.entropy.best_by_apf`.
+    Under ``literal`` this is :func:`~sparkanon.metrics.entropy.best_by_apf`.
     """
     keys = apf_keys(ea, ila, rule)
     # lexsort: the last key is the primary one; a stable sort keeps the lowest index first.
@@ -179,7 +179,7 @@ class MaaSaeParams(AlgorithmParams):
         apf_rule: how candidates are ranked by the anonymous protection factor
             ``APF = EA / ILA`` (Yang et al. 2014, eq. 16). ``gain_then_loss`` (default):
             candidates that raise the sensitive entropy (``EA > 0``) by largest APF,
-            ranked above the others, which go by least ``ILA``. ``seed``: every
+            ranked above the others, which go by least ``ILA``. ``literal``: every
             candidate by the literal ratio; once a class's entropy cannot rise (few
             sensitive values) a negative ratio favours the candidate of *largest*
             loss and classes merge into one per block (``docs/method.md``).
@@ -211,7 +211,7 @@ class MaaSae(BlockAlgorithm):
     def beats(self, ea_t: float, ila_t: float, ea_g: float, ila_g: float, rule: ApfRule) -> bool:
         """Step 10/17: whether adding ``t'`` beats merging ``G'``: strictly larger keys.
 
-        Under ``seed``: the larger APF, equal APFs by the larger EA; a full tie
+        Under ``literal``: the larger APF, equal APFs by the larger EA; a full tie
         merges (the paper's ELSE branch).
         """
         keys = apf_keys(np.array([ea_t, ea_g]), np.array([ila_t, ila_g]), rule)
@@ -394,7 +394,7 @@ class MaaSae(BlockAlgorithm):
         with np.errstate(divide="ignore", invalid="ignore"):
             bound = np.maximum(ea_q / np.where(positive, low, 1.0), 0.0)
         by_apf = ~positive | (bound >= apf_t)
-        if rule == "seed":
+        if rule == "literal":
             return by_apf
         gain_q = ea_q > ZERO_ENTROPY
         if ea_t > ZERO_ENTROPY:

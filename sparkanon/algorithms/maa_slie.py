@@ -20,7 +20,7 @@ Steps as implemented (numbers are the paper's):
   afterwards any row whose sensitive value is new to ``G``.
 * 10-12 and 16-17 (break rule): if no row is admissible, the class's rows
   return to ``D`` and class formation ends (the paper's outer loop would
-  otherwise pick the same seed again forever).
+  otherwise pick the same anchor again forever).
 * 18-19: fill the class to ``k`` rows with the row maximising PSI.
 * 23-28: the remaining rows, in seeded random order, join the class whose PSI
   after the addition is largest.

@@ -72,10 +72,10 @@ class Mdav(BlockAlgorithm):
     Params = MdavParams
 
     @staticmethod
-    def _class_around(block: Block, rows: np.ndarray, seed: int, k: int) -> np.ndarray:
-        """``seed`` and its ``k - 1`` nearest rows among ``rows`` (ties to the lowest index)."""
-        d = block.distances_to_row(rows, seed)
-        d[rows == seed] = -1.0  # the seed is always in its own class, even among duplicates
+    def _class_around(block: Block, rows: np.ndarray, anchor: int, k: int) -> np.ndarray:
+        """``anchor`` and its ``k - 1`` nearest rows among ``rows`` (ties to the lowest index)."""
+        d = block.distances_to_row(rows, anchor)
+        d[rows == anchor] = -1.0  # the anchor is always in its own class, even among duplicates
         return rows[smallest(d, k)]
 
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:

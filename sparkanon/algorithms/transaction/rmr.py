@@ -36,7 +36,7 @@ Readings (each one fixed here and tested in ``tests/test_rmr.py``):
   the lowest record or cluster index. (Gong's port instead takes a random record and
   its ``k - 1`` nearest records.)
 * **Step 2, merging (the paper's Rmerge_R, Gong et al. 2016's "RMR"; the "R" is how the
-  partner is chosen).** The seed is the cluster of least ``Rum``; its partner is the
+  partner is chosen).** The anchor is the cluster of least ``Rum``; its partner is the
   cluster with the most similar relational values, the one whose union with the paper
   has the least ``Rum``. The merge is kept when the table's relational loss after it
   is at most ``delta``; the first merge that would exceed ``delta`` ends the step
@@ -223,18 +223,18 @@ def merge_clusters(
     into = np.arange(n_clusters, dtype=np.int64)
     while alive.sum() >= 2:
         ids = np.flatnonzero(alive)
-        seed = int(ids[np.argmin(rum[ids])])
-        others = ids[ids != seed]
-        new_lo, new_hi = np.minimum(lo[others], lo[seed]), np.maximum(hi[others], hi[seed])
-        merged = (size[others] + size[seed]) * range_ncp(new_lo, new_hi, qi_ncp)
+        anchor = int(ids[np.argmin(rum[ids])])
+        others = ids[ids != anchor]
+        new_lo, new_hi = np.minimum(lo[others], lo[anchor]), np.maximum(hi[others], hi[anchor])
+        merged = (size[others] + size[anchor]) * range_ncp(new_lo, new_hi, qi_ncp)
         j = int(np.argmin(merged))
         partner = int(others[j])
-        after = total - rum[seed] - rum[partner] + merged[j]
+        after = total - rum[anchor] - rum[partner] + merged[j]
         if after / norm > delta:
             break
-        keep, gone = min(seed, partner), max(seed, partner)
+        keep, gone = min(anchor, partner), max(anchor, partner)
         lo[keep], hi[keep] = new_lo[j], new_hi[j]
-        size[keep] = size[seed] + size[partner]
+        size[keep] = size[anchor] + size[partner]
         rum[keep] = merged[j]
         alive[gone] = False
         into[into == gone] = keep
