@@ -55,7 +55,8 @@ STAGES = [
     "levels",
     "frequency",
     "search",
-    "partition",
+    "partition",  # the name of plan_blocks in records before 2026-11-26
+    "plan_blocks",
     "cluster",
     "reconcile",
     "summarise",

@@ -258,7 +258,7 @@ def run_one(
         "published_sha": sha,
         "seconds": round(m["wall_seconds"], 3),
         "cpu_seconds": round(m["cpu_seconds"], 3),
-        "partition_seconds": stages.get("partition", 0.0),
+        "partition_seconds": stages.get("plan_blocks", 0.0),
         "cluster_seconds": stages.get("cluster", 0.0),
         "load_1min": load,
     }

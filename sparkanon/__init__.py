@@ -22,7 +22,7 @@ Map of the package:
   :class:`~sparkanon.algorithms.BlockAlgorithm` with its own parameters: MAA-SLIE and
   GPKC (Shi et al. 2024), MAA-SAE and MAA-MINIL (Yang et al. 2014), MDAV, (K,L)
   clustering (Chai and Feng 2015),
-  Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.partition`), the
+  Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.cuts`), the
   per-class accumulator (``_classes``) and the repair step
   (:mod:`~sparkanon.algorithms.repair`); and, for a set-valued sensitive attribute,
   :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; Gong et al. 2016);

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import BlockContext, cluster_block, place_rows
-from sparkanon.algorithms.partition import BlockTree
-from sparkanon.algorithms.partition import median_cut as _median_cuts
+from sparkanon.algorithms.cuts import BlockTree
+from sparkanon.algorithms.cuts import median_cut as _median_cuts
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,

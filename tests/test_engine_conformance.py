@@ -21,14 +21,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkanon.algorithms.partition import BinRule, BlockTree
+from sparkanon.algorithms.cuts import BinRule, BlockTree
 from sparkanon.engine.base import Engine
 from sparkanon.engine.expr import Arith, Clip, Col, Floor, Lit, Lookup, When
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InternalError
 from sparkanon.io import MALFORMED
 from sparkanon.stages.lattice import KEY, NODE, NodeKey, node_keyed
-from sparkanon.stages.partition import bin_expression, leaf_expression
+from sparkanon.stages.plan_blocks import bin_expression, leaf_expression
 
 ENGINES = [
     pytest.param("local", id="local"),

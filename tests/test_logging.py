@@ -53,7 +53,7 @@ def test_debug_logs_hold_no_data_values(
     assert not leaked, f"data values in the logs: {leaked[:10]}"
     # One structured line per stage, with its seconds and counts.
     stages = re.findall(r"stage=(\w+) seconds=[0-9.]+", logs)
-    assert stages[:4] == ["read", "profile", "encode", "partition"]
+    assert stages[:4] == ["read", "profile", "encode", "plan_blocks"]
     assert {"cluster", "verify", "commit"} <= set(stages)
     assert re.search(r"stage=profile seconds=[0-9.]+ rows=2000 usable=\d+", logs)
     assert re.search(r"stage=verify seconds=[0-9.]+ rows=\d+ groups=\d+ violations=0", logs)

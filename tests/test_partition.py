@@ -1,4 +1,4 @@
-"""The Mondrian-style partitioning (sparkanon.algorithms.partition and the partition stage).
+"""The Mondrian-style partitioning (sparkanon.algorithms.cuts and the partition stage).
 
 Hand-worked choices of the ``spread`` rule (blocking) and the ``range`` rule (Mondrian),
 the two ways a cut whose side fails the model is handled, and the property the
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparkanon.algorithms.partition import (
+from sparkanon.algorithms.cuts import (
     FINE_BINS,
     BlockTree,
     CutPolicy,

@@ -73,7 +73,7 @@ class BlockAlgorithm(ABC):
             monotonic model is enforced by the repair step
             (:mod:`sparkanon.algorithms.repair`).
         cut_rule: how the Mondrian-style partitioning cuts blocks for it
-            (:class:`sparkanon.algorithms.partition.CutPolicy`): ``spread`` for the
+            (:class:`sparkanon.algorithms.cuts.CutPolicy`): ``spread`` for the
             micro-aggregation algorithms.
         Params: the algorithm's parameter model (``algorithm`` section of the config).
     """

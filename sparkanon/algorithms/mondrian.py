@@ -6,7 +6,7 @@ satisfy every model of the job (any monotonic model is a stopping rule: textbook
 section 20.3.1.3, exercises 4, 10, 13). The leaves are the equivalence classes, and
 the publication is generalized (ranges, taxonomy nodes): ``output.publish: generalized``.
 
-Distributed, it is one tree: the partitioning (:mod:`sparkanon.algorithms.partition`,
+Distributed, it is one tree: the partitioning (:mod:`sparkanon.algorithms.cuts`,
 ``cut_rule = "range"``) cuts the top on the cluster and inside each task down to
 blocks of ``max_block_rows``, and this algorithm finishes each block with the same
 decision function. In *strict* mode the result is therefore the tree a single machine
@@ -25,7 +25,7 @@ would grow on the whole table (``tests/test_mondrian.py`` checks it).
 
 Categorical attributes are cut between the child subtrees of the node's lowest common
 ancestor (a binary split among the children); continuous attributes on a grid of
-:data:`~sparkanon.algorithms.partition.FINE_BINS` bins over the input's range.
+:data:`~sparkanon.algorithms.cuts.FINE_BINS` bins over the input's range.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import numpy as np
 from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._params import AlgorithmParams
-from sparkanon.algorithms.partition import (
+from sparkanon.algorithms.cuts import (
     FINE_BINS,
     CutPolicy,
     bins_matrix,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, algorithms_of, native_target
-from sparkanon.algorithms.partition import CutPolicy
+from sparkanon.algorithms.cuts import CutPolicy
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
@@ -32,7 +32,7 @@ from sparkanon.publications import PUBLISHERS
 from sparkanon.stages.cluster import BlockRun, cluster_rows
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.measure import measure
-from sparkanon.stages.partition import Partitioning, plan_job_top
+from sparkanon.stages.plan_blocks import Partitioning, plan_job_top
 from sparkanon.stages.publish import publish
 from sparkanon.stages.reconcile import Reconciled, reconcile_rows
 from sparkanon.stages.summarise import summarise_classes

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sparkanon.algorithms import algorithms_of
-from sparkanon.algorithms.partition import CutPolicy
+from sparkanon.algorithms.cuts import CutPolicy
 from sparkanon.algorithms.transaction._result import REASONS
 from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS
@@ -29,7 +29,7 @@ from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.stages._common import log, one_row
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.items import ITEMS
-from sparkanon.stages.partition import Partitioning, plan_job_top
+from sparkanon.stages.plan_blocks import Partitioning, plan_job_top
 from sparkanon.stages.profile import Profile
 from sparkanon.stages.rt_cluster import (
     ITEM_LOSS,

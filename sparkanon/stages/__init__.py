@@ -12,8 +12,8 @@ batches or groups of rows; no stage calls back into another's functions.
   model's feasibility come from it.
 * :mod:`~sparkanon.stages.encode` - codes of every quasi-identifier and the
   sensitive value, cached once.
-* :mod:`~sparkanon.stages.partition` - the top of the Mondrian-style tree, cut on
-  the cluster from aggregated histograms (:mod:`sparkanon.algorithms.partition`).
+* :mod:`~sparkanon.stages.plan_blocks` - the top of the Mondrian-style tree, cut on
+  the cluster from aggregated histograms (:mod:`sparkanon.algorithms.cuts`).
 * :mod:`~sparkanon.stages.cluster` - per top block: the rest of the tree, then the
   algorithm on every leaf, in one ``applyInPandas`` group.
 * :mod:`~sparkanon.stages.reconcile` - rows no block could place join the nearest

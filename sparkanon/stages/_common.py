@@ -25,7 +25,7 @@ STAGE_DESCRIPTIONS = {
     "read": "read the input",
     "profile": "profile the columns",
     "encode": "encode the rows",
-    "partition": "plan the blocks",
+    "plan_blocks": "plan the blocks",
     "cluster": "cluster blocks",
     "reconcile": "reconcile leftover rows",
     "summarise": "summarise the classes",

@@ -1,9 +1,9 @@
 """Stage ``cluster``: per top block, the rest of the tree, then the algorithm on every leaf.
 
-Rows are routed to their top block natively (:func:`sparkanon.stages.partition.route`)
+Rows are routed to their top block natively (:func:`sparkanon.stages.plan_blocks.route`)
 and grouped by it; one ``applyInPandas`` group cuts its rows down to blocks of at most
 ``max_block_rows`` with the same decision function as the top of the tree
-(:func:`sparkanon.algorithms.partition.plan_local`) and runs the per-block algorithm
+(:func:`sparkanon.algorithms.cuts.plan_local`) and runs the per-block algorithm
 on each leaf. Rows a leaf cannot place (an infeasible leaf, or what the algorithm
 leaves over) get class ``-1`` and go to reconciliation.
 """
@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms import BlockContext, cluster_block_counted
-from sparkanon.algorithms.partition import plan_local
+from sparkanon.algorithms.cuts import plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import StageTimer, log, one_row
-from sparkanon.stages.partition import Partitioning, TopPlan, route
+from sparkanon.stages.plan_blocks import Partitioning, TopPlan, route
 
 INFEASIBLE = "_inf"
 """Column of the clustered rows: 1 when the row's leaf cannot host a class."""

@@ -3,7 +3,7 @@
 As for micro-aggregation (:mod:`sparkanon.stages.cluster`), rows are routed to their top
 block natively and one ``applyInPandas`` group cuts its rows down to blocks of at most
 ``max_block_rows`` records on the relational quasi-identifiers (Mondrian-style median
-cuts, :func:`sparkanon.algorithms.partition.plan_local`); APA or PAA then runs on each
+cuts, :func:`sparkanon.algorithms.cuts.plan_local`); APA or PAA then runs on each
 block's sets. Every block is an independent (k,l)-diverse publication: its TBuckets hold
 at least ``k`` records and its groups pass the frequency test, so the union of the blocks
 is (k,l)-diverse too (a TBucket of the union is a union of TBuckets of at least ``k``
@@ -38,7 +38,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 from sparkanon.stages.cluster import block_stats, global_class, plan_leaves
 from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
-from sparkanon.stages.partition import Partitioning, TopPlan, route
+from sparkanon.stages.plan_blocks import Partitioning, TopPlan, route
 
 GSET = "_gset"
 """Column (``binary``): the record's published set, node ids packed as int32."""

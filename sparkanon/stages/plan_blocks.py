@@ -1,7 +1,7 @@
 """Stage ``partition``: the top of the Mondrian-style tree, planned in one task.
 
 The top of the tree (every node larger than ``partitioning.task_rows``) is planned by
-:func:`sparkanon.algorithms.partition.plan_local` in one ``applyInPandas`` group, on
+:func:`sparkanon.algorithms.cuts.plan_local` in one ``applyInPandas`` group, on
 all usable rows when there are at most ``partitioning.sample_rows`` of them (the tree
 is then exactly the single-machine tree), otherwise on a seeded Bernoulli sample of
 about that many rows. Only the cuts, one row per node, reach the driver. A sampled
@@ -9,7 +9,7 @@ plan only proposes: one pass routes every row to its top block natively (a neste
 ``CASE`` on the bins, no Python UDF: :func:`leaf_expression` through
 :meth:`~sparkanon.engine.base.Engine.with_columns`)
 and counts rows per block and sensitive value, and
-:func:`~sparkanon.algorithms.partition.settle_leaves` undoes any cut whose side fails
+:func:`~sparkanon.algorithms.cuts.settle_leaves` undoes any cut whose side fails
 the model on those exact counts. Nodes of at most ``task_rows`` rows are cut further
 inside the cluster stage by the same decision function on their own rows.
 
@@ -28,7 +28,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from sparkanon.algorithms.partition import (
+from sparkanon.algorithms.cuts import (
     BinRule,
     BlockTree,
     CutPolicy,
@@ -59,7 +59,7 @@ class Partitioning:
     """How the tree is cut, shared by this stage and the cluster stage.
 
     Attributes:
-        policy: the cut rule (:class:`~sparkanon.algorithms.partition.CutPolicy`).
+        policy: the cut rule (:class:`~sparkanon.algorithms.cuts.CutPolicy`).
         feasible: the model's test on candidate sides' sensitive counts.
         n_values: sensitive domain size the histograms use (1 when the model does
             not look at the sensitive attribute).
@@ -98,7 +98,7 @@ def task_rows_for(configured: int, stop_rows: int, rows: int, parallelism: int) 
 
 
 def bin_expression(column: str, rule: BinRule) -> Expr:
-    """A :class:`~sparkanon.algorithms.partition.BinRule` on a code column, as an expression."""
+    """A :class:`~sparkanon.algorithms.cuts.BinRule` on a code column, as an expression."""
     code = Col(column)
     if rule.op == "scale":
         scaled = Floor(Arith("*", code, Lit(float(rule.factor))))
@@ -212,7 +212,7 @@ def plan_top(
         def feasible(counts: np.ndarray) -> np.ndarray:
             return np.ones(len(counts), dtype=bool)
 
-    with timer.stage("partition"):
+    with timer.stage("plan_blocks"):
         source = encoded if exact else engine.sample(encoded, fraction, seed)
         # The histograms split rows by sensitive value only when the model looks at it.
         sens = [SENS] if part.n_values > 1 else []
@@ -257,14 +257,14 @@ def plan_top(
             proposed = len(tree.splits)
             tree, infeasible = settle_leaves(tree, counts, part.policy, part.feasible)
             log.info(
-                "partition: %d cuts proposed on a %.1f%% sample, %d kept on exact counts",
+                "plan_blocks: %d cuts proposed on a %.1f%% sample, %d kept on exact counts",
                 proposed,
                 100 * fraction,
                 len(tree.splits),
             )
         timer.note(top_blocks=len(tree.splits) + 1)
         log.info(
-            "partition: top planned on %s rows, %d cuts, %d top blocks",
+            "plan_blocks: top planned on %s rows, %d cuts, %d top blocks",
             "all" if exact else "sampled",
             len(tree.splits),
             len(tree.splits) + 1,
