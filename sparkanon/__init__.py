@@ -18,24 +18,27 @@ Map of the package:
   k-anonymity, p-sensitive, (H,p,k), distinct / entropy / recursive l-diversity,
   t-closeness, (k,l)-diversity of relational-transaction data; a
   :class:`~sparkanon.models.ModelSet` when several must hold.
-* :mod:`sparkanon.algorithms` - per-block algorithms in pure numpy/pandas, each a
-  :class:`~sparkanon.algorithms.BlockAlgorithm` with its own parameters: MAA-SLIE and
-  GPKC (Shi et al. 2024), MAA-SAE and MAA-MINIL (Yang et al. 2014), MDAV, (K,L)
-  clustering (Chai and Feng 2015),
-  Mondrian; the partitioning they share (:mod:`~sparkanon.algorithms.cuts`), the
-  per-class accumulator (``_classes``) and the repair step
-  (:mod:`~sparkanon.algorithms.repair`); and, for a set-valued sensitive attribute,
-  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; Gong et al. 2016);
-  full-domain generalization's lattice searches (Samarati, Incognito; Aggarwal 2015) in
-  :mod:`~sparkanon.algorithms.lattice`, pure code over per-node counts.
+* :mod:`sparkanon.algorithms` - the algorithms in pure numpy/pandas and their one
+  registry, :data:`~sparkanon.algorithms.ALGORITHMS` (name -> family, parameters,
+  implementation). Per block, each a :class:`~sparkanon.algorithms.BlockAlgorithm`:
+  MAA-SLIE and GPKC (Shi et al. 2024), MAA-SAE and MAA-MINIL (Yang et al. 2014), MDAV,
+  (K,L) clustering (Chai and Feng 2015), Mondrian; the cut rule and block tree they share
+  (:mod:`~sparkanon.algorithms.cuts`), the per-class accumulator (``_classes``) and the
+  repair step (:mod:`~sparkanon.algorithms.repair`). For a set-valued sensitive attribute,
+  :mod:`~sparkanon.algorithms.transaction` (Partition, Anatomize, APA, PAA; Gong et al.
+  2016). Full-domain generalization's lattice searches (Samarati, Incognito; Aggarwal
+  2015) in :mod:`~sparkanon.algorithms.lattice`, pure code over per-node counts.
 * :mod:`sparkanon.publications` - what a class publishes (centroids, generalized values)
   and the published tables with the key of their equivalence classes.
-* :mod:`sparkanon.metrics` - the formulas (entropies, PSI, EA/ILA/APF, NCP, GCP, DM) and
-  the registry of reported metrics (:mod:`~sparkanon.metrics.registry`).
+* :mod:`sparkanon.metrics` - every metric once: the formulas (entropies, PSI, EA/ILA/APF,
+  NCP, GCP), the whole-release losses a search minimises and a family reports (DM,
+  precision, NCP with suppression; :data:`~sparkanon.metrics.utility.OBJECTIVES`), the
+  per-class metrics registry (:mod:`~sparkanon.metrics.registry`, each metric written
+  once over a batch of classes) and ARE of count queries (:mod:`~sparkanon.metrics.are`).
 * :mod:`sparkanon.engine` - the engine interface, the local (pandas) engine and the
   Spark engine (the only pyspark code).
 * :mod:`sparkanon.stages` - one module per stage of the job (read, profile, encode,
-  partition, cluster, reconcile, summarise, publish, verify, measure, commit), each with
+  plan_blocks, cluster, reconcile, summarise, publish, verify, measure, commit), each with
   its driver part and the pandas functions it hands the engine.
 * :mod:`sparkanon.families` - the families of methods, one registry line each
   (:data:`~sparkanon.families.FAMILIES`), each one module implementing the small protocol
