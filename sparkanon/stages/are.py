@@ -274,12 +274,10 @@ def estimated_answers(
     def with_bucket(batch: pd.DataFrame) -> pd.DataFrame:
         return batch.assign(**{BUCKET: batch[CLASS].to_numpy(dtype=np.int64) % buckets})
 
-    columns = [RID, *cols, CLASS, GSET]
-    types = dict(engine.schema_of(placed))
+    types = dict(engine.schema_of(placed))  # Spark's binary reads as "string" here
+    schema = [(RID, "long"), *((c, types[c]) for c in cols), (CLASS, "long"), (GSET, "binary")]
     bucketed = engine.map_batches(
-        engine.select(placed, columns),
-        with_bucket,
-        [*((c, types[c]) for c in columns), (BUCKET, "long")],
+        engine.select(placed, [c for c, _ in schema]), with_bucket, [*schema, (BUCKET, "long")]
     )
     parts = engine.map_groups(
         bucketed,
