@@ -112,7 +112,7 @@ def test_are_section_defaults_qd_cap_seed_and_switch(tmp_path: Path) -> None:
         "qd": 5,
         "selectivity": 0.02,
         "seed": None,
-        "candidate_sets": 10_000,
+        "candidate_sets": 1000,
     }
     cfg["metrics"] = {"are": {"queries": 20}}
     are = run_local(cfg).metrics["are"]

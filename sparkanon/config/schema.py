@@ -579,7 +579,7 @@ class AreConfig(_Frozen):
     qd: Annotated[Int, Field(ge=1)] = 5
     selectivity: Float = 0.02
     seed: Int | None = None
-    candidate_sets: Annotated[Int, Field(ge=1, le=1_000_000)] = 10_000
+    candidate_sets: Annotated[Int, Field(ge=1, le=1_000_000)] = 1000
 
     @field_validator("selectivity")
     @classmethod

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.itemsets import ItemTree
+from sparkanon.attributes.itemsets import ItemSets, ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.config import AreConfig
 from sparkanon.engine.base import Engine, Table
@@ -175,13 +175,21 @@ def qi_domains(
     return out
 
 
+def distinct_packed(column: pd.Series) -> tuple[ItemSets, np.ndarray]:
+    """The distinct sets of a packed column and, per row, the index of its set among them."""
+    blobs = pd.Series([b"" if v is None else bytes(v) for v in column], dtype=object)
+    inverse, uniques = pd.factorize(blobs)
+    return decode_sets(pd.Series(uniques, dtype=object)), inverse.astype(np.int64)
+
+
 def make_act_fn(
     compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """A batch of input records -> per query, its records the query selects (``qt`` rows)."""
 
     def act(batch: pd.DataFrame) -> pd.DataFrame:
-        counts = qm.actual_counts(qi_frame(batch, qi), decode_sets(batch[ITEMS]), compiled)
+        distinct, inverse = distinct_packed(batch[ITEMS])
+        counts = qm.actual_counts_of_distinct(qi_frame(batch, qi), distinct, inverse, compiled)
         hit = np.flatnonzero(counts)
         return pd.DataFrame({QUERY: hit.astype(np.int64), VALUE: counts[hit].astype(np.int64)})
 
@@ -232,7 +240,8 @@ def bucket_estimate(
     rt = qi_frame(batch, qi).assign(**{qm.GROUP_COLUMN: batch[CLASS].to_numpy(dtype=np.int64)})
     rt_part = qm.rt_partial(rt, compiled)
     tt = pd.DataFrame({qm.GROUP_COLUMN: batch[CLASS].to_numpy(dtype=np.int64)})
-    tt_part = qm.tt_partial(tt, tree, compiled, generalized=READING, sets=decode_sets(batch[GSET]))
+    distinct, inverse = distinct_packed(batch[GSET])
+    tt_part = qm.tt_partial(tt, tree, compiled, generalized=READING, sets=distinct, inverse=inverse)
     return qm.combine(rt_part, tt_part)
 
 
@@ -321,7 +330,7 @@ def measure_are(
         def count(queries: Sequence[qm.CountQuery]) -> np.ndarray:
             return actual_answers(engine, records, queries, setup.qi)
 
-        queries, act, drawn = qm.draw_answerable(draw, count, cfg.queries, first_pool=cfg.queries)
+        queries, act, drawn = qm.draw_answerable(draw, count, cfg.queries)
         est, buckets = estimated_answers(engine, placed, queries, setup)
         percent = qm.are(act, est)
         timer.note(queries=len(queries), drawn=drawn, candidates=len(candidates), buckets=buckets)
