@@ -84,6 +84,12 @@ Scale: everything is mergeable over batches of rows.
    :func:`combine`) or Spark joins RT and TT on ``(group, query)``, divides by the size
    and sums per query: ``est_q = sum_G rt[G, q] * tt[G, q] / |G|``.
 4. :func:`are` on the two vectors.
+
+pred2 with ``"contains"`` and sure answers (``"certain"``, or leaf sets) goes through
+:func:`contained_hits`: a subset test of leaf bitmaps per candidate (set, combination)
+pair, the matched combinations' query bits ORed, packed. A combination of a basket holds
+about a hundred items, which the general path expands pair by pair.
+The job's stage is :mod:`sparkanon.stages.are`.
 """
 
 from __future__ import annotations
