@@ -165,3 +165,21 @@ def test_candidate_sets_are_the_capped_sample_of_smallest_keys() -> None:
         expected = sorted(distinct, key=lambda k: sample_key(packed[k], seed))[:50]
         assert sample == expected and n == len(distinct)
     assert candidate_sets(engine, records, 50, 1)[0] != candidate_sets(engine, records, 50, 2)[0]
+
+
+def test_no_answerable_query_reports_no_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When no query of the largest pool selects a record the job still publishes."""
+
+    def nothing_answers(*args: Any, **kwargs: Any) -> Any:
+        raise ValueError("none of 64 queries has a non-zero answer on the table")
+
+    monkeypatch.setattr(qm, "draw_answerable", nothing_answers)
+    cfg = rt_config(tmp_path, write_csv(tmp_path, rt_frame(200, seed=5)))
+    cfg["metrics"] = {"are": {"queries": 1}}
+    with caplog.at_level("WARNING", logger="sparkanon"):
+        result = run_local(cfg)
+    assert result.metrics["verified"] is True
+    assert result.metrics["are"]["percent"] is None and result.metrics["are"]["queries"] == 0
+    assert "no ARE" in caplog.text

@@ -330,11 +330,19 @@ def measure_are(
         def count(queries: Sequence[qm.CountQuery]) -> np.ndarray:
             return actual_answers(engine, records, queries, setup.qi)
 
-        queries, act, drawn = qm.draw_answerable(draw, count, cfg.queries)
-        est, buckets = estimated_answers(engine, placed, queries, setup)
-        percent = qm.are(act, est)
-        timer.note(queries=len(queries), drawn=drawn, candidates=len(candidates), buckets=buckets)
-    log.info("are: %.4f %% over %d queries (seed %d)", percent, len(queries), setup.seed)
+        try:
+            queries, act, drawn = qm.draw_answerable(draw, count, cfg.queries)
+        except ValueError:  # no query of the largest pool selects a record
+            queries, drawn = [], 64 * cfg.queries
+        percent: float | None = None
+        if queries:
+            est, buckets = estimated_answers(engine, placed, queries, setup)
+            percent = qm.are(act, est)
+        timer.note(queries=len(queries), drawn=drawn, candidates=len(candidates))
+    if percent is None:
+        log.warning("are: none of %d queries drawn selects an input record: no ARE", drawn)
+    else:
+        log.info("are: %.4f %% over %d queries (seed %d)", percent, len(queries), setup.seed)
     return {
         "percent": percent,
         "queries": len(queries),
