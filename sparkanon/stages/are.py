@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -119,10 +120,26 @@ def sample_threshold(cap: int, distinct: int) -> int:
     return min(2**63 - 1, int(2**63 * min(1.0, want / max(distinct, 1))))
 
 
+def make_record_key_fn(seed: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Records -> the sample key of each one's set (:func:`set_key`), the key only."""
+
+    def keys(batch: pd.DataFrame) -> pd.DataFrame:
+        blobs = [b"" if v is None else bytes(v) for v in batch[ITEMS].to_numpy(dtype=object)]
+        out = np.fromiter((set_key(b, seed) for b in blobs), dtype=np.int64, count=len(blobs))
+        return pd.DataFrame({KEY: out})
+
+    return keys
+
+
 def candidate_sets(
     engine: Engine, records: Table, cap: int, seed: int
 ) -> tuple[list[tuple[int, ...]], int]:
     """The distinct sets of the input, or the ``cap`` of them with the smallest keys.
+
+    The key is a function of the set, so the sets whose key is below a threshold are
+    found by filtering the records first and only the survivors are made distinct: the
+    input's sets are never shuffled whole. The distinct sets are counted by their keys
+    (two sets would count once only if their 63-bit keys collided).
 
     Args:
         engine: the engine.
@@ -133,22 +150,21 @@ def candidate_sets(
     Returns:
         The sets (leaf ids, in key order) and how many distinct sets the input holds.
     """
-    distinct = engine.aggregate(records, [ITEMS], {"n": ("count", ITEMS)})
-    keyed = engine.map_batches(
-        engine.select(distinct, [ITEMS]), make_key_fn(seed), [(ITEMS, "binary"), (KEY, "long")]
-    )
-    n_distinct = engine.count(keyed)
+    sets = engine.select(records, [ITEMS])
+    keys = engine.map_batches(sets, make_record_key_fn(seed), [(KEY, "long")])
+    n_distinct = engine.count(engine.aggregate(keys, [KEY], {"n": ("count", KEY)}))
+    keyed = engine.map_batches(sets, make_key_fn(seed), [(ITEMS, "binary"), (KEY, "long")])
     threshold = sample_threshold(cap, n_distinct)
     while True:
         kept = keyed if threshold >= 2**63 - 1 else engine.where(keyed, KEY, "<", threshold)
-        small = engine.collect_small(kept, MAX_STAT_ROWS)
+        distinct = engine.aggregate(kept, [ITEMS], {KEY: ("min", KEY)})
+        small = engine.collect_small(distinct, MAX_STAT_ROWS)
         if len(small) >= min(cap, n_distinct) or threshold >= 2**63 - 1:
             break
         threshold = min(2**63 - 1, threshold * 2)
     small = small.assign(_blob=[bytes(v) for v in small[ITEMS]])
     small = small.sort_values([KEY, "_blob"], kind="stable").head(cap)
-    sets = decode_sets(small[ITEMS])
-    return sets.keys(), n_distinct
+    return decode_sets(small[ITEMS]).keys(), n_distinct
 
 
 def qi_frame(batch: pd.DataFrame, qi: Sequence[tuple[str, str]]) -> pd.DataFrame:
@@ -158,20 +174,55 @@ def qi_frame(batch: pd.DataFrame, qi: Sequence[tuple[str, str]]) -> pd.DataFrame
     )
 
 
+def make_domain_fn(qi: Sequence[tuple[str, str]]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Records -> each quasi-identifier's distinct published values in the batch, as text.
+
+    One row per (column index, value): a ``double`` as its ``repr`` (which reads back as
+    the same float), any other value as its text; ``null`` 1 for a missing value.
+    """
+
+    def domain(batch: pd.DataFrame) -> pd.DataFrame:
+        parts = []
+        for j, (values, _) in enumerate(zip(qi_frame(batch, qi).items(), qi, strict=True)):
+            uniq = pd.unique(values[1])
+            missing = pd.isna(uniq)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "column": np.full(len(uniq), j, dtype=np.int64),
+                        "text": [
+                            None if m else repr(float(v)) if isinstance(v, float) else str(v)
+                            for v, m in zip(uniq, missing, strict=True)
+                        ],
+                        "null": missing.astype(np.int64),
+                    }
+                )
+            )
+        return pd.concat(parts, ignore_index=True)
+
+    return domain
+
+
 def qi_domains(
     engine: Engine, records: Table, qi: Sequence[tuple[str, str]]
 ) -> dict[str, list[Any]]:
-    """Every quasi-identifier's distinct values, in its published type (one aggregate each)."""
-    schema = [(c, "double" if dtype == "double" else "string") for c, dtype in qi]
-    published = engine.map_batches(
-        engine.select(records, [c for c, _ in qi]), lambda b: qi_frame(b, qi), schema
+    """Every quasi-identifier's distinct values, in its published type (one pass, one aggregate)."""
+    rows = engine.map_batches(
+        engine.select(records, [c for c, _ in qi]),
+        make_domain_fn(qi),
+        [("column", "long"), ("text", "string"), ("null", "long")],
     )
-    out = {}
-    for c, _ in qi:
-        values = engine.collect_small(
-            engine.aggregate(published, [c], {"n": ("count", c)}), MAX_STAT_ROWS
-        )
-        out[c] = values[c].tolist()
+    values = engine.collect_small(
+        engine.aggregate(rows, ["column", "text", "null"], {"n": ("count", "column")}),
+        MAX_STAT_ROWS,
+    )
+    out: dict[str, list[Any]] = {c: [] for c, _ in qi}
+    for j, text, null in zip(values["column"], values["text"], values["null"], strict=True):
+        name, dtype = qi[int(j)]
+        if int(null):
+            out[name].append(np.nan if dtype == "double" else None)
+        else:
+            out[name].append(float(text) if dtype == "double" else str(text))
     return out
 
 
@@ -320,9 +371,11 @@ def measure_are(
     """
     cfg = setup.config
     with timer.stage(ARE_STAGE):
+        clock = time.perf_counter()
         domains = qi_domains(engine, records, setup.qi)
         candidates, n_distinct = candidate_sets(engine, records, cfg.candidate_sets, setup.seed)
         qd = min(cfg.qd, len(setup.qi))
+        setup_s = time.perf_counter() - clock
 
         def draw(n: int) -> list[qm.CountQuery]:
             return qm.draw_queries(domains, candidates, qd, cfg.selectivity, n, setup.seed)
@@ -334,11 +387,20 @@ def measure_are(
             queries, act, drawn = qm.draw_answerable(draw, count, cfg.queries)
         except ValueError:  # no query of the largest pool selects a record
             queries, drawn = [], 64 * cfg.queries
+        act_s = time.perf_counter() - clock - setup_s
         percent: float | None = None
         if queries:
-            est, buckets = estimated_answers(engine, placed, queries, setup)
+            est, _ = estimated_answers(engine, placed, queries, setup)
             percent = qm.are(act, est)
-        timer.note(queries=len(queries), drawn=drawn, candidates=len(candidates))
+        est_s = time.perf_counter() - clock - setup_s - act_s
+        timer.note(
+            queries=len(queries),
+            drawn=drawn,
+            candidates=len(candidates),
+            setup_seconds=round(setup_s, 1),
+            act_seconds=round(act_s, 1),
+            est_seconds=round(est_s, 1),
+        )
     if percent is None:
         log.warning("are: none of %d queries drawn selects an input record: no ARE", drawn)
     else:
