@@ -1010,6 +1010,34 @@ def rt_partial(
     return partials[0] if len(partials) == 1 else GroupPartial.merge(partials)
 
 
+def scored_partial(
+    groups: np.ndarray, scores: np.ndarray, weights: np.ndarray | None = None
+) -> GroupPartial:
+    """Per group and query, the weighted sum of rows' scores, and the weights per group.
+
+    A TT partial (:func:`tt_partial`) from pred2 already scored per row (e.g. per
+    distinct published set, once for the whole release, then joined to its rows).
+
+    Args:
+        groups: the rows' group ids.
+        scores: ``(rows, qt)``: each row's pred2 per query (booleans or probabilities).
+        weights: the rows' counts (default 1 each).
+
+    Returns:
+        The partial; ``sizes`` are the weights per group.
+    """
+    n, qt = scores.shape
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
+    groups = np.asarray(groups, dtype=object)
+    parts = [
+        _group_sum(groups[a:b], scores[a:b].astype(np.float64) * w[a:b, None], w[a:b])
+        for a, b in _row_steps(n, qt)
+    ]
+    if not parts:
+        return _group_sum(groups, np.zeros((0, qt)), np.zeros(0))
+    return parts[0] if len(parts) == 1 else GroupPartial.merge(parts)
+
+
 def tt_sets(column: pd.Series | Sequence[Any]) -> ItemSets:
     """The sets of a TT set column: iterables of node ids, or their text ``"3 7 12"``.
 

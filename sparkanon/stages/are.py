@@ -17,13 +17,16 @@ engine primitives. The driver holds per-column, per-query and per-bucket statist
    (:func:`sparkanon.metrics.are.actual_counts` per batch, ``qt`` numbers out) and a
    sum per query; :func:`sparkanon.metrics.are.draw_answerable` keeps the first
    ``qt`` queries with ``act > 0``;
-4. **est**: the placed records are bucketed by group (``group % buckets``) and one
-   ``map_groups`` per bucket computes the RT partial (records matching every pred1)
-   and the TT partial (records whose published set matches pred2) of each of its
-   groups, combines them per group (``rt * tt / |G|``) and sums over its groups: one
-   ``qt`` vector per bucket, never a groups x queries matrix. A placed record is one
-   RT row and one count of its group's TT entry (``publish`` derives both tables from
-   these records), so this is the estimate on the published tables;
+4. **est**: pred2 is scored once per distinct published set (a TBucket: one
+   ``aggregate``, then :func:`sparkanon.metrics.are.contained_hits` in a
+   ``map_batches``, the queries' answers packed 8 a byte) and joined to the placed
+   records; the records are bucketed by group (``group % buckets``) and one
+   ``map_groups`` per bucket computes the RT partial (records matching every pred1) and
+   the TT partial (records whose published set matches pred2) of each of its groups,
+   combines them per group (``rt * tt / |G|``) and sums over its groups: one ``qt``
+   vector per bucket, never a groups x queries matrix. A placed record is one RT row
+   and one count of its group's TT entry (``publish`` derives both tables from these
+   records), so this is the estimate on the published tables;
 5. the driver sums the buckets' vectors with :func:`math.fsum` (exact, so the order the
    engine returns them in does not matter) and computes ARE.
 
@@ -58,6 +61,7 @@ ARE_STAGE = "are"
 READING = "certain"
 """How a generalized item answers for an item it covers (:mod:`sparkanon.metrics.are`)."""
 KEY = "_are_key"
+SCORE = "_are_score"
 BUCKET = "_are_bucket"
 QUERY = "query"
 VALUE = "value"
@@ -269,40 +273,61 @@ def actual_answers(
     return out
 
 
+def make_score_fn(
+    compiled: qm.CompiledQueries, tree: ItemTree
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Distinct published sets -> each one's pred2 of every query, packed 8 a byte.
+
+    Reading ``certain``: a set satisfies a query when the leaves its nodes cover include
+    every item of one of the query's combinations (:func:`qm.contained_hits`).
+    """
+
+    def score(batch: pd.DataFrame) -> pd.DataFrame:
+        distinct, inverse = distinct_packed(batch[GSET])
+        qm.check_antichains(distinct, tree)
+        packed = np.packbits(qm.contained_hits(distinct, compiled, tree), axis=1, bitorder="little")
+        blobs = [packed[i].tobytes() for i in inverse.tolist()]
+        return pd.DataFrame({GSET: batch[GSET].to_numpy(dtype=object), SCORE: blobs})
+
+    return score
+
+
+def unpack_scores(column: pd.Series, qt: int) -> np.ndarray:
+    """``(rows, qt)`` booleans from a column of packed scores (:func:`make_score_fn`)."""
+    width = (qt + 7) // 8
+    raw = np.frombuffer(b"".join(bytes(v) for v in column), dtype=np.uint8)
+    return np.unpackbits(raw.reshape(len(column), width), axis=1, count=qt, bitorder="little")
+
+
 def bucket_estimate(
-    batch: pd.DataFrame,
-    compiled: qm.CompiledQueries,
-    qi: Sequence[tuple[str, str]],
-    tree: ItemTree,
+    batch: pd.DataFrame, compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]]
 ) -> np.ndarray:
     """The Anatomy estimate of every query over the whole groups of one bucket.
 
     Args:
         batch: every placed record of some groups (columns :data:`RID`, the
-            quasi-identifiers, :data:`CLASS`, :data:`GSET`).
+            quasi-identifiers, :data:`CLASS` and :data:`SCORE`, its published set's pred2).
         compiled: the queries.
         qi: the quasi-identifiers with their published types.
-        tree: the item taxonomy.
 
     Returns:
         ``sum over the groups G of rt[G, q] * tt[G, q] / |G|`` per query.
     """
     batch = batch.sort_values(RID, kind="stable").reset_index(drop=True)
-    rt = qi_frame(batch, qi).assign(**{qm.GROUP_COLUMN: batch[CLASS].to_numpy(dtype=np.int64)})
+    groups = batch[CLASS].to_numpy(dtype=np.int64)
+    rt = qi_frame(batch, qi).assign(**{qm.GROUP_COLUMN: groups})
     rt_part = qm.rt_partial(rt, compiled)
-    tt = pd.DataFrame({qm.GROUP_COLUMN: batch[CLASS].to_numpy(dtype=np.int64)})
-    distinct, inverse = distinct_packed(batch[GSET])
-    tt_part = qm.tt_partial(tt, tree, compiled, generalized=READING, sets=distinct, inverse=inverse)
+    tt_part = qm.scored_partial(groups, unpack_scores(batch[SCORE], compiled.n_queries))
     return qm.combine(rt_part, tt_part)
 
 
 def make_est_fn(
-    compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]], tree: ItemTree
+    compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """A bucket's records -> its non-zero estimates, one row per query."""
 
     def est(batch: pd.DataFrame) -> pd.DataFrame:
-        values = bucket_estimate(batch, compiled, qi, tree)
+        values = bucket_estimate(batch, compiled, qi)
         hit = np.flatnonzero(values)
         bucket = int(batch[BUCKET].iloc[0]) if len(batch) else 0
         return pd.DataFrame(
@@ -324,25 +349,36 @@ def estimated_answers(
 ) -> tuple[np.ndarray, int]:
     """``est`` of every query on the release: per-bucket vectors, summed exactly.
 
+    pred2 is scored once per distinct published set (a TBucket), on the executors, and
+    joined to the records; each bucket of whole groups then sums its groups' estimates.
+
     Returns:
         The estimates and the number of buckets.
     """
     compiled = qm.compile_queries(queries)
     cols = [c for c, _ in setup.qi]
     buckets = group_partitions(setup.records)
+    tbuckets = engine.aggregate(engine.select(placed, [GSET]), [GSET], {"n": ("count", GSET)})
+    scored = engine.map_batches(
+        engine.select(tbuckets, [GSET]),
+        make_score_fn(compiled, setup.tree),
+        [(GSET, "binary"), (SCORE, "binary")],
+    )
+    types = dict(engine.schema_of(placed))  # Spark's binary reads as "string" here
+    columns = [(RID, "long"), *((c, types[c]) for c in cols), (CLASS, "long")]
+    joined = engine.join(engine.select(placed, [c for c, _ in columns] + [GSET]), scored, [GSET])
 
     def with_bucket(batch: pd.DataFrame) -> pd.DataFrame:
         return batch.assign(**{BUCKET: batch[CLASS].to_numpy(dtype=np.int64) % buckets})
 
-    types = dict(engine.schema_of(placed))  # Spark's binary reads as "string" here
-    schema = [(RID, "long"), *((c, types[c]) for c in cols), (CLASS, "long"), (GSET, "binary")]
+    schema = [*columns, (SCORE, "binary")]
     bucketed = engine.map_batches(
-        engine.select(placed, [c for c, _ in schema]), with_bucket, [*schema, (BUCKET, "long")]
+        engine.select(joined, [c for c, _ in schema]), with_bucket, [*schema, (BUCKET, "long")]
     )
     parts = engine.map_groups(
         bucketed,
         BUCKET,
-        make_est_fn(compiled, setup.qi, setup.tree),
+        make_est_fn(compiled, setup.qi),
         [(BUCKET, "long"), (QUERY, "long"), (VALUE, "double")],
         partitions=buckets,
     )
