@@ -587,3 +587,37 @@ def test_contained_hits_match_a_loop_over_covered_leaves(seed: int) -> None:
     for i, s in enumerate(leaf_sets):
         for q, query in enumerate(queries):
             assert plain[i, q] == any(set(c) <= set(s) for c in query.combinations)
+
+
+@pytest.mark.parametrize(("seed", "cells"), [(0, None), (1, None), (2, 50)])
+def test_sorted_group_estimate_equals_combined_partials(
+    seed: int, cells: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pass over records sorted by group gives combine(rt_partial, tt_partial).
+
+    ``cells = 50``: chunks of 7 records, so groups straddle chunk ends and larger groups
+    are a chunk of their own.
+    """
+    from sparkanon.metrics import are as are_module
+    from sparkanon.metrics.are import sorted_group_estimate
+
+    if cells is not None:
+        monkeypatch.setattr(are_module, "_CHUNK_CELLS", cells)
+
+    rng = np.random.default_rng(seed)
+    n, qt = 3000, 7
+    groups = np.sort(rng.integers(0, 400, n))
+    rt_hits = rng.random((n, qt)) < 0.4
+    tt_hits = rng.random((n, qt)) < 0.6
+    rt = GroupPartial(*_sums(groups, rt_hits))
+    tt = GroupPartial(*_sums(groups, tt_hits))
+    expected = combine(rt, tt)
+    assert np.allclose(sorted_group_estimate(groups, rt_hits, tt_hits), expected, rtol=1e-12)
+
+
+def _sums(groups: np.ndarray, hits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group (Python loop): its id, its hits summed, its size."""
+    ids = sorted(set(groups.tolist()))
+    values = np.array([hits[groups == g].sum(axis=0) for g in ids], dtype=float)
+    sizes = np.array([(groups == g).sum() for g in ids], dtype=float)
+    return np.array(ids), values, sizes

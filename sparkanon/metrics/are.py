@@ -1010,32 +1010,44 @@ def rt_partial(
     return partials[0] if len(partials) == 1 else GroupPartial.merge(partials)
 
 
-def scored_partial(
-    groups: np.ndarray, scores: np.ndarray, weights: np.ndarray | None = None
-) -> GroupPartial:
-    """Per group and query, the weighted sum of rows' scores, and the weights per group.
+def sorted_group_estimate(
+    groups: np.ndarray, rt_hits: np.ndarray, tt_hits: np.ndarray
+) -> np.ndarray:
+    """The Anatomy estimate over whole groups whose records are sorted by group.
 
-    A TT partial (:func:`tt_partial`) from pred2 already scored per row (e.g. per
-    distinct published set, once for the whole release, then joined to its rows).
+    Each record is one RT row (``rt_hits``: it satisfies every pred1) and one count of
+    its group's TT entry (``tt_hits``: its published set satisfies pred2), so
+    ``est_q = sum_G rt[G, q] * tt[G, q] / |G|`` with both counts integer sums over the
+    group's records (:func:`combine` of :func:`rt_partial` and :func:`tt_partial`, in
+    one pass and in integers).
 
     Args:
-        groups: the rows' group ids.
-        scores: ``(rows, qt)``: each row's pred2 per query (booleans or probabilities).
-        weights: the rows' counts (default 1 each).
+        groups: the records' group ids, sorted (equal ids adjacent).
+        rt_hits: ``(records, qt)`` booleans.
+        tt_hits: ``(records, qt)`` booleans.
 
     Returns:
-        The partial; ``sizes`` are the weights per group.
+        ``qt`` estimates.
     """
-    n, qt = scores.shape
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=np.float64)
-    groups = np.asarray(groups, dtype=object)
-    parts = [
-        _group_sum(groups[a:b], scores[a:b].astype(np.float64) * w[a:b, None], w[a:b])
-        for a, b in _row_steps(n, qt)
-    ]
-    if not parts:
-        return _group_sum(groups, np.zeros((0, qt)), np.zeros(0))
-    return parts[0] if len(parts) == 1 else GroupPartial.merge(parts)
+    n, qt = rt_hits.shape
+    out = np.zeros(qt)
+    if n == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    ends = np.r_[starts[1:], n]
+    step = max(1, _CHUNK_CELLS // max(qt, 1))
+    g = 0
+    while g < len(starts):
+        # whole groups, about `step` records (at least one group)
+        last = max(g + 1, int(np.searchsorted(ends, starts[g] + step, side="right")))
+        a, b = int(starts[g]), int(ends[last - 1])
+        local = starts[g:last] - a
+        rt = np.add.reduceat(rt_hits[a:b].view(np.uint8), local, axis=0, dtype=np.int64)
+        tt = np.add.reduceat(tt_hits[a:b].view(np.uint8), local, axis=0, dtype=np.int64)
+        size = (ends[g:last] - starts[g:last]).astype(np.float64)
+        out += ((rt * tt) / size[:, None]).sum(axis=0)
+        g = last
+    return out
 
 
 def tt_sets(column: pd.Series | Sequence[Any]) -> ItemSets:

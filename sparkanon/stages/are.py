@@ -313,12 +313,11 @@ def bucket_estimate(
     Returns:
         ``sum over the groups G of rt[G, q] * tt[G, q] / |G|`` per query.
     """
-    batch = batch.sort_values(RID, kind="stable").reset_index(drop=True)
+    batch = batch.sort_values([CLASS, RID], kind="stable").reset_index(drop=True)
     groups = batch[CLASS].to_numpy(dtype=np.int64)
-    rt = qi_frame(batch, qi).assign(**{qm.GROUP_COLUMN: groups})
-    rt_part = qm.rt_partial(rt, compiled)
-    tt_part = qm.scored_partial(groups, unpack_scores(batch[SCORE], compiled.n_queries))
-    return qm.combine(rt_part, tt_part)
+    rt_hits = qm.qi_match(qi_frame(batch, qi), compiled)
+    tt_hits = unpack_scores(batch[SCORE], compiled.n_queries).astype(bool)
+    return qm.sorted_group_estimate(groups, rt_hits, tt_hits)
 
 
 def make_est_fn(
