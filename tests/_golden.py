@@ -58,6 +58,7 @@ HEADLINE_KEYS = (
     "precision",
     "item_ncp",
     "loss_with_suppressed",
+    "are",
     "achieved",
     "node",
     "height",

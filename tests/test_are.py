@@ -533,3 +533,91 @@ def test_are_is_percent_mean_relative_error() -> None:
         are(np.array([0, 1]), np.array([0.0, 1.0]))
     with pytest.raises(ValueError):
         are(np.array([]), np.array([]))
+
+
+TREE150 = ItemTree.of(even_taxonomy([f"i{j:03d}" for j in range(150)], 5))
+
+
+def random_cut_sets(rng: np.random.Generator, tree: ItemTree, n: int) -> list[list[int]]:
+    """``n`` random antichains: random leaves, each lifted a random number of levels."""
+    out = []
+    for _ in range(n):
+        leaves = rng.choice(tree.n_leaves, size=rng.integers(0, 12), replace=False)
+        lifted = {int(tree.ancestor_at(np.array([v]), int(rng.integers(0, 3)))[0]) for v in leaves}
+        # keep the antichain: drop a node with an ancestor in the set
+        out.append(
+            sorted(
+                u
+                for u in lifted
+                if not any(
+                    w != u
+                    and tree.leaf_lo[w] <= tree.leaf_lo[u]
+                    and tree.leaf_hi[u] <= tree.leaf_hi[w]
+                    for w in lifted
+                )
+            )
+        )
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_contained_hits_match_a_loop_over_covered_leaves(seed: int) -> None:
+    """Bitmaps over 150 leaves (three words): every query answered as a Python loop would."""
+    from sparkanon.metrics.are import contained_hits
+
+    rng = np.random.default_rng(seed)
+    gsets = random_cut_sets(rng, TREE150, 60)
+    pool = [
+        tuple(sorted(rng.choice(150, size=rng.integers(0, 4), replace=False))) for _ in range(40)
+    ]
+    queries = [
+        CountQuery.of({}, [pool[i] for i in rng.choice(len(pool), size=5, replace=False)])
+        for _ in range(30)
+    ]
+    hits = contained_hits(ItemSets.from_lists(gsets), queries, TREE150)
+    for i, g in enumerate(gsets):
+        covered = {v for u in g for v in range(TREE150.leaf_lo[u], TREE150.leaf_hi[u] + 1)}
+        for q, query in enumerate(queries):
+            expected = any(set(c) <= covered for c in query.combinations)
+            assert hits[i, q] == expected, (i, q)
+    leaf_sets = [
+        sorted(rng.choice(150, size=rng.integers(0, 20), replace=False)) for _ in range(50)
+    ]
+    plain = contained_hits(ItemSets.from_lists(leaf_sets), queries)
+    for i, s in enumerate(leaf_sets):
+        for q, query in enumerate(queries):
+            assert plain[i, q] == any(set(c) <= set(s) for c in query.combinations)
+
+
+@pytest.mark.parametrize(("seed", "cells"), [(0, None), (1, None), (2, 50)])
+def test_sorted_group_estimate_equals_combined_partials(
+    seed: int, cells: int | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One pass over records sorted by group gives combine(rt_partial, tt_partial).
+
+    ``cells = 50``: chunks of 7 records, so groups straddle chunk ends and larger groups
+    are a chunk of their own.
+    """
+    from sparkanon.metrics import are as are_module
+    from sparkanon.metrics.are import sorted_group_estimate
+
+    if cells is not None:
+        monkeypatch.setattr(are_module, "_CHUNK_CELLS", cells)
+
+    rng = np.random.default_rng(seed)
+    n, qt = 3000, 7
+    groups = np.sort(rng.integers(0, 400, n))
+    rt_hits = rng.random((n, qt)) < 0.4
+    tt_hits = rng.random((n, qt)) < 0.6
+    rt = GroupPartial(*_sums(groups, rt_hits))
+    tt = GroupPartial(*_sums(groups, tt_hits))
+    expected = combine(rt, tt)
+    assert np.allclose(sorted_group_estimate(groups, rt_hits, tt_hits), expected, rtol=1e-12)
+
+
+def _sums(groups: np.ndarray, hits: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group (Python loop): its id, its hits summed, its size."""
+    ids = sorted(set(groups.tolist()))
+    values = np.array([hits[groups == g].sum(axis=0) for g in ids], dtype=float)
+    sizes = np.array([(groups == g).sum() for g in ids], dtype=float)
+    return np.array(ids), values, sizes

@@ -289,20 +289,24 @@ def test_kl_diversity_needs_a_set_attribute(tmp_path: Path) -> None:
 @pytest.mark.spark
 @pytest.mark.parametrize("layout", ["delimited", "long"])
 def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
-    """Both engines publish the same RT and TT (the long layout joins on Spark)."""
+    """Both engines publish the same RT and TT (the long layout joins on Spark), and ARE."""
     from sparkanon.engine.spark import SparkEngine
 
     frame = rt_frame(700, seed=15)
     cfg = rt_config(tmp_path, write_csv(tmp_path, frame), algorithm={"name": "apa"})
     if layout == "long":
         cfg = rt_long_config(tmp_path, frame, algorithm={"name": "apa"})
+    # ARE with a sampled candidate pool (fewer than the ~450 distinct sets): same on both.
+    cfg["metrics"] = {"are": {"queries": 200, "candidate_sets": 100}}
     config = parse_config(cfg)
     local = run_job(LocalEngine(), config, commit=False)
     remote = run_job(SparkEngine(spark), config, commit=False)
     assert remote.metrics["verified"] is True
     assert spark.conf.get("spark.sql.files.maxPartitionBytes") == str(16 << 20)
-    for key in ("rows_out", "rows_suppressed", "groups", "tbuckets", "item_ncp", "blocks"):
+    for key in ("rows_out", "rows_suppressed", "groups", "tbuckets", "item_ncp", "blocks", "are"):
         assert remote.metrics[key] == local.metrics[key], key
+    assert local.metrics["are"]["candidate_sets"] == 100 < local.metrics["are"]["distinct_sets"]
+    assert remote.metrics["spark_jobs"]["by_stage"]["are"] > 0
     for name, keys in (("rt", ["record_id"]), ("tt", ["group_id", "disease"])):
         mine = local.publication.tables[name].sort_values(keys).reset_index(drop=True)
         theirs = remote.publication.tables[name].toPandas().sort_values(keys).reset_index(drop=True)

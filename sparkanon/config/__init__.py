@@ -30,6 +30,7 @@ from sparkanon.config.rules import check_path_or_table, check_table_name
 from sparkanon.config.schema import (
     ATTRIBUTE_KINDS,
     QI_KINDS,
+    AreConfig,
     AttributeConfig,
     BinsConfig,
     CategoricalAttribute,
@@ -41,6 +42,7 @@ from sparkanon.config.schema import (
     JobConfig,
     KeepAttribute,
     LongItemsConfig,
+    MetricsConfig,
     NominalAttribute,
     OrdinalAttribute,
     OutputConfig,
@@ -54,6 +56,7 @@ from sparkanon.config.schema import (
 __all__ = [
     "ATTRIBUTE_KINDS",
     "QI_KINDS",
+    "AreConfig",
     "AttributeConfig",
     "BinsConfig",
     "CategoricalAttribute",
@@ -65,6 +68,7 @@ __all__ = [
     "JobConfig",
     "KeepAttribute",
     "LongItemsConfig",
+    "MetricsConfig",
     "NominalAttribute",
     "OrdinalAttribute",
     "OutputConfig",

@@ -555,6 +555,53 @@ class OutputConfig(_Frozen):
         return repr(self.path) if self.table is None else f"table {self.table}"
 
 
+class AreConfig(_Frozen):
+    """ARE of random count queries (Gong, Yang and Luo 2016, section 4.2, eqs 4-6).
+
+    Measured after verification on a relational-transaction job (``sensitive.kind:
+    itemset``); how, and the readings, in ``docs/method.md``.
+
+    Attributes:
+        enabled: measure it (``metrics.json`` key ``are``).
+        queries: ``qt``, the count queries averaged over (1000 in Gong, Yang and Luo
+            2016); a query whose answer on the input is 0 is replaced by the next drawn.
+        qd: quasi-identifiers per query (5 there); more than the job has means all.
+        selectivity: ``s`` of eq. 4, a fraction in ``(0, 1]`` (their "s = 2" is 2 %,
+            ``0.02``): each predicate keeps about ``s^(1/(qd+1))`` of its domain.
+        seed: the paper of the queries and of the candidate-set sample; ``None``: the
+            job's ``seed``.
+        candidate_sets: the most distinct sets of the input the set predicate's
+            combinations are drawn from; above it, a seeded sample of this many.
+    """
+
+    enabled: bool = True
+    queries: Annotated[Int, Field(ge=1, le=100_000)] = 1000
+    qd: Annotated[Int, Field(ge=1)] = 5
+    selectivity: Float = 0.02
+    seed: Int | None = None
+    candidate_sets: Annotated[Int, Field(ge=1, le=1_000_000)] = 1000
+
+    @field_validator("selectivity")
+    @classmethod
+    def _fraction(cls, s: float) -> float:
+        if not 0 < s <= 1:
+            raise ValueError(
+                "the selectivity is a fraction in (0, 1]: 2 % is 0.02 (Gong, Yang and Luo "
+                "2016 write s = 2 for 2 %)"
+            )
+        return s
+
+
+class MetricsConfig(_Frozen):
+    """Optional utility measures of the release.
+
+    Attributes:
+        are: average relative error of count queries (relational-transaction jobs).
+    """
+
+    are: AreConfig = AreConfig()
+
+
 class JobConfig(_Frozen):
     """The whole job configuration."""
 
@@ -565,6 +612,7 @@ class JobConfig(_Frozen):
     algorithm: AlgorithmConfig = MaaSlieParams()
     partitioning: PartitioningConfig = PartitioningConfig()
     output: OutputConfig
+    metrics: MetricsConfig = MetricsConfig()
     seed: Int = 0
 
     @field_validator("model", mode="before")

@@ -27,6 +27,7 @@ from sparkanon.errors import ConfigError
 from sparkanon.families.base import Anonymized, Run, Verdict
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.stages._common import log, one_row
+from sparkanon.stages.are import AreSetup, measure_are
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.items import ITEMS
 from sparkanon.stages.plan_blocks import Partitioning, plan_job_top
@@ -126,8 +127,10 @@ class _State:
     tree: ItemTree
     blocks: dict[str, Any]
     reasons: dict[str, int]
+    records: Table
     rows: Table
     placed: Table
+    qi_types: tuple[tuple[str, str], ...]
 
 
 class TransactionFamily:
@@ -170,10 +173,11 @@ class TransactionFamily:
         placed = engine.where(rows, CLASS, ">=", 0)
         cached = [encoded, clustered, rows]
         kinds = {a.name: a.kind for a in config.quasi_identifiers}
+        published_types = rt_column_types(run.raw.passthrough_types, kinds)
         publication = publish_rt(
             engine,
             placed,
-            rt_column_types(run.raw.passthrough_types, kinds),
+            published_types,
             tree,
             sens.name,
             sens.separator,
@@ -182,7 +186,8 @@ class TransactionFamily:
             config.output.format,
         )
         assert set(reasons) == {n for c, n in REASONS.items() if c != 0}
-        state = _State(k, l, tree, blocks, reasons, rows, placed)
+        qi_types = tuple((c, t) for c, t in published_types if c in kinds)
+        state = _State(k, l, tree, blocks, reasons, encoded, rows, placed, qi_types)
         return Anonymized(publication, {"unplaced": sum(reasons.values())}, state, cached)
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
@@ -218,7 +223,7 @@ class TransactionFamily:
             verdict.groups,
             found["tbuckets"],
         )
-        return {
+        measured = {
             "suppressed_by_reason": s.reasons,
             "groups": verdict.groups,
             "tbuckets": found["tbuckets"],
@@ -241,6 +246,12 @@ class TransactionFamily:
                 for key in ("small_tbuckets", "frequent_groups", "inconsistent_groups")
             },
         }
+        are_cfg = config.metrics.are
+        if are_cfg.enabled and verdict.rows > 0:
+            seed = config.seed if are_cfg.seed is None else are_cfg.seed
+            setup = AreSetup(s.qi_types, s.tree, are_cfg, seed, profile.usable)
+            measured["are"] = measure_are(engine, s.records, s.placed, setup, run.timer)
+        return measured
 
     def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
         return rt_empty_hint(metrics, int(config.model[0].l))

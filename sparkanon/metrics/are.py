@@ -84,6 +84,12 @@ Scale: everything is mergeable over batches of rows.
    :func:`combine`) or Spark joins RT and TT on ``(group, query)``, divides by the size
    and sums per query: ``est_q = sum_G rt[G, q] * tt[G, q] / |G|``.
 4. :func:`are` on the two vectors.
+
+pred2 with ``"contains"`` and sure answers (``"certain"``, or leaf sets) goes through
+:func:`contained_hits`: a subset test of leaf bitmaps per candidate (set, combination)
+pair, the matched combinations' query bits ORed, packed. A combination of a basket holds
+about a hundred items, which the general path expands pair by pair.
+The job's stage is :mod:`sparkanon.stages.are`.
 """
 
 from __future__ import annotations
@@ -277,7 +283,7 @@ def draw_queries(
             qi.append((columns[c], tuple(dom[i] for i in idx.tolist())))
         qi.sort(key=lambda pair: pair[0])
         idx = np.sort(rng.choice(len(pool), size=b_set, replace=False))
-        combos = tuple(pool[i] for i in idx.tolist())
+        combos = tuple(map(pool.__getitem__, idx.tolist()))
         queries.append(CountQuery(qi=tuple(qi), combinations=combos))
     return queries
 
@@ -332,15 +338,8 @@ def compile_queries(queries: Sequence[CountQuery]) -> CompiledQueries:
         Their compiled form.
     """
     qt = len(queries)
-    all_combos = chain.from_iterable(q.combinations for q in queries)
-    combos = list(dict.fromkeys(all_combos))
-    index = {c: j for j, c in enumerate(combos)}
+    combos, rows = _distinct_combinations(queries)
     per_query = np.fromiter((len(q.combinations) for q in queries), dtype=np.int64, count=qt)
-    rows = np.fromiter(
-        map(index.__getitem__, chain.from_iterable(q.combinations for q in queries)),
-        dtype=np.int64,
-        count=int(per_query.sum()),
-    )
     cols = np.repeat(np.arange(qt, dtype=np.int64), per_query)
     lengths = np.fromiter((len(c) for c in combos), dtype=np.int64, count=len(combos))
     offsets = np.zeros(len(combos) + 1, dtype=np.int64)
@@ -381,6 +380,32 @@ def compile_queries(queries: Sequence[CountQuery]) -> CompiledQueries:
         column_values=tuple(values),
         column_tables=tuple(tables),
     )
+
+
+def _distinct_combinations(
+    queries: Sequence[CountQuery],
+) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """The distinct combinations (first-seen order) and, per query combination, its index.
+
+    Queries drawn together share their combination objects (one pool), so the objects
+    are told apart by identity first, cheaply, and only the distinct objects are
+    hashed by value (a combination can hold a hundred items).
+    """
+    flat = list(chain.from_iterable(q.combinations for q in queries))
+    if not flat:
+        return [], np.zeros(0, dtype=np.int64)
+    ids = np.fromiter(map(id, flat), dtype=np.int64, count=len(flat))
+    _, first, by_object = np.unique(ids, return_index=True, return_inverse=True)
+    order = np.argsort(first, kind="stable")  # objects in first-seen order
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    index: dict[tuple[int, ...], int] = {}
+    value_of = np.fromiter(
+        (index.setdefault(flat[i], len(index)) for i in first[order].tolist()),
+        dtype=np.int64,
+        count=len(order),
+    )
+    return list(index), value_of[rank[by_object.reshape(-1)]]
 
 
 def _as_compiled(queries: Sequence[CountQuery] | CompiledQueries) -> CompiledQueries:
@@ -472,7 +497,6 @@ def set_scores(
     if generalized not in ("certain", "uniform"):
         raise ValueError(f"generalized must be 'certain' or 'uniform', got {generalized!r}")
     n, qt = len(sets), compiled.n_queries
-    out = np.zeros((n, qt), dtype=np.float64)
     sizes = sets.sizes()
     if (
         tree is not None
@@ -480,7 +504,11 @@ def set_scores(
         and compiled.combo_items.max() >= (tree.n_leaves)
     ):
         raise ValueError("a combination names an item the taxonomy does not have")
+    if match == "contains" and (generalized == "certain" or tree is None):
+        # Every answer is sure (0 or 1): a subset test of leaf bitmaps.
+        return contained_hits(sets, compiled, tree).astype(np.float64)
     ancestors = _ancestor_table(tree)
+    out = np.zeros((n, qt), dtype=np.float64)
     step = max(1, min(_CHUNK_CELLS // max(qt, 1), _CHUNK_CELLS // max(compiled.n_combinations, 1)))
     for a in range(0, n, step):
         b = min(n, a + step)
@@ -507,6 +535,118 @@ def _ancestor_table(tree: ItemTree | None) -> np.ndarray:
         return np.zeros((0, 0), dtype=np.int64)
     leaves = np.arange(tree.n_leaves, dtype=np.int64)
     return np.stack([tree.ancestor_at(leaves, lv) for lv in range(tree.taxonomy.height + 1)])
+
+
+def contained_hits(
+    sets: ItemSets,
+    queries: Sequence[CountQuery] | CompiledQueries,
+    tree: ItemTree | None = None,
+) -> np.ndarray:
+    """pred2 with ``"contains"``, each generalized item covering its leaves surely.
+
+    A set satisfies a query when the leaves its nodes cover include every item of one of
+    the query's combinations: :func:`set_scores` with ``"contains"`` and ``"certain"``,
+    as booleans. Candidate (set, combination) pairs come by key item; each is one subset
+    test of leaf bitmaps (``combination & ~set == 0`` word by word), and a set's queries
+    are the OR of its matched combinations' query bits (packed 8 a byte).
+
+    Args:
+        sets: the sets (node ids; antichains of ``tree``, or leaf ids without one).
+        queries: the queries, or their compiled form.
+        tree: the item taxonomy; ``None`` when every set holds leaves only.
+
+    Returns:
+        ``(sets, qt)`` booleans.
+    """
+    compiled = _as_compiled(queries)
+    n, qt = len(sets), compiled.n_queries
+    n_leaves = (
+        tree.n_leaves
+        if tree is not None
+        else int(max(sets.nodes.max(initial=-1), compiled.combo_items.max(initial=-1))) + 1
+    )
+    combo_bits = _combination_bits(compiled, n_leaves)
+    member_bits = np.packbits(compiled.membership, axis=1, bitorder="little")
+    hits = np.zeros((n, member_bits.shape[1]), dtype=np.uint8)
+    step = max(1, _CHUNK_CELLS // max(compiled.n_combinations, 1))
+    for a in range(0, n, step):
+        b = min(n, a + step)
+        chunk = ItemSets(
+            offsets=sets.offsets[a : b + 1] - sets.offsets[a],
+            nodes=sets.nodes[sets.offsets[a] : sets.offsets[b]],
+        )
+        bits = _set_bits(chunk, tree, n_leaves)
+        pair_set, pair_combo = _covered_pairs(chunk, compiled, tree, combo_bits, bits)
+        _or_rows(hits[a:b], pair_set, pair_combo, member_bits)
+    empty = compiled.empty_combination
+    if empty >= 0:
+        hits |= member_bits[empty]
+    return np.unpackbits(hits, axis=1, count=qt, bitorder="little").astype(bool)
+
+
+def _leaf_bitmaps(rows: np.ndarray, leaves: np.ndarray, n_rows: int, n_leaves: int) -> np.ndarray:
+    """``(n_rows, words)`` uint64 bitmaps with bit ``leaf`` of row ``row`` set."""
+    words = max(1, -(-n_leaves // 64))
+    dense = np.zeros((n_rows, words * 64), dtype=bool)
+    dense[rows, leaves] = True
+    packed = np.packbits(dense, axis=1, bitorder="little")
+    return np.ascontiguousarray(packed).view("<u8").astype(np.uint64, copy=False)
+
+
+def _set_bits(sets: ItemSets, tree: ItemTree | None, n_leaves: int) -> np.ndarray:
+    """Per set, the bitmap of the leaves its nodes cover."""
+    nodes = sets.nodes
+    row = np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes())
+    if tree is None:
+        return _leaf_bitmaps(row, nodes, len(sets), n_leaves)
+    lo, hi = tree.leaf_lo[nodes], tree.leaf_hi[nodes]
+    counts = hi - lo + 1
+    return _leaf_bitmaps(np.repeat(row, counts), _ranges(lo, counts), len(sets), n_leaves)
+
+
+def _combination_bits(compiled: CompiledQueries, n_leaves: int) -> np.ndarray:
+    """Per combination, the bitmap of its items."""
+    lengths = np.diff(compiled.combo_offsets)
+    row = np.repeat(np.arange(compiled.n_combinations, dtype=np.int64), lengths)
+    return _leaf_bitmaps(row, compiled.combo_items, compiled.n_combinations, n_leaves)
+
+
+def _covered_pairs(
+    sets: ItemSets,
+    compiled: CompiledQueries,
+    tree: ItemTree | None,
+    combo_bits: np.ndarray,
+    set_bits: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(set, combination) pairs whose combination's items the set's nodes all cover.
+
+    The candidates are found by key item as in :func:`_pair_probabilities`; each is then
+    one subset test of bitmaps, ``combination & ~set == 0`` word by word.
+    """
+    nodes = sets.nodes
+    row_of = np.repeat(np.arange(len(sets), dtype=np.int64), sets.sizes())
+    lo, hi = (nodes, nodes) if tree is None else (tree.leaf_lo[nodes], tree.leaf_hi[nodes])
+    start = np.searchsorted(compiled.combo_key, lo, side="left")
+    counts = np.searchsorted(compiled.combo_key, hi, side="right") - start
+    pair_set = np.repeat(row_of, counts)
+    pair_combo = _ranges(start, counts)
+    ok = np.ones(len(pair_set), dtype=bool)
+    step = max(1, _CHUNK_CELLS // combo_bits.shape[1])
+    for a in range(0, len(pair_set), step):
+        c, r = pair_combo[a : a + step], pair_set[a : a + step]
+        ok[a : a + step] = ~np.any(combo_bits[c] & ~set_bits[r], axis=1)
+    return pair_set[ok], pair_combo[ok]
+
+
+def _or_rows(
+    hits: np.ndarray, pair_set: np.ndarray, pair_combo: np.ndarray, member_bits: np.ndarray
+) -> None:
+    """``hits[set] |= member_bits[combination]`` over the pairs (``pair_set`` sorted)."""
+    step = max(1, _CHUNK_CELLS // max(member_bits.shape[1], 1))
+    for a in range(0, len(pair_set), step):
+        rows, combos = pair_set[a : a + step], pair_combo[a : a + step]
+        starts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]])
+        hits[rows[starts]] |= np.bitwise_or.reduceat(member_bits[combos], starts, axis=0)
 
 
 def _pair_probabilities(
@@ -651,16 +791,43 @@ def actual_counts(
     Raises:
         ValueError: ``qi`` and ``sets`` differ in length.
     """
-    compiled = _as_compiled(queries)
     if len(qi) != len(sets):
         raise ValueError(f"{len(qi)} quasi-identifier rows but {len(sets)} sets")
     distinct, inverse = _distinct(sets)
-    scores = set_scores(distinct, compiled, None, match, "certain") > 0
+    return actual_counts_of_distinct(qi, distinct, inverse, queries, match)
+
+
+def actual_counts_of_distinct(
+    qi: pd.DataFrame,
+    distinct: ItemSets,
+    inverse: np.ndarray,
+    queries: Sequence[CountQuery] | CompiledQueries,
+    match: SetMatch = "contains",
+) -> np.ndarray:
+    """:func:`actual_counts` with the rows' sets given as distinct sets and indices.
+
+    Args:
+        qi: the batch's quasi-identifiers.
+        distinct: the distinct sets of leaf ids.
+        inverse: per row of ``qi``, the index of its set in ``distinct``.
+        queries: the queries, or their compiled form.
+        match: ``"contains"`` (default) or ``"equals"``.
+
+    Returns:
+        ``qt`` counts (int64).
+    """
+    compiled = _as_compiled(queries)
+    if len(qi) != len(inverse):
+        raise ValueError(f"{len(qi)} quasi-identifier rows but {len(inverse)} set indices")
+    if match == "contains":
+        scores = contained_hits(distinct, compiled)
+    else:
+        scores = set_scores(distinct, compiled, None, match, "certain") > 0
     counts = np.zeros(compiled.n_queries, dtype=np.int64)
     for a, b in _row_steps(len(qi), compiled.n_queries):
         ok = qi_match(qi.iloc[a:b], compiled)
         ok &= scores[inverse[a:b]]
-        counts += ok.sum(axis=0)
+        counts += np.count_nonzero(ok, axis=0)
     return counts
 
 
@@ -843,6 +1010,46 @@ def rt_partial(
     return partials[0] if len(partials) == 1 else GroupPartial.merge(partials)
 
 
+def sorted_group_estimate(
+    groups: np.ndarray, rt_hits: np.ndarray, tt_hits: np.ndarray
+) -> np.ndarray:
+    """The Anatomy estimate over whole groups whose records are sorted by group.
+
+    Each record is one RT row (``rt_hits``: it satisfies every pred1) and one count of
+    its group's TT entry (``tt_hits``: its published set satisfies pred2), so
+    ``est_q = sum_G rt[G, q] * tt[G, q] / |G|`` with both counts integer sums over the
+    group's records (:func:`combine` of :func:`rt_partial` and :func:`tt_partial`, in
+    one pass and in integers).
+
+    Args:
+        groups: the records' group ids, sorted (equal ids adjacent).
+        rt_hits: ``(records, qt)`` booleans.
+        tt_hits: ``(records, qt)`` booleans.
+
+    Returns:
+        ``qt`` estimates.
+    """
+    n, qt = rt_hits.shape
+    out = np.zeros(qt)
+    if n == 0:
+        return out
+    starts = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+    ends = np.r_[starts[1:], n]
+    step = max(1, _CHUNK_CELLS // max(qt, 1))
+    g = 0
+    while g < len(starts):
+        # whole groups, about `step` records (at least one group)
+        last = max(g + 1, int(np.searchsorted(ends, starts[g] + step, side="right")))
+        a, b = int(starts[g]), int(ends[last - 1])
+        local = starts[g:last] - a
+        rt = np.add.reduceat(rt_hits[a:b].view(np.uint8), local, axis=0, dtype=np.int64)
+        tt = np.add.reduceat(tt_hits[a:b].view(np.uint8), local, axis=0, dtype=np.int64)
+        size = (ends[g:last] - starts[g:last]).astype(np.float64)
+        out += ((rt * tt) / size[:, None]).sum(axis=0)
+        g = last
+    return out
+
+
 def tt_sets(column: pd.Series | Sequence[Any]) -> ItemSets:
     """The sets of a TT set column: iterables of node ids, or their text ``"3 7 12"``.
 
@@ -895,6 +1102,7 @@ def tt_partial(
     set_column: str = SET_COLUMN,
     count_column: str = COUNT_COLUMN,
     group_column: str = GROUP_COLUMN,
+    inverse: np.ndarray | None = None,
 ) -> GroupPartial:
     """Per group and query, the count-weighted TT entries of a batch satisfying pred2.
 
@@ -909,15 +1117,22 @@ def tt_partial(
         set_column: column of node ids (iterables or ``"3 7 12"`` text).
         count_column: the count column.
         group_column: the group column.
+        inverse: with ``sets``: ``sets`` are distinct and row ``i`` holds
+            ``sets[inverse[i]]`` (saves finding the distinct sets again).
 
     Returns:
         The batch's partial; ``sizes`` are its counts per group.
     """
     compiled = _as_compiled(queries)
     item_sets = sets if sets is not None else tt_sets(tt[set_column])
-    if len(item_sets) != len(tt):
-        raise ValueError(f"{len(tt)} TT rows but {len(item_sets)} sets")
-    distinct, inverse = _distinct(item_sets)
+    if inverse is not None and sets is not None:
+        distinct = sets
+        if len(inverse) != len(tt):
+            raise ValueError(f"{len(tt)} TT rows but {len(inverse)} set indices")
+    else:
+        if len(item_sets) != len(tt):
+            raise ValueError(f"{len(tt)} TT rows but {len(item_sets)} sets")
+        distinct, inverse = _distinct(item_sets)
     check_antichains(distinct, tree)
     scores = set_scores(distinct, compiled, tree, match, generalized)
     weights = (

@@ -35,6 +35,7 @@ STAGE_DESCRIPTIONS = {
     "publish": "publish the tables",
     "verify": "verify the privacy model",
     "metrics": "measure information loss",
+    "are": "measure ARE of random count queries",
     "commit": "commit the output",
 }
 """How the Spark UI describes a stage's jobs (``sparkanon: ...``); any other stage name
