@@ -568,7 +568,7 @@ class AreConfig(_Frozen):
         qd: quasi-identifiers per query (5 there); more than the job has means all.
         selectivity: ``s`` of eq. 4, a fraction in ``(0, 1]`` (their "s = 2" is 2 %,
             ``0.02``): each predicate keeps about ``s^(1/(qd+1))`` of its domain.
-        seed: the paper of the queries and of the candidate-set sample; ``None``: the
+        seed: the seed of the queries and of the candidate-set sample; ``None``: the
             job's ``seed``.
         candidate_sets: the most distinct sets of the input the set predicate's
             combinations are drawn from; above it, a seeded sample of this many.

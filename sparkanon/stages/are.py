@@ -9,7 +9,7 @@ engine primitives. The driver holds per-column, per-query and per-bucket statist
    one ``aggregate`` per column;
 2. **candidate sets**: the distinct sets of the input, or a seeded sample of
    ``candidate_sets`` of them (:func:`candidate_sets`): every distinct set gets a key,
-   a keyed hash of its bytes and the paper, and the sample is the sets of the smallest
+   a keyed hash of its bytes and the seed, and the sample is the sets of the smallest
    keys, found by a filter on a key threshold and one small collect. A uniform sample
    without replacement, the same on every engine;
 3. **queries and act**: :func:`sparkanon.metrics.are.draw_queries` on the driver;
@@ -31,7 +31,7 @@ engine primitives. The driver holds per-column, per-query and per-bucket statist
    engine returns them in does not matter) and computes ARE.
 
 Deterministic: the queries depend on the domains and candidates (put in canonical
-order) and the paper; every sum of a bucket runs over its records sorted by record id.
+order) and the seed; every sum of a bucket runs over its records sorted by record id.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class AreSetup:
         qi: the relational quasi-identifiers with their published types.
         tree: the item taxonomy.
         config: the ``metrics.are`` section.
-        seed: the paper of the queries and the sample (the section's, else the job's).
+        seed: the seed of the queries and the sample (the section's, else the job's).
         records: the usable input records (sets the number of buckets).
     """
 
@@ -88,11 +88,11 @@ class AreSetup:
 
 
 def set_key(blob: bytes, seed: int) -> int:
-    """A set's sample key: a 63-bit keyed hash of its packed bytes and the paper.
+    """A set's sample key: a 63-bit keyed hash of its packed bytes and the seed.
 
     Args:
         blob: the set, packed (:func:`sparkanon.stages.items.pack_sets`).
-        seed: the paper.
+        seed: the random seed.
 
     Returns:
         A non-negative ``long``.
@@ -149,7 +149,7 @@ def candidate_sets(
         engine: the engine.
         records: the input records (column :data:`ITEMS`).
         cap: the most sets to return.
-        seed: the paper of the keys.
+        seed: the seed of the keys.
 
     Returns:
         The sets (leaf ids, in key order) and how many distinct sets the input holds.
