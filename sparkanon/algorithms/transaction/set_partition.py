@@ -9,7 +9,7 @@ algorithm ("optimized the grouping module") without spelling the changes out, so
 module fixes every choice below. The paper's own text was not available to us; the
 description follows the outline that Gong et al. 2016 gives, the paper's published outline
 (recursive ``Anonymize(partition)``: pick a node, distribute the transactions into the
-sub-partitions the expansion induces, balance the small ones, recurse), and the paper
+sub-partitions the expansion induces, balance the small ones, recurse), and the
 authors' public Python implementation (github.com/qiyuangong/Partition_for_Transaction,
 ``partition_for_transaction.py``), which we read to settle the readings marked *R* below
 and did not copy.
