@@ -30,6 +30,8 @@ from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
 from sparkanon.algorithms.maa_slie import MaaSlie
 from sparkanon.algorithms.mdav import Mdav
 from sparkanon.algorithms.mondrian import Mondrian
+from sparkanon.algorithms.perturbation._params import PerturbParams
+from sparkanon.algorithms.perturbation.perturb import perturb_frame
 from sparkanon.algorithms.repair import reject_breaking_rows, repair_classes
 from sparkanon.algorithms.transaction._params import ApaParams, PaaParams
 from sparkanon.algorithms.transaction.apa import apa
@@ -71,6 +73,7 @@ ALGORITHMS: dict[str, Registered] = {
     "incognito": Registered("full_domain", IncognitoParams, incognito),
     "apa": Registered("transaction", ApaParams, apa),
     "paa": Registered("transaction", PaaParams, paa),
+    "perturb": Registered("perturbation", PerturbParams, perturb_frame),
 }
 """Every selectable algorithm by its config name (``algorithm.name``): the one registry.
 

@@ -293,13 +293,13 @@ class ContinuousKind(Kind):
         codes = (numeric - self.low) / self._width
         return np.where(invalid, 0.0, codes), invalid
 
-    def _raw(self, codes: np.ndarray) -> np.ndarray:
+    def raw(self, codes: np.ndarray) -> np.ndarray:
         """Raw values of codes, unrounded."""
         return self.low + np.asarray(codes, dtype=float) * self._width
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """Raw values of centroid codes, rounded to the nearest at ``decimals`` when set."""
-        raw = self._raw(codes)
+        raw = self.raw(codes)
         return raw if self.decimals is None else np.round(raw, self.decimals)
 
     def distance_to(self, codes: np.ndarray, centre: float) -> np.ndarray:  # noqa: D102
@@ -355,7 +355,7 @@ class ContinuousKind(Kind):
         c = np.asarray(codes, dtype=float)
         if c.size == 0:
             raise ValueError(f"attribute {self.name!r}: an empty class has no generalized value")
-        lo, hi = (float(v) for v in self._raw(np.array([c.min(), c.max()])))
+        lo, hi = (float(v) for v in self.raw(np.array([c.min(), c.max()])))
         if self.decimals is not None:
             lo = round_bound(lo, self.decimals, ROUND_FLOOR)
             hi = round_bound(hi, self.decimals, ROUND_CEILING)

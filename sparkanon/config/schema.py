@@ -608,7 +608,7 @@ class JobConfig(_Frozen):
     input: InputConfig
     attributes: tuple[AttributeConfig, ...] = Field(min_length=1)
     sensitive: SensitiveAttribute
-    model: tuple[ModelConfig, ...]
+    model: tuple[ModelConfig, ...] = ()
     algorithm: AlgorithmConfig = MaaSlieParams()
     partitioning: PartitioningConfig = PartitioningConfig()
     output: OutputConfig

@@ -4,7 +4,9 @@
   GPKC, MAA-SAE, MAA-MINIL, MDAV, (K,L) clustering, Mondrian);
 * :mod:`~sparkanon.families.full_domain` - full-domain generalization (Samarati,
   Incognito);
-* :mod:`~sparkanon.families.transaction` - relational-transaction data (PAA, APA).
+* :mod:`~sparkanon.families.transaction` - relational-transaction data (PAA, APA);
+* :mod:`~sparkanon.families.perturbation` - perturbed releases: additive noise and
+  randomized response, the noise declared with the data (Aggarwal 2015, section 20.2).
 
 :mod:`~sparkanon.families.base` holds the protocol a family implements
 (:class:`~sparkanon.families.base.Family`). A family is chosen by the config's
@@ -18,9 +20,15 @@ from sparkanon.errors import InternalError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.families.blocks import BlockFamily
 from sparkanon.families.full_domain import FullDomainFamily
+from sparkanon.families.perturbation import PerturbationFamily
 from sparkanon.families.transaction import TransactionFamily
 
-FAMILIES: tuple[Family, ...] = (BlockFamily(), FullDomainFamily(), TransactionFamily())
+FAMILIES: tuple[Family, ...] = (
+    BlockFamily(),
+    FullDomainFamily(),
+    TransactionFamily(),
+    PerturbationFamily(),
+)
 """Every family, by the algorithms it runs (no algorithm belongs to two)."""
 
 

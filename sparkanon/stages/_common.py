@@ -36,6 +36,7 @@ STAGE_DESCRIPTIONS = {
     "verify": "verify the privacy model",
     "metrics": "measure information loss",
     "are": "measure ARE of random count queries",
+    "perturb": "perturb the configured attributes",
     "commit": "commit the output",
 }
 """How the Spark UI describes a stage's jobs (``sparkanon: ...``); any other stage name

@@ -66,10 +66,41 @@ def config_sha256(config: JobConfig) -> str:
     return hashlib.sha256(resolved_config_yaml(config).encode("utf-8")).hexdigest()
 
 
+NOISE = "noise.json"
+"""A perturbed release's declared noise (``metrics.json`` key ``noise``), beside the data:
+what a reader needs to reconstruct the distributions (Aggarwal 2015, section 20.2)."""
+
+
 def write_metadata(engine: Engine, config: JobConfig, staging: str, metrics: dict) -> None:
-    """``metrics.json`` and the resolved config, into the staging directory."""
+    """``metrics.json``, the resolved config and a perturbed release's ``noise.json``."""
     engine.write_text(f"{staging}/{METRICS}", json.dumps(metrics, indent=2, sort_keys=False))
     engine.write_text(f"{staging}/{RESOLVED_CONFIG}", resolved_config_yaml(config))
+    if "noise" in metrics:
+        engine.write_text(f"{staging}/{NOISE}", json.dumps(metrics["noise"], indent=2))
+
+
+MAX_PROPERTY_CHARS = 3500
+"""Longest table property the commit writes (metastores cap a value at about 4,000 chars)."""
+
+
+def noise_property(noise: dict[str, Any]) -> str:
+    """The declared noise as a table property: JSON without the transition matrices.
+
+    A matrix follows from the values and the retention (``pram_matrix``); when even that
+    is too long, the property keeps the parameters and points at ``noise.json``.
+    """
+    compact = {
+        name: {k: v for k, v in spec.items() if k != "transition_matrix"}
+        for name, spec in noise.items()
+    }
+    text = json.dumps(compact, sort_keys=True)
+    if len(text) <= MAX_PROPERTY_CHARS:
+        return text
+    short = {
+        name: {k: v for k, v in spec.items() if k not in ("transition_matrix", "values")}
+        for name, spec in noise.items()
+    }
+    return json.dumps(short | {"see": NOISE}, sort_keys=True)
 
 
 class OutputTarget(ABC):
@@ -591,6 +622,8 @@ class TableTarget(OutputTarget):
             "verified": str(bool(metrics.get("verified"))).lower(),
             "seed": str(self.config.seed),
         }
+        if "noise" in metrics:
+            props["noise"] = noise_property(metrics["noise"])
         if self.spec:
             props["last_partition"] = partition_text(self.spec)
         return {PROPERTY_PREFIX + k: v for k, v in props.items()}

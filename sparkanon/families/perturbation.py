@@ -1,0 +1,205 @@
+"""The perturbation family (Aggarwal 2015, section 20.2): every row published, with noise.
+
+The runner reads and profiles; then encode (the usable rows) -> perturb (one pass: each
+configured attribute gets its noise, keyed by the job's seed, the column's stream and
+the row id; the other columns are published as they are) -> publish to the staging
+location. The release declares its noise (``metrics.json`` ``noise``, ``noise.json``
+beside the data, the table properties of a catalog output), as the randomization method
+requires: whoever mines it reconstructs the distributions from that declaration.
+
+Verification joins the published rows with the encoded originals on the row id before
+anything is committed and checks, by aggregations only, that the release holds what it
+declares (:mod:`sparkanon.stages.perturb`): every usable row published once, no column
+beyond the declared ones, and per perturbed column the residuals (published minus
+original) follow the declared noise (Kolmogorov-Smirnov statistic, mean, variance) or,
+for randomized response, the retention rate lies in its binomial interval.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sparkanon.algorithms import algorithms_of
+from sparkanon.algorithms.perturbation._params import PerturbColumn, PerturbParams
+from sparkanon.algorithms.perturbation.noise import NoiseSpec, scale_for_privacy
+from sparkanon.algorithms.perturbation.perturb import ColumnNoise
+from sparkanon.algorithms.perturbation.randomized_response import (
+    ldp_epsilon,
+    pram_matrix,
+    retention_for_epsilon,
+)
+from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
+from sparkanon.attributes.schema import Schema
+from sparkanon.config import JobConfig
+from sparkanon.errors import ConfigError
+from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.stages.encode import encode_input
+from sparkanon.stages.perturb import (
+    ColumnCheck,
+    check_residuals,
+    perturb_rows,
+    published_columns,
+)
+
+
+@dataclass(frozen=True)
+class _State:
+    """What verify and measure read: the column plans and the encoded rows."""
+
+    plans: tuple[ColumnCheck, ...]
+    encoded: Any
+
+
+def column_plan(
+    i: int, column: PerturbColumn, schema: Schema, params: PerturbParams
+) -> ColumnCheck:
+    """The noise of ``algorithm.columns.<i>`` over the profiled data.
+
+    Raises:
+        ConfigError: a share of the range of a column holding one value, or randomized
+            response over a column of one value (exit 2, naming the key).
+    """
+    key = f"algorithm.columns.{i}"
+    q = schema.qi_names.index(column.name)
+    kind = schema.kinds[q]
+    code_column = schema.code_columns[q]
+    if column.numeric:
+        assert isinstance(kind, ContinuousKind)
+        span = kind.high - kind.low
+        if column.scale is not None:
+            scale = column.scale
+        elif span <= 0:
+            given = "privacy" if column.privacy is not None else "scale_share"
+            raise ConfigError(
+                f"{key}.{given}: {column.name!r} holds one value over the input (its range "
+                f"is 0), so a share of its range is no noise; give {key}.scale instead"
+            )
+        elif column.scale_share is not None:
+            scale = column.scale_share * span
+        else:
+            assert column.privacy is not None
+            scale = scale_for_privacy(column.noise, column.privacy, span, params.confidence)
+        noise = NoiseSpec(column.noise, float(scale))
+        return ColumnCheck(
+            name=column.name,
+            code_column=code_column,
+            kind=kind,
+            noise=ColumnNoise(code_column, i, additive=noise),
+            span=float(span),
+        )
+    assert isinstance(kind, DiscreteKind)
+    if kind.size < 2:
+        raise ConfigError(
+            f"{key}.name: {column.name!r} holds one value over the input; randomized response "
+            "cannot hide a value every row has; remove it from algorithm.columns"
+        )
+    retention = (
+        column.retention
+        if column.retention is not None
+        else retention_for_epsilon(kind.size, float(column.epsilon or 0.0))
+    )
+    matrix = pram_matrix(kind.size, float(retention))
+    return ColumnCheck(
+        name=column.name,
+        code_column=code_column,
+        kind=kind,
+        noise=ColumnNoise(code_column, i, matrix=matrix),
+        retention=float(retention),
+    )
+
+
+def declared_noise(plans: tuple[ColumnCheck, ...], params: PerturbParams) -> dict[str, Any]:
+    """The noise the release declares, per column (``metrics.json`` and ``noise.json``).
+
+    Numeric: the distribution, its scale (``a`` of uniform on ``[-a, a]``, or ``sigma``),
+    its variance, and Agrawal and Srikant's privacy width at ``confidence`` with its share
+    of the column's range. Randomized response: the values in code order, the retention,
+    the transition matrix (row: the true value, column: the published one) and the local
+    differential privacy it gives.
+    """
+    out: dict[str, Any] = {}
+    for plan in plans:
+        additive = plan.noise.additive
+        if additive is not None:
+            width = additive.privacy_width(params.confidence)
+            out[plan.name] = {
+                "distribution": additive.distribution,
+                "scale": additive.scale,
+                "variance": additive.variance,
+                "privacy_width": width,
+                "privacy_share": width / plan.span if plan.span > 0 else None,
+                "confidence": params.confidence,
+            }
+        else:
+            assert plan.noise.matrix is not None and isinstance(plan.kind, DiscreteKind)
+            out[plan.name] = {
+                "distribution": "randomized_response",
+                "values": list(plan.kind.labels),
+                "retention": plan.retention,
+                "transition_matrix": plan.noise.matrix.tolist(),
+                "ldp_epsilon": ldp_epsilon(plan.noise.matrix),
+            }
+    return out
+
+
+class PerturbationFamily:
+    """Additive noise and randomized response over the configured attributes."""
+
+    name = "perturbation"
+    algorithms = algorithms_of("perturbation")
+
+    def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
+        return config
+
+    def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
+        engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw
+        params = config.algorithm
+        assert isinstance(params, PerturbParams)
+        plans = tuple(column_plan(i, c, schema, params) for i, c in enumerate(params.columns))
+        encoded, _ = encode_input(engine, config, raw, schema, timer)
+        publication = perturb_rows(
+            engine,
+            encoded,
+            schema,
+            raw.passthrough_types,
+            plans,
+            config.seed,
+            timer,
+            run.staging(),
+            config.output.format,
+        )
+        return Anonymized(publication, {}, _State(plans, encoded), [encoded])
+
+    def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
+        s: _State = done.state
+        params = run.config.algorithm
+        assert isinstance(params, PerturbParams)
+        expected = published_columns(run.schema, run.raw.passthrough_types)
+        found = check_residuals(
+            run.engine, done.publication, s.encoded, s.plans, expected, params.significance
+        )
+        failed = found["failed"]
+        return Verdict(
+            violations=len(failed),
+            rows=int(found["rows"]),
+            groups=len(s.plans),
+            failure="the release does not hold its declared noise: " + "; ".join(failed),
+            details=found,
+        )
+
+    def measure(self, run: Run, done: Anonymized, verdict: Verdict) -> dict[str, Any]:  # noqa: D102
+        s: _State = done.state
+        params = run.config.algorithm
+        assert isinstance(params, PerturbParams)
+        return {
+            "noise": declared_noise(s.plans, params),
+            "verification": verdict.details["columns"],
+            "significance": params.significance,
+        }
+
+    def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
+        return ""
+
+
+__all__ = ["PerturbationFamily", "column_plan", "declared_noise"]

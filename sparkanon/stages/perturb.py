@@ -1,0 +1,342 @@
+"""Stage ``perturb`` of the perturbation family and its verification, by aggregations.
+
+:func:`perturb_rows` publishes every encoded (usable) row once: ``record_id`` (the job's
+row id, what verification joins on), each quasi-identifier (a perturbed one with its
+noise: numeric values plus additive noise, categorical values drawn from their row of
+the transition matrix; the others as they are), then the passthrough columns.
+
+:func:`check_residuals` checks the staged release against the noise it declares. It
+joins the published rows with the encoded originals on the row id, and each batch
+reduces, per perturbed column, to a histogram of the residuals (published minus
+original) over the declared noise's support, their count, sum and sum of squares, or,
+for randomized response, the count of values published as themselves; the driver sums
+those (about a thousand numbers per column) and runs, at ``algorithm.significance``:
+
+* **Kolmogorov-Smirnov**: the largest gap between the residuals' empirical CDF and the
+  declared CDF, taken at the histogram's edges (never above the exact statistic, so a
+  failure is never an artefact of the bins), against the Dvoretzky-Kiefer-Wolfowitz
+  bound with Massart's constant, ``sqrt(ln(2 / alpha) / (2 n))``, valid at every ``n``;
+* **mean**: ``|mean| <= z sqrt(var / n)`` (declared variance, ``z`` the normal quantile
+  of ``1 - alpha / 2``);
+* **variance**: ``|s^2 - var| <= z sqrt((mu4 - var^2 (n - 3) / (n - 1)) / n)``, the
+  variance of the sample variance from the declared fourth moment (``a^4 / 5`` uniform,
+  ``3 sigma^4`` gaussian);
+* **retention** (randomized response): the share of values published as themselves
+  within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
+
+A release with a row missing or duplicated, a column beyond the declared ones (an
+original value left in), a residual of another distribution or scale, or a retention
+rate off its interval fails (exit 3), and nothing is committed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.algorithms.perturbation.perturb import ColumnNoise, perturb_frame
+from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.schema import RID, Schema
+from sparkanon.engine.base import Engine, Table
+from sparkanon.publications.base import MAIN, Publication
+from sparkanon.stages._common import StageTimer, log
+from sparkanon.stages.publish import staged
+
+RECORD_ID = "record_id"
+"""The published row id (the job's ``_rid``): what verification joins the originals on."""
+RESIDUAL_BINS = 1000
+"""Bins of a residual histogram over the declared noise's support (plus two outside it)."""
+GAUSSIAN_SPAN = 6.0
+"""A gaussian residual histogram spans ``+- GAUSSIAN_SPAN sigma``."""
+
+_N, _SUM, _SQUARES, _SAME = -1, -2, -3, -4
+"""Keys of the per-column totals in the statistics rows (histogram bins are 0, 1, ...)."""
+_STAT_COLUMNS = [("col", "long"), ("bin", "long"), ("value", "double")]
+
+
+@dataclass(frozen=True)
+class ColumnCheck:
+    """One perturbed column: its noise and what verification needs of it.
+
+    Attributes:
+        name: the column.
+        code_column: its encoded column.
+        kind: its kind (continuous: raw values from codes; discrete: labels).
+        noise: the noise the perturb stage adds.
+        span: a numeric column's range over the input.
+        retention: randomized response: the probability a value stays itself.
+    """
+
+    name: str
+    code_column: str
+    kind: Kind
+    noise: ColumnNoise
+    span: float = 0.0
+    retention: float = 1.0
+
+    def edges(self) -> np.ndarray:
+        """The residual histogram's edges over the declared support."""
+        additive = self.noise.additive
+        assert additive is not None
+        if additive.distribution == "uniform":
+            half = additive.scale * (1.0 + 1e-9)  # float rounding of (x + y) - x
+        else:
+            half = GAUSSIAN_SPAN * additive.scale
+        return np.linspace(-half, half, RESIDUAL_BINS + 1)
+
+
+def published_columns(
+    schema: Schema, passthrough_types: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The published table's columns: the row id, the quasi-identifiers, the passthrough."""
+    qi = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
+    return [(RECORD_ID, "long"), *qi, *passthrough_types]
+
+
+def make_perturb_fn(
+    schema: Schema,
+    passthrough: Sequence[str],
+    plans: Sequence[ColumnCheck],
+    seed: int,
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function: encoded rows -> published rows, the planned columns perturbed."""
+    perturbed = {p.code_column: p for p in plans}
+
+    def perturb(batch: pd.DataFrame) -> pd.DataFrame:
+        frame = batch[schema.code_columns].copy()
+        for code, plan in perturbed.items():
+            if isinstance(plan.kind, ContinuousKind):
+                frame[code] = plan.kind.raw(frame[code].to_numpy())
+        noisy = perturb_frame(frame, batch[RID].to_numpy(), [p.noise for p in plans], seed)
+        out: dict[str, Any] = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
+        for code, kind in zip(schema.code_columns, schema.kinds, strict=True):
+            values = noisy[code].to_numpy()
+            if code in perturbed and isinstance(kind, ContinuousKind):
+                out[kind.name] = values.astype(np.float64)
+            else:
+                out[kind.name] = kind.decode(values)
+        for c in passthrough:
+            out[c] = batch[c].to_numpy()
+        return pd.DataFrame(out)
+
+    return perturb
+
+
+def perturb_rows(
+    engine: Engine,
+    encoded: Table,
+    schema: Schema,
+    passthrough_types: Sequence[tuple[str, str]],
+    plans: Sequence[ColumnCheck],
+    seed: int,
+    timer: StageTimer,
+    tmp_path: str | None,
+    fmt: str,
+) -> Publication:
+    """Perturb every usable row and write the table to the staging location."""
+    columns = published_columns(schema, passthrough_types)
+    passthrough = [c for c, _ in passthrough_types]
+    with timer.stage("perturb"):
+        table = engine.map_batches(
+            encoded, make_perturb_fn(schema, passthrough, plans, seed), columns
+        )
+        sensitive = passthrough[0] if passthrough else RECORD_ID
+        publication = Publication({MAIN: table}, MAIN, [RECORD_ID], sensitive)
+        published = staged(engine, publication, tmp_path, fmt)
+        log.info("perturb: %d columns perturbed", len(plans))
+    return published
+
+
+def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function: published rows joined with their originals -> per-column totals."""
+
+    def residuals(batch: pd.DataFrame) -> pd.DataFrame:
+        cols: list[np.ndarray] = []
+        bins: list[np.ndarray] = []
+        values: list[np.ndarray] = []
+
+        def emit(c: int, keys: Sequence[int], vals: Sequence[float]) -> None:
+            cols.append(np.full(len(keys), c, dtype=np.int64))
+            bins.append(np.asarray(keys, dtype=np.int64))
+            values.append(np.asarray(vals, dtype=np.float64))
+
+        for c, plan in enumerate(plans):
+            original = batch[plan.code_column].to_numpy()
+            published = batch[plan.name]
+            if isinstance(plan.kind, ContinuousKind):
+                got = pd.to_numeric(published, errors="coerce").to_numpy(dtype=float)
+                r = got - plan.kind.raw(original)
+                r = np.where(np.isnan(r), np.inf, r)  # an unreadable value fails the tests
+                edges = plan.edges()
+                index = np.searchsorted(edges, r, side="right")  # 0: below, B + 1: above
+                counts = np.bincount(index, minlength=len(edges) + 1)
+                nonzero = np.flatnonzero(counts)
+                emit(c, nonzero, counts[nonzero])
+                finite = r[np.isfinite(r)]
+                emit(c, [_N, _SUM, _SQUARES], [len(r), finite.sum(), (finite**2).sum()])
+            else:
+                assert isinstance(plan.kind, DiscreteKind)
+                labels = plan.kind.decode(np.asarray(original, dtype=np.int64))
+                same = published.astype(str).to_numpy() == labels.astype(str)
+                emit(c, [_N, _SAME], [len(same), same.sum()])
+        if not cols:
+            return pd.DataFrame(
+                {
+                    n: pd.Series(dtype=t)
+                    for n, t in (("col", "int64"), ("bin", "int64"), ("value", "float64"))
+                }
+            )
+        return pd.DataFrame(
+            {
+                "col": np.concatenate(cols),
+                "bin": np.concatenate(bins),
+                "value": np.concatenate(values),
+            }
+        )
+
+    return residuals
+
+
+def _significant(x: float) -> float:
+    """``x`` to 12 significant digits (sums of doubles differ in their last bits by engine)."""
+    return float(f"{x:.12g}")
+
+
+def _numeric_verdict(
+    plan: ColumnCheck, totals: dict[int, float], alpha: float
+) -> tuple[dict[str, Any], list[str]]:
+    additive = plan.noise.additive
+    assert additive is not None
+    n = totals.get(_N, 0.0)
+    edges = plan.edges()
+    counts = np.array([totals.get(b, 0.0) for b in range(len(edges) + 1)])
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    failed: list[str] = []
+    if n <= 0:
+        return {"rows": 0}, [f"{plan.name}: no residual to check"]
+    empirical = np.cumsum(counts)[:-1] / n  # share of residuals below each edge
+    ks = float(np.max(np.abs(empirical - additive.cdf(edges))))
+    ks_bound = math.sqrt(math.log(2.0 / alpha) / (2.0 * n))
+    mean = totals.get(_SUM, 0.0) / n
+    var = additive.variance
+    mean_bound = z * math.sqrt(var / n)
+    s2 = (totals.get(_SQUARES, 0.0) - n * mean * mean) / (n - 1) if n > 1 else 0.0
+    mu4 = var * var * (1.8 if additive.distribution == "uniform" else 3.0)
+    var_bound = (
+        z * math.sqrt(max(mu4 - var * var * (n - 3) / (n - 1), 0.0) / n) if n > 1 else math.inf
+    )
+    if ks > ks_bound:
+        failed.append(f"{plan.name}: Kolmogorov-Smirnov {ks:.4g} > {ks_bound:.4g}")
+    if abs(mean) > mean_bound:
+        failed.append(f"{plan.name}: residual mean {mean:.4g} outside +-{mean_bound:.4g}")
+    if abs(s2 - var) > var_bound:
+        failed.append(
+            f"{plan.name}: residual variance {s2:.4g} outside {var:.4g} +- {var_bound:.4g}"
+        )
+    figures = {
+        "rows": int(n),
+        "ks": _significant(ks),
+        "ks_bound": _significant(ks_bound),
+        "mean": _significant(mean),
+        "mean_bound": _significant(mean_bound),
+        "variance": _significant(s2),
+        "declared_variance": _significant(var),
+        "variance_bound": _significant(var_bound),
+        "passed": not failed,
+    }
+    return figures, failed
+
+
+def _retention_verdict(
+    plan: ColumnCheck, totals: dict[int, float], alpha: float
+) -> tuple[dict[str, Any], list[str]]:
+    n = totals.get(_N, 0.0)
+    if n <= 0:
+        return {"rows": 0}, [f"{plan.name}: no value to check"]
+    rate = totals.get(_SAME, 0.0) / n
+    p = plan.retention
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    bound = z * math.sqrt(p * (1.0 - p) / n)
+    ok = rate == 1.0 if p == 1.0 else abs(rate - p) <= bound
+    figures = {
+        "rows": int(n),
+        "retention_rate": _significant(rate),
+        "retention": p,
+        "retention_bound": _significant(bound),
+        "passed": ok,
+    }
+    failed = (
+        [] if ok else [f"{plan.name}: retention rate {rate:.4g} outside {p:.4g} +- {bound:.4g}"]
+    )
+    return figures, failed
+
+
+def check_residuals(
+    engine: Engine,
+    publication: Publication,
+    encoded: Table,
+    plans: Sequence[ColumnCheck],
+    expected: Sequence[tuple[str, str]],
+    alpha: float,
+) -> dict[str, Any]:
+    """Check the staged release against its declared noise (the module docstring's tests).
+
+    Returns:
+        ``rows`` (published), ``failed`` (one line per failed check) and ``columns``
+        (per perturbed column, its figures).
+    """
+    published = publication.tables[MAIN]
+    failed: list[str] = []
+    names = [c for c, _ in engine.schema_of(published)]
+    wanted = [c for c, _ in expected]
+    if sorted(names) != sorted(wanted):
+        extra = sorted(set(names) - set(wanted))
+        missing = sorted(set(wanted) - set(names))
+        failed.append(f"columns: published {extra} beyond the declared ones, missing {missing}")
+    rows = engine.count(published)
+    usable = engine.count(encoded)
+    if rows != usable:
+        failed.append(f"rows: {rows} published, {usable} usable rows in")
+    if set(wanted) <= set(names):
+        originals = engine.map_batches(
+            engine.select(encoded, [RID, *[p.code_column for p in plans]]),
+            lambda b: b.rename(columns={RID: RECORD_ID}),
+            [(RECORD_ID, "long"), *[(p.code_column, _code_type(p.kind)) for p in plans]],
+        )
+        numeric_ids = engine.map_batches(
+            engine.select(published, [RECORD_ID, *[p.name for p in plans]]),
+            lambda b: b.assign(**{RECORD_ID: pd.to_numeric(b[RECORD_ID]).astype(np.int64)}),
+            [(RECORD_ID, "long"), *[(p.name, "string") for p in plans]],
+        )
+        joined = engine.join(numeric_ids, originals, [RECORD_ID])
+        stats = engine.aggregate(
+            engine.map_batches(joined, make_residual_fn(plans), _STAT_COLUMNS),
+            ["col", "bin"],
+            {"value": ("sum", "value")},
+        )
+        rows_of = engine.collect_small(stats, len(plans) * (RESIDUAL_BINS + 8))
+        totals: dict[int, dict[int, float]] = {c: {} for c in range(len(plans))}
+        for c, b, v in rows_of[["col", "bin", "value"]].itertuples(index=False):
+            totals[int(c)][int(b)] = float(v)
+        figures: dict[str, Any] = {}
+        for c, plan in enumerate(plans):
+            judge = _numeric_verdict if plan.noise.additive is not None else _retention_verdict
+            figures[plan.name], bad = judge(plan, totals[c], alpha)
+            if figures[plan.name].get("rows", 0) != usable:
+                bad.append(
+                    f"{plan.name}: {figures[plan.name].get('rows', 0)} rows joined of {usable}"
+                )
+            failed += bad
+    else:
+        figures = {}
+    return {"rows": rows, "failed": failed, "columns": figures}
+
+
+def _code_type(kind: Kind) -> str:
+    return "double" if isinstance(kind, ContinuousKind) else "long"

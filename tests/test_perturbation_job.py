@@ -1,0 +1,274 @@
+"""The perturbation family end to end (Aggarwal 2015, section 20.2), and its bad input.
+
+Every run checks what the family promises: every usable row published once with its
+declared noise, the noise declared beside the data (``noise.json``), verification on the
+residuals before the commit (a mis-declared or missing perturbation exits 3 and writes
+nothing), the same table on every batch split, and bad settings exiting 2 with the key.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparkanon.cli import run_command
+from sparkanon.config import parse_config
+from sparkanon.engine.local import LocalEngine
+from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
+from sparkanon.pipeline import run_job
+from tests._inputs import leftovers, write_config, write_csv
+
+N_ROWS = 4000
+
+
+def people(n: int = N_ROWS, seed: int = 3) -> pd.DataFrame:
+    """A table of two numeric and two categorical columns, a label and a kept column."""
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame(
+        {
+            "age": rng.integers(17, 90, n),
+            "hours": np.round(rng.normal(40, 10, n).clip(1, 99), 1),
+            "job": rng.choice(["a", "b", "c", "d"], n, p=[0.4, 0.3, 0.2, 0.1]),
+            "sex": rng.choice(["F", "M"], n),
+            "note": [f"n{i % 7}" for i in range(n)],
+            "income": rng.choice(["<=50K", ">50K"], n, p=[0.75, 0.25]),
+        }
+    )
+
+
+def perturb_config(tmp_path: Path, data: Path, **algorithm: Any) -> dict[str, Any]:
+    """A perturbation job over :func:`people`, output under ``tmp_path``."""
+    columns = [
+        {"name": "age", "noise": "gaussian", "privacy": 0.5},
+        {"name": "hours", "noise": "uniform", "scale": 5.0},
+        {"name": "job", "noise": "randomized_response", "retention": 0.7},
+    ]
+    return {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "age", "kind": "continuous"},
+            {"name": "hours", "kind": "continuous"},
+            {"name": "job", "kind": "nominal"},
+            {"name": "sex", "kind": "nominal"},
+            {"name": "note", "kind": "keep"},
+        ],
+        "sensitive": {"name": "income"},
+        "algorithm": {"name": "perturb", "columns": columns} | algorithm,
+        "output": {"path": str(tmp_path / "out"), "format": "csv", "mode": "error"},
+        "seed": 11,
+    }
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_csv(tmp_path, people(), "people.csv")
+
+
+def published(out: Path) -> pd.DataFrame:
+    """The committed table, sorted by record id."""
+    files = sorted((out / "data").glob("*.csv"))
+    frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    return frame.sort_values("record_id").reset_index(drop=True)
+
+
+def test_job_publishes_every_row_with_its_declared_noise(tmp_path: Path, data: Path) -> None:
+    cfg = perturb_config(tmp_path, data)
+    result = run_job(LocalEngine(), parse_config(cfg))
+    m = result.metrics
+    assert m["family"] == "perturbation" and m["verified"] is True and m["violations"] == 0
+    assert m["rows_in"] == m["rows_out"] == N_ROWS and m["rows_suppressed"] == 0
+    out = Path(cfg["output"]["path"])
+    noise = json.loads((out / "noise.json").read_text())
+    assert noise == m["noise"]
+    # age: gaussian at 50% privacy: 3.92 sigma = 0.5 * range.
+    source = people()
+    span = float(source["age"].max() - source["age"].min())
+    assert noise["age"]["distribution"] == "gaussian"
+    assert noise["age"]["privacy_width"] == pytest.approx(0.5 * span)
+    assert noise["age"]["scale"] == pytest.approx(0.5 * span / (2 * 1.959963984540054))
+    assert noise["hours"] == pytest.approx(noise["hours"]) and noise["hours"]["scale"] == 5.0
+    job = noise["job"]
+    assert job["values"] == ["a", "b", "c", "d"] and job["retention"] == 0.7
+    assert np.allclose(np.sum(job["transition_matrix"], axis=1), 1.0)
+    assert job["ldp_epsilon"] == pytest.approx(np.log(0.7 / 0.1))
+    table = published(out)
+    assert list(table.columns) == ["record_id", "age", "hours", "job", "sex", "income", "note"]
+    assert len(table) == N_ROWS and table["record_id"].is_unique
+    # Unperturbed columns are published as they are; perturbed ones are not.
+    assert (table["sex"] == source["sex"]).all() and (table["income"] == source["income"]).all()
+    residual = table["hours"] - source["hours"]
+    assert residual.abs().max() <= 5.0 + 1e-9 and residual.std() > 2.0
+    kept = (table["job"] == source["job"]).mean()
+    assert abs(kept - 0.7) < 0.05
+    checks = m["verification"]
+    assert checks["age"]["passed"] and checks["hours"]["passed"] and checks["job"]["passed"]
+
+
+def test_same_table_on_every_batch_split_and_rerun(tmp_path: Path, data: Path) -> None:
+    digests = []
+    for i, batch_rows in enumerate((10_000, 333, 10_000)):
+        cfg = perturb_config(tmp_path / str(i), data)
+        run_job(LocalEngine(batch_rows=batch_rows), parse_config(cfg))
+        digests.append(published(Path(cfg["output"]["path"])).to_csv(index=False))
+    assert digests[0] == digests[1] == digests[2]
+
+
+def _run(cfg: dict[str, Any], tmp_path: Path) -> int:
+    return run_command(str(write_config(tmp_path, cfg)), [], engine_name="local")
+
+
+@pytest.mark.parametrize(
+    "mutation",
+    ["double_the_noise", "no_noise", "no_randomized_response"],
+)
+def test_a_release_off_its_declared_noise_fails_and_writes_nothing(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, mutation: str
+) -> None:
+    """Inject a perturbation other than the declared one: verification must catch it."""
+    import sparkanon.stages.perturb as stage
+    from sparkanon.algorithms.perturbation.noise import NoiseSpec
+
+    real = stage.perturb_frame
+
+    def wrong(frame: pd.DataFrame, row_ids: np.ndarray, noises: list, seed: int) -> pd.DataFrame:
+        if mutation == "double_the_noise":
+            noises = [
+                n
+                if n.additive is None
+                else type(n)(
+                    n.column, n.stream, NoiseSpec(n.additive.distribution, 2 * n.additive.scale)
+                )
+                for n in noises
+            ]
+        elif mutation == "no_noise":
+            noises = [n for n in noises if n.additive is None]
+        else:
+            noises = [n for n in noises if n.additive is not None]
+        return real(frame, row_ids, noises, seed)
+
+    monkeypatch.setattr(stage, "perturb_frame", wrong)
+    cfg = perturb_config(tmp_path, data)
+    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+def test_an_original_value_column_left_in_fails(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stage publishes a column the verifier does not expect (as an original left in)."""
+    import sparkanon.families.perturbation as family
+
+    real = family.published_columns
+
+    def fewer(schema: Any, passthrough: Any) -> list[tuple[str, str]]:
+        return real(schema, passthrough)[:-1]
+
+    monkeypatch.setattr(family, "published_columns", fewer)
+    cfg = perturb_config(tmp_path, data)
+    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+BAD = {
+    "negative_noise": (
+        {"name": "hours", "noise": "uniform", "scale": -1.0},
+        "algorithm.columns.0.scale",
+    ),
+    "retention_zero": (
+        {"name": "job", "noise": "randomized_response", "retention": 0.0},
+        "algorithm.columns.0.retention",
+    ),
+    "retention_above_one": (
+        {"name": "job", "noise": "randomized_response", "retention": 1.5},
+        "algorithm.columns.0.retention",
+    ),
+    "no_such_column": (
+        {"name": "salary", "noise": "gaussian", "scale": 1.0},
+        "algorithm.columns.0.name",
+    ),
+    "privacy_without_range": (
+        {"name": "job", "noise": "uniform", "privacy": 0.5},
+        "algorithm.columns.0.noise",
+    ),
+    "two_scales": (
+        {"name": "age", "noise": "gaussian", "scale": 1.0, "privacy": 0.5},
+        "algorithm.columns.0",
+    ),
+    "epsilon_on_numeric": (
+        {"name": "age", "noise": "gaussian", "epsilon": 1.0},
+        "algorithm.columns.0",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_perturbation_settings_exit_2_naming_the_key(
+    tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    column, key = BAD[case]
+    cfg = perturb_config(tmp_path, data, columns=[column])
+    assert _run(cfg, tmp_path) == EXIT_USER
+    assert key in capsys.readouterr().err
+    assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+def test_one_valued_columns_exit_2_after_profiling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    frame = people().assign(job="a", hours=40.0)
+    data = write_csv(tmp_path, frame, "flat.csv")
+    for column, key in (
+        (
+            {"name": "job", "noise": "randomized_response", "retention": 0.5},
+            "algorithm.columns.0.name",
+        ),
+        ({"name": "hours", "noise": "uniform", "privacy": 0.5}, "algorithm.columns.0.privacy"),
+    ):
+        cfg = perturb_config(tmp_path, data, columns=[column])
+        assert _run(cfg, tmp_path) == EXIT_USER
+        assert key in capsys.readouterr().err
+        assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+def test_a_model_is_refused_and_other_families_still_need_one(tmp_path: Path, data: Path) -> None:
+    from sparkanon.errors import ConfigError
+
+    cfg = perturb_config(tmp_path, data) | {"model": {"name": "k", "k": 5}}
+    with pytest.raises(ConfigError, match="model: k: a perturbed release"):
+        parse_config(cfg)
+    other = perturb_config(tmp_path, data) | {"algorithm": {"name": "mdav"}}
+    with pytest.raises(ConfigError, match="model: required key is missing"):
+        parse_config(other)
+
+
+@pytest.mark.spark
+def test_spark_publishes_the_same_table(tmp_path: Path, data: Path, spark: Any) -> None:
+    from sparkanon.engine.spark import SparkEngine
+
+    tables = []
+    for name, engine in (("local", LocalEngine()), ("spark", SparkEngine(spark))):
+        cfg = perturb_config(tmp_path / name, data)
+        metrics = run_job(engine, parse_config(cfg)).metrics
+        assert metrics["verified"] is True
+        tables.append(published(Path(cfg["output"]["path"])))
+    pd.testing.assert_frame_equal(tables[0], tables[1])
+
+
+def test_cli_runs_the_shipped_adult_config(tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    code = run_command(
+        str(root / "conf" / "adult_perturb.yaml"),
+        [f"output.path={tmp_path / 'out'}", "output.format=csv"],
+        engine_name="local",
+    )
+    assert code == EXIT_OK
+    metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
+    assert (
+        metrics["verified"] is True
+        and metrics["rows_out"] == metrics["rows_in"] - metrics["rows_suppressed"]
+    )
