@@ -296,8 +296,10 @@ def test_gaussian_spec_hand_values():
     # statistics.NormalDist computes 1 + erf, which loses digits in the lower tail: 1e-10.
     assert spec.cdf(grid) == pytest.approx([ref.cdf(v) for v in grid], rel=1e-10, abs=1e-300)
     # Phi(-4.5) and 1 - Phi(4.5) to 50 digits (continued fraction of erfc in decimal).
-    assert spec.cdf(np.array([-9.0])) == pytest.approx([3.3976731247300604e-06], rel=1e-14)
-    assert 1.0 - spec.cdf(np.array([9.0])) == pytest.approx([3.3976731247300604e-06], rel=1e-10)
+    assert spec.cdf(np.array([-9.0])) == pytest.approx([3.3976731247300604e-06], rel=1e-14, abs=0)
+    assert 1.0 - spec.cdf(np.array([9.0])) == pytest.approx(
+        [3.3976731247300604e-06], rel=1e-10, abs=0
+    )
     assert spec.pdf(np.array([0.0, 2.0])) == pytest.approx(
         [1.0 / (2.0 * math.sqrt(2.0 * math.pi)), math.exp(-0.5) / (2.0 * math.sqrt(2.0 * math.pi))],
         rel=1e-14,
@@ -315,7 +317,7 @@ def test_gaussian_tail_intervals_keep_relative_precision():
     want = 7.6196619582030762e-24
     spec = NoiseSpec("gaussian", 1.0)
     p = spec.interval_probability(np.array([10.0, -11.0]), np.array([11.0, -10.0]))
-    assert p == pytest.approx([want, want], rel=1e-13)
+    assert p == pytest.approx([want, want], rel=1e-13, abs=0)
 
 
 def test_interval_probabilities_of_a_partition_sum_to_one():
@@ -585,6 +587,29 @@ def test_randomize_uses_lane_zero_of_the_stream():
     u = counter_uniforms(2, 9, ids)
     want = np.searchsorted(np.array([0.1, 0.3, 0.6, 1.0]), u, side="right")
     assert np.array_equal(randomize(codes, matrix, 2, 9, ids), want)
+
+
+def test_randomize_edges_of_the_inverse_cdf(monkeypatch):
+    # A row whose sequential cumulative sum ends below its (pairwise) sum: without pinning
+    # the tail to 1, u near 1 would fall past the last column.
+    rng = np.random.default_rng(1)
+    for _ in range(10_000):
+        row = rng.random(21)
+        row[-3:] = 0.0
+        row /= row.sum()
+        if np.cumsum(row)[-1] / row.sum() < 1.0:
+            break
+    else:
+        pytest.fail("no row with a short cumulative sum found")
+    matrix = np.vstack(
+        [row, np.r_[0.0, 0.0, 0.5, 0.5, np.zeros(17)], np.r_[0.5, 0.5, np.zeros(19)]]
+    )
+    u = np.array([1.0 - 2.0**-53, 2.0**-53, 1.0 - 2.0**-53, 2.0**-53, 0.5, np.nextafter(0.5, 0.0)])
+    codes = np.array([0, 0, 1, 1, 2, 2])
+    monkeypatch.setattr(randomized_response, "counter_uniforms", lambda *a, **k: u.copy())
+    out = randomize(codes, matrix, 0, 0, np.arange(6))
+    # Last and first non-zero columns; u equal to C[0] = 0.5 goes to the next column.
+    assert out.tolist() == [17, 0, 3, 2, 1, 0]
 
 
 def test_package_modules_are_importable_by_name():
