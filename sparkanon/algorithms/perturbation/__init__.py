@@ -2,8 +2,18 @@
 
 Rows are published with their attributes perturbed; the aggregate distributions are
 reconstructed from histograms of the perturbed values and mined. No Spark, no engine and
-no config imports here: the family wires these modules.
+no config imports here: the family (:mod:`sparkanon.families.perturbation`) wires them.
 
+* :mod:`~sparkanon.algorithms.perturbation.noise` - counter-based uniforms (a pure function
+  of seed, stream and row id), uniform and Gaussian additive noise, :class:`NoiseSpec`
+  (its cdf, pdf, interval probabilities and Agrawal and Srikant's 2000 privacy width) and
+  ``scale_for_privacy``.
+* :mod:`~sparkanon.algorithms.perturbation.randomized_response` - the PRAM / k-ary
+  randomized response matrix of a retention or an epsilon, its local-DP epsilon, and
+  ``randomize``.
+* :mod:`~sparkanon.algorithms.perturbation.perturb` - one batch perturbed (what the
+  ``perturb`` stage runs); :mod:`~sparkanon.algorithms.perturbation._params` the
+  ``algorithm`` section of a perturbation job.
 * :mod:`~sparkanon.algorithms.perturbation.reconstruct` - distribution reconstruction:
   the iterative Bayes update (Agrawal and Srikant 2000; Aggarwal 2015, eq. 20.5), EM
   (Agrawal and Aggarwal 2001), and for categorical attributes the iterative Bayesian
