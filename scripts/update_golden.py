@@ -157,6 +157,14 @@ CASES: list[dict[str, Any]] = [
         "overrides": [],
         "why": "relational-transaction, items in the long layout: the whole bundled data",
     },
+    {
+        "id": "adult_perturb",
+        "config": "conf/adult_perturb.yaml",
+        "input": ADULT_3000,
+        "overrides": [],
+        "why": "perturbation: every row published with noise keyed by seed and row id",
+        "spark": True,
+    },
 ]
 
 

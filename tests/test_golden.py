@@ -6,7 +6,7 @@ the local engine, on the input and with the overrides the case states, and must 
 tables of the pinned digests and write the pinned headline metrics. The file is written by
 ``scripts/update_golden.py`` only: a deliberate change to a release is that rerun plus a
 reviewed diff, with the reason in the commit. One Spark test checks that a case of each
-job family (per-block, full-domain, relational-transaction) publishes the same tables on
+job family (per-block, full-domain, relational-transaction, perturbation) publishes the same tables on
 Spark.
 """
 
@@ -41,11 +41,11 @@ def mismatches(pinned: Any, actual: Any, where: str = "") -> list[str]:
 
 
 def family(config: str) -> str:
-    """The job family of a bundled config, by its name."""
-    name = Path(config).stem
-    if name.startswith("completejourney_"):
-        return "rt"
-    return "full-domain" if name.startswith("adult_fd_") else "per-block"
+    """The family that runs a bundled config (the runner's registry decides)."""
+    from sparkanon.config import load_config
+    from sparkanon.families import family_of
+
+    return family_of(load_config(ROOT / config)).name
 
 
 def update_script() -> Any:
@@ -97,9 +97,11 @@ def test_config_release_is_pinned(case: dict[str, Any], tmp_path: Path) -> None:
 
 @pytest.mark.spark
 def test_spark_publishes_the_pinned_tables(spark: object, tmp_path: Path) -> None:
-    """A per-block, a full-domain and a relational-transaction case, on Spark."""
+    """One case of every family, on Spark."""
+    from sparkanon.families import FAMILIES
+
     cases = [case for case in GOLDEN if case.get("spark")]
-    assert sorted(family(case["config"]) for case in cases) == ["full-domain", "per-block", "rt"]
+    assert sorted(family(case["config"]) for case in cases) == sorted(f.name for f in FAMILIES)
     found = []
     for case in cases:
         metrics, tables, _ = run_case(case, tmp_path / case["id"], engine="spark")

@@ -293,7 +293,8 @@ def check_residuals(
     """
     published = publication.tables[MAIN]
     failed: list[str] = []
-    names = [c for c, _ in engine.schema_of(published)]
+    types = dict(engine.schema_of(published))
+    names = list(types)
     wanted = [c for c, _ in expected]
     if sorted(names) != sorted(wanted):
         extra = sorted(set(names) - set(wanted))
@@ -312,7 +313,7 @@ def check_residuals(
         numeric_ids = engine.map_batches(
             engine.select(published, [RECORD_ID, *[p.name for p in plans]]),
             lambda b: b.assign(**{RECORD_ID: pd.to_numeric(b[RECORD_ID]).astype(np.int64)}),
-            [(RECORD_ID, "long"), *[(p.name, "string") for p in plans]],
+            [(RECORD_ID, "long"), *[(p.name, types[p.name]) for p in plans]],
         )
         joined = engine.join(numeric_ids, originals, [RECORD_ID])
         stats = engine.aggregate(
