@@ -108,6 +108,9 @@ class Verdict:
 class Family(Protocol):
     """A family of methods plugged into the runner (see the module docstring).
 
+    A family subclasses it to inherit the defaults of :meth:`prepare` and
+    :meth:`empty_hint`.
+
     Attributes:
         name: the family's name (``metrics.json`` key ``family``, logs).
         algorithms: the ``algorithm.name`` values the family runs.
@@ -117,8 +120,8 @@ class Family(Protocol):
     algorithms: frozenset[str]
 
     def prepare(self, config: JobConfig) -> JobConfig:
-        """The config with the family's defaults of keys the user left unset."""
-        ...
+        """The config with the family's defaults of keys the user left unset (none: as is)."""
+        return config
 
     def anonymize(self, run: Run) -> Anonymized:
         """Encode, anonymize and stage the publication (its own stages, timed)."""
@@ -134,7 +137,7 @@ class Family(Protocol):
 
     def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:
         """What the family knows of why a release is empty or small ("" if nothing)."""
-        ...
+        return ""
 
 
 def verify_classes(

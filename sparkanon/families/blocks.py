@@ -23,7 +23,7 @@ from sparkanon.algorithms.cuts import CutPolicy
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
-from sparkanon.families.base import Anonymized, Run, Verdict, verify_classes
+from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
 from sparkanon.metrics.utility import discernibility
@@ -117,14 +117,11 @@ class _State:
     reconciled: Reconciled
 
 
-class BlockFamily:
+class BlockFamily(Family):
     """Per-block clustering and partitioning (MAA-SLIE, GPKC, MAA-SAE, MDAV, (K,L), Mondrian)."""
 
     name = "blocks"
     algorithms = algorithms_of("blocks")
-
-    def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
-        return config
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
@@ -192,6 +189,3 @@ class BlockFamily:
             "warnings": class_size_warnings(metrics["class_size"]["max"], facts.k),
         }
         return metrics
-
-    def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
-        return ""

@@ -27,10 +27,9 @@ from sparkanon.algorithms.lattice.search import (
 )
 from sparkanon.attributes.levels import LevelHierarchy
 from sparkanon.attributes.schema import SENS
-from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine
 from sparkanon.errors import InternalError
-from sparkanon.families.base import Anonymized, Run, Verdict, verify_classes
+from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.utility import discernibility_loss, ncp_loss, precision_loss, published_ncp
 from sparkanon.models import ModelSet, SensitiveDomain
@@ -63,14 +62,11 @@ class _State:
     weights: Sequence[float]
 
 
-class FullDomainFamily:
+class FullDomainFamily(Family):
     """Full-domain generalization: one level of every hierarchy for the whole table."""
 
     name = "full_domain"
     algorithms = algorithms_of("full_domain")
-
-    def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
-        return config
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw
@@ -165,9 +161,6 @@ class FullDomainFamily:
             "achieved": verdict.details["achieved"],
             "publish": "levels",
         }
-
-    def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
-        return ""
 
 
 def _lattice_size(heights: Sequence[int]) -> int:

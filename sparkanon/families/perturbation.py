@@ -31,9 +31,8 @@ from sparkanon.algorithms.perturbation.randomized_response import (
 )
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import Schema
-from sparkanon.config import JobConfig
 from sparkanon.errors import ConfigError
-from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.perturb import (
     ColumnCheck,
@@ -62,50 +61,48 @@ def column_plan(
     """
     key = f"algorithm.columns.{i}"
     q = schema.qi_names.index(column.name)
-    kind = schema.kinds[q]
-    code_column = schema.code_columns[q]
+    kind, code_column = schema.kinds[q], schema.code_columns[q]
     if column.numeric:
         assert isinstance(kind, ContinuousKind)
-        span = kind.high - kind.low
-        if column.scale is not None:
-            scale = column.scale
-        elif span <= 0:
-            given = "privacy" if column.privacy is not None else "scale_share"
-            raise ConfigError(
-                f"{key}.{given}: {column.name!r} holds one value over the input (its range "
-                f"is 0), so a share of its range is no noise; give {key}.scale instead"
-            )
-        elif column.scale_share is not None:
-            scale = column.scale_share * span
-        else:
-            assert column.privacy is not None
-            scale = scale_for_privacy(column.noise, column.privacy, span, params.confidence)
-        noise = NoiseSpec(column.noise, float(scale))
-        return ColumnCheck(
-            name=column.name,
-            code_column=code_column,
-            kind=kind,
-            noise=ColumnNoise(code_column, i, additive=noise),
-            span=float(span),
-        )
+        span = float(kind.high - kind.low)
+        noise = ColumnNoise(code_column, i, additive=additive_noise(key, column, span, params))
+        return ColumnCheck(column.name, code_column, kind, noise, span=span)
     assert isinstance(kind, DiscreteKind)
     if kind.size < 2:
         raise ConfigError(
             f"{key}.name: {column.name!r} holds one value over the input; randomized response "
             "cannot hide a value every row has; remove it from algorithm.columns"
         )
-    retention = (
+    retention = float(
         column.retention
         if column.retention is not None
         else retention_for_epsilon(kind.size, float(column.epsilon or 0.0))
     )
-    matrix = pram_matrix(kind.size, float(retention))
-    return ColumnCheck(
-        name=column.name,
-        code_column=code_column,
-        kind=kind,
-        noise=ColumnNoise(code_column, i, matrix=matrix),
-        retention=float(retention),
+    noise = ColumnNoise(code_column, i, matrix=pram_matrix(kind.size, retention))
+    return ColumnCheck(column.name, code_column, kind, noise, retention=retention)
+
+
+def additive_noise(
+    key: str, column: PerturbColumn, span: float, params: PerturbParams
+) -> NoiseSpec:
+    """A numeric column's noise: its scale, a share of its range, or its privacy level.
+
+    Raises:
+        ConfigError: a share of the range of a column holding one value.
+    """
+    if column.scale is not None:
+        return NoiseSpec(column.noise, float(column.scale))
+    if span <= 0:
+        given = "privacy" if column.privacy is not None else "scale_share"
+        raise ConfigError(
+            f"{key}.{given}: {column.name!r} holds one value over the input (its range "
+            f"is 0), so a share of its range is no noise; give {key}.scale instead"
+        )
+    if column.scale_share is not None:
+        return NoiseSpec(column.noise, column.scale_share * span)
+    assert column.privacy is not None
+    return NoiseSpec(
+        column.noise, scale_for_privacy(column.noise, column.privacy, span, params.confidence)
     )
 
 
@@ -143,14 +140,11 @@ def declared_noise(plans: tuple[ColumnCheck, ...], params: PerturbParams) -> dic
     return out
 
 
-class PerturbationFamily:
+class PerturbationFamily(Family):
     """Additive noise and randomized response over the configured attributes."""
 
     name = "perturbation"
     algorithms = algorithms_of("perturbation")
-
-    def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
-        return config
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw
@@ -197,9 +191,6 @@ class PerturbationFamily:
             "verification": verdict.details["columns"],
             "significance": params.significance,
         }
-
-    def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:  # noqa: D102
-        return ""
 
 
 __all__ = ["PerturbationFamily", "column_plan", "declared_noise"]

@@ -24,7 +24,7 @@ from sparkanon.attributes.schema import CLASS
 from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError
-from sparkanon.families.base import Anonymized, Run, Verdict
+from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.stages._common import log, one_row
 from sparkanon.stages.are import AreSetup, measure_are
@@ -133,7 +133,7 @@ class _State:
     qi_types: tuple[tuple[str, str], ...]
 
 
-class TransactionFamily:
+class TransactionFamily(Family):
     """Relational-transaction data (Gong et al. 2016): (k,l)-diversity by PAA or APA, RT and TT."""
 
     name = "transaction"

@@ -331,14 +331,7 @@ class NoiseSpec:
         return gaussian_noise(seed, stream, row_ids, self.scale)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        """``P(Y <= x)``, vectorized (NaN stays NaN).
-
-        Args:
-            x: Values.
-
-        Returns:
-            A float64 array of the shape of ``x``.
-        """
+        """``P(Y <= x)`` at each value (float64, the shape of ``x``; NaN stays NaN)."""
         x = np.asarray(x, dtype=np.float64)
         if self.distribution == "uniform":
             a = self.scale
@@ -346,14 +339,7 @@ class NoiseSpec:
         return _std_normal_sf(-x / self.scale)
 
     def pdf(self, x: np.ndarray) -> np.ndarray:
-        """The density of ``Y`` at ``x``, vectorized (uniform: ``1/(2a)`` on closed ``[-a, a]``).
-
-        Args:
-            x: Values.
-
-        Returns:
-            A float64 array of the shape of ``x``.
-        """
+        """The density of ``Y`` at each value (uniform: ``1/(2a)`` on closed ``[-a, a]``)."""
         x = np.asarray(x, dtype=np.float64)
         if self.distribution == "uniform":
             a = self.scale
