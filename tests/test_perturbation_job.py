@@ -41,6 +41,11 @@ def people(n: int = N_ROWS, seed: int = 3) -> pd.DataFrame:
     )
 
 
+KINDS = {"age": "continuous", "hours": "continuous", "job": "nominal", "sex": "nominal"}
+KINDS |= {"note": "keep"}
+"""The attributes of :func:`people` (``income`` is the sensitive column)."""
+
+
 def perturb_config(tmp_path: Path, data: Path, **algorithm: Any) -> dict[str, Any]:
     """A perturbation job over :func:`people`, output under ``tmp_path``."""
     columns = [
@@ -50,13 +55,7 @@ def perturb_config(tmp_path: Path, data: Path, **algorithm: Any) -> dict[str, An
     ]
     return {
         "input": {"format": "csv", "path": str(data), "options": {"header": True}},
-        "attributes": [
-            {"name": "age", "kind": "continuous"},
-            {"name": "hours", "kind": "continuous"},
-            {"name": "job", "kind": "nominal"},
-            {"name": "sex", "kind": "nominal"},
-            {"name": "note", "kind": "keep"},
-        ],
+        "attributes": [{"name": name, "kind": kind} for name, kind in KINDS.items()],
         "sensitive": {"name": "income"},
         "algorithm": {"name": "perturb", "columns": columns} | algorithm,
         "output": {"path": str(tmp_path / "out"), "format": "csv", "mode": "error"},
