@@ -2,7 +2,9 @@
 
 ``sparkanon run CONFIG [--set key=value ...] [--partition ds=2026-11-23]``,
 ``sparkanon backfill CONFIG --from ds=2026-11-01 --to ds=2026-11-23``,
-``sparkanon validate CONFIG``, ``sparkanon --version``.
+``sparkanon validate CONFIG``, ``sparkanon --version``; and
+``sparkanon reconstruct OUTPUT_DIR [--bins K] [--integer-bins] [--by COLUMN] [--out DIR]``,
+the distributions of a committed perturbed release reconstructed from its published values.
 
 Exit codes: 0 success, 2 invalid config or input (nothing written), 3 the
 published table failed privacy verification (nothing written), 1 an internal
@@ -178,7 +180,62 @@ def _parser() -> argparse.ArgumentParser:
         metavar="COL=VALUE[,COL=VALUE]",
         help="check that this partition of the input table exists (sets input.partition)",
     )
+    _add_reconstruct_parser(sub)
     return parser
+
+
+def _add_reconstruct_parser(sub: Any) -> None:
+    """``sparkanon reconstruct OUTPUT_DIR ...``."""
+    from sparkanon.stages.reconstruct import DEFAULT_BINS
+
+    cmd = _subcommand(
+        sub,
+        "reconstruct",
+        "reconstruct the original distributions of a committed perturbed release "
+        "(Agrawal and Srikant 2000's Bayes update, EM, and for categorical columns the "
+        "iterative Bayesian update and the inversion estimate)",
+    )
+    cmd.add_argument("output_dir", metavar="OUTPUT_DIR", help="a perturbation job's output.path")
+    cmd.add_argument(
+        "--bins",
+        type=int,
+        default=DEFAULT_BINS,
+        metavar="K",
+        help=f"equal-width x-bins per numeric column (default {DEFAULT_BINS}, at least 2)",
+    )
+    cmd.add_argument(
+        "--integer-bins",
+        action="store_true",
+        help="bins of whole integers (edges at k - 0.5) for integer-valued numeric columns, "
+        "instead of --bins",
+    )
+    cmd.add_argument(
+        "--by",
+        default=None,
+        metavar="COLUMN",
+        help="also one distribution per value of this unperturbed column (e.g. the class label)",
+    )
+    cmd.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where to write reconstruction.json, distributions.csv and the plots "
+        "(default OUTPUT_DIR/reconstruction)",
+    )
+    cmd.add_argument(
+        "--engine",
+        choices=["spark", "local"],
+        default="spark",
+        help="spark (default) or local (pandas, one process, for small data)",
+    )
+    cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
+    cmd.add_argument(
+        "--log-level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        default=None,
+        help="sparkanon's log level (default INFO; --quiet is WARNING)",
+    )
+    cmd.add_argument("--quiet", action="store_true", help="log warnings and errors only")
 
 
 TABLE_ITEMS = 3
@@ -302,7 +359,7 @@ def make_engine(
 
     Args:
         engine_name: ``spark`` or ``local``.
-        config: the job config (catalog tables turn Hive support on).
+        config: the job config (catalog tables turn Hive support on); ``None``: none.
         master: Spark master when no session exists and spark-submit set none.
         remote: a Spark Connect URL (``sc://host:port``) instead of a master.
     """
@@ -312,7 +369,9 @@ def make_engine(
         return LocalEngine()
     from sparkanon.engine.spark import SparkEngine
 
-    uses_tables = config.input.table is not None or config.output.table is not None
+    uses_tables = config is not None and (
+        config.input.table is not None or config.output.table is not None
+    )
     if remote is not None:
         from sparkanon.engine.session import connect_session
 
@@ -479,6 +538,41 @@ def validate_command(
     return EXIT_OK
 
 
+def reconstruct_command(
+    output_dir: str,
+    bins: int,
+    integer_bins: bool = False,
+    by: str | None = None,
+    out: str | None = None,
+    engine_name: str = "spark",
+    master: str | None = None,
+) -> int:
+    """Reconstruct a committed perturbed release's distributions (exit 0 or 2).
+
+    Writes ``reconstruction.json``, ``distributions.csv`` and one plot per column to
+    ``out`` (default ``OUTPUT_DIR/reconstruction``) and prints a summary as JSON: per
+    column and method, the iterations and the stopping rule.
+    """
+    from sparkanon.stages.reconstruct import reconstruct_release, write_reconstruction
+
+    try:
+        engine = make_engine(engine_name, None, master)
+        result = reconstruct_release(engine, output_dir, bins, integer_bins, by)
+        target = out or str(Path(output_dir) / "reconstruction")
+        written = write_reconstruction(result, target)
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    summary: dict[str, Any] = {"out": target, "files": written, "rows": result["rows"]}
+    for name, entry in result["columns"].items():
+        summary[name] = {
+            method: {"iterations": d["iterations"], "stopped_by": d["stopped_by"]}
+            for method, d in entry["all"].items()
+            if isinstance(d, dict) and "iterations" in d
+        }
+    print(json.dumps(summary, indent=2))
+    return EXIT_OK
+
+
 class _StderrHandler(logging.StreamHandler):
     """A stream handler that looks up the error stream at every record.
 
@@ -531,6 +625,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sparkanon`` console script."""
     args = _parser().parse_args(argv)
     configure_logging(args.quiet, args.log_level)
+    if args.command == "reconstruct":
+        return reconstruct_command(
+            args.output_dir,
+            args.bins,
+            integer_bins=args.integer_bins,
+            by=args.by,
+            out=args.out,
+            engine_name=args.engine,
+            master=args.master,
+        )
     common = {"engine_name": args.engine, "master": args.master, "remote": args.remote}
     if args.command == "validate":
         return validate_command(args.config, args.overrides, partition=args.partition, **common)
