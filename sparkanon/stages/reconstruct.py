@@ -39,7 +39,9 @@ Then, on the driver, per column and label (and over all rows):
   The same x-bins serve every label, so per-label distributions are comparable (what a
   naive Bayes classifier needs).
 * *integer bins* (``integer_bins``): bins of whole integers, edges at ``k - 0.5``, from
-  the integer at or above ``zmin + s`` to the one at or below ``zmax - s``. For
+  the integer nearest ``zmin + s`` to the one nearest ``zmax - s`` (nearest, not
+  inward: ``zmin + a`` lies a little above the smallest original for uniform noise, as
+  no row draws exactly ``-a``). For
   integer-valued originals equal-width bins of a non-integer width hold one integer or
   two in turn, so the true histogram is saw-toothed at width 1 and no smooth estimate
   comes close to it; integer bins avoid that.
@@ -211,9 +213,7 @@ def x_edges_for(
     if not lo < hi:
         lo, hi = zmin, zmax
     if integer:
-        first, last = math.ceil(lo), math.floor(hi)
-        if last < first:
-            first, last = math.floor(lo), math.ceil(hi)
+        first, last = math.floor(lo + 0.5), math.floor(hi + 0.5)
         if last - first + 1 > MAX_BINS:
             raise UserError(
                 f"--integer-bins: column {name!r} spans {last - first + 1} integers (more than "
