@@ -29,7 +29,13 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
     return parsers
 
 
-COMMANDS = ["sparkanon", "sparkanon backfill", "sparkanon run", "sparkanon validate"]
+COMMANDS = [
+    "sparkanon",
+    "sparkanon backfill",
+    "sparkanon reconstruct",
+    "sparkanon run",
+    "sparkanon validate",
+]
 
 
 def test_every_command_has_help() -> None:
