@@ -185,12 +185,11 @@ BAD = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("case", "column", "key"), BAD, ids=[b[0] for b in BAD])
+@pytest.mark.parametrize(("column", "key"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_perturbation_settings_exit_2_naming_the_key(
     tmp_path: Path,
     data: Path,
     capsys: pytest.CaptureFixture[str],
-    case: str,
     column: dict[str, Any],
     key: str,
 ) -> None:
