@@ -4,6 +4,8 @@ Every run checks what the family promises: every usable row published once with 
 declared noise, the noise declared beside the data (``noise.json``), verification on the
 residuals before the commit (a mis-declared or missing perturbation exits 3 and writes
 nothing), the same table on every batch split, and bad settings exiting 2 with the key.
+Spark publishes the same table: ``tests/test_golden.py``'s Spark check runs the
+``adult_perturb`` case.
 """
 
 from __future__ import annotations
@@ -227,19 +229,6 @@ def test_a_model_is_refused_and_other_families_still_need_one(tmp_path: Path, da
     other = perturb_config(tmp_path, data) | {"algorithm": {"name": "mdav"}}
     with pytest.raises(ConfigError, match="model: required key is missing"):
         parse_config(other)
-
-
-@pytest.mark.spark
-def test_spark_publishes_the_same_table(tmp_path: Path, data: Path, spark: Any) -> None:
-    from sparkanon.engine.spark import SparkEngine
-
-    tables = []
-    for name, engine in (("local", LocalEngine()), ("spark", SparkEngine(spark))):
-        cfg = perturb_config(tmp_path / name, data)
-        metrics = run_job(engine, parse_config(cfg)).metrics
-        assert metrics["verified"] is True
-        tables.append(published(Path(cfg["output"]["path"])))
-    pd.testing.assert_frame_equal(tables[0], tables[1])
 
 
 def test_cli_runs_the_shipped_adult_config(tmp_path: Path) -> None:
