@@ -11,6 +11,7 @@ blocks and a reconciliation, as a full run has).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -110,7 +111,10 @@ def test_adult_job_on_the_standalone_cluster_equals_local_mode(
     ]
     job = [str(ROOT / "jobs" / "anonymize.py"), "conf/adult_hpk.yaml", *settings, "--set"]
     done = _run(submit_command(cluster, [*job, f"output.path={on_cluster}"]), env)
-    assert '"verified": true' in done.stdout
+    # Without --quiet the log lines go to stderr: stdout is the metrics JSON alone.
+    metrics = json.loads(done.stdout)
+    assert metrics["verified"] is True and metrics["rows_out"] == SAMPLE_ROWS
+    assert "stage=cluster" in done.stderr
     alone = [sys.executable, "-m", "sparkanon.cli", "run", "conf/adult_hpk.yaml", *settings]
     _run([*alone, "--set", f"output.path={local}"], env)
     pd.testing.assert_frame_equal(published_table(on_cluster), published_table(local))

@@ -681,32 +681,6 @@ def test_samarati_and_incognito_agree_on_the_lowest_height(tmp_path: Path) -> No
     assert heights["samarati"] == heights["incognito"]
 
 
-@pytest.mark.spark
-def test_adult_fd_k_spark_matches_local(
-    spark, fd_runs: Callable[[str], JobRun], tmp_path: Path
-) -> None:
-    from sparkanon.engine.spark import SparkEngine
-
-    local = fd_runs("k")
-    raw = dict(local.raw)
-    raw["output"] = {**raw["output"], "path": str(tmp_path / "spark")}
-    remote = run_job(SparkEngine(spark), parse_config(raw))
-    m = remote.metrics
-    assert m["verified"] is True
-    assert m["node"] == local.metrics["node"]
-    for key in ("rows_in", "rows_out", "rows_suppressed", "published_classes", "height"):
-        assert m[key] == local.metrics[key], key
-    for key in ("precision", "DM", "NCP"):
-        assert m[key] == pytest.approx(local.metrics[key], rel=1e-9), key
-    cols = list(local.published.columns)
-    spark_rows = pd.read_parquet(tmp_path / "spark" / "data")[cols]
-    pd.testing.assert_frame_equal(
-        spark_rows.sort_values(cols).reset_index(drop=True),
-        local.published.sort_values(cols).reset_index(drop=True),
-        check_dtype=False,
-    )
-
-
 def _interval_holds(label: str, value: float) -> bool:
     lo, hi = (float(x) for x in label[1:-1].split(", "))
     return lo <= value and (value < hi or (label.endswith("]") and value <= hi))

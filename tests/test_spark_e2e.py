@@ -138,36 +138,6 @@ def test_bad_input_on_spark_writes_nothing(spark, tmp_path: Path, capsys) -> Non
     assert not list(tmp_path.glob("out.__sparkanon_tmp_*"))
 
 
-@pytest.mark.skipif(shutil.which("spark-submit") is None, reason="spark-submit not on PATH")
-def test_spark_submit_entry_point(tmp_path: Path) -> None:
-    sample = adult_sample(tmp_path, 600)
-    out = tmp_path / "out"
-    raw = adult_config(tmp_path, sample, out, model={"h": 2, "p": 3, "k": 5})
-    path = write_config(tmp_path, raw)
-    done = subprocess.run(
-        [
-            "spark-submit",
-            "--master",
-            "local[1]",
-            "--conf",
-            "spark.ui.enabled=false",
-            str(ROOT / "jobs" / "anonymize.py"),
-            str(path),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    # Without --quiet the log lines still go to stderr: stdout is the metrics JSON alone.
-    metrics = json.loads(done.stdout)
-    assert "stage=cluster" in done.stderr
-    assert metrics["rows_out"] == 600
-    assert metrics["verified"] is True
-    _independent_check(path, out)
-
-
 def test_ragged_csv_and_non_data_files_on_spark(spark, tmp_path: Path, capsys, caplog) -> None:
     """The local engine's tests (test_data_safety) on Spark: same errors, same counts."""
     data = tmp_path / "data"
