@@ -105,6 +105,11 @@ def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
         metavar="sc://HOST:PORT",
         help="run through a Spark Connect server instead of a local or cluster master",
     )
+    _add_logging_arguments(cmd)
+
+
+def _add_logging_arguments(cmd: argparse.ArgumentParser) -> None:
+    """``--log-level`` and ``--quiet``, as every command that runs Spark takes them."""
     cmd.add_argument(
         "--log-level",
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
@@ -229,13 +234,7 @@ def _add_reconstruct_parser(sub: Any) -> None:
         help="spark (default) or local (pandas, one process, for small data)",
     )
     cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
-    cmd.add_argument(
-        "--log-level",
-        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        default=None,
-        help="sparkanon's log level (default INFO; --quiet is WARNING)",
-    )
-    cmd.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+    _add_logging_arguments(cmd)
 
 
 TABLE_ITEMS = 3

@@ -15,6 +15,9 @@ from sparkanon.metrics.registry import ClassBatch
 
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
+RECORD_ID = "record_id"
+"""A published record's surrogate id (the job's row id, never an input value): RT's key,
+and what a perturbed release's verification joins the originals on."""
 
 
 @dataclass(frozen=True)

@@ -44,12 +44,10 @@ from sparkanon.algorithms.perturbation.perturb import ColumnNoise, perturb_frame
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.publications.base import MAIN, Publication
+from sparkanon.publications.base import MAIN, RECORD_ID, Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.publish import staged
 
-RECORD_ID = "record_id"
-"""The published row id (the job's ``_rid``): what verification joins the originals on."""
 RESIDUAL_BINS = 1000
 """Bins of a residual histogram over the declared noise's support (plus two outside it)."""
 GAUSSIAN_SPAN = 6.0

@@ -35,6 +35,7 @@ from sparkanon.attributes.text import trimmed_text
 from sparkanon.engine.base import Engine, Table
 from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.publications import Publication
+from sparkanon.publications.base import RECORD_ID
 from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
 from sparkanon.stages.rt_cluster import GSET
@@ -43,8 +44,6 @@ RT_TABLE = "rt"
 """The relational table's name (``<output>/rt``)."""
 TT_TABLE = "tt"
 """The transaction table's name (``<output>/tt``)."""
-RECORD_ID = "record_id"
-"""RT column: the record's surrogate id."""
 GROUP_ID = "group_id"
 """RT and TT column: the group."""
 COUNT = "count"
