@@ -231,3 +231,64 @@ def test_bench_grid_tiny_three_algorithms(tmp_path: Path, capsys) -> None:
     assert grid.main(["--report", "--tag", "_w", "--out-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "MAA-SLIE (M) against GPKC (G)" in out and "against GPKC (paper) (G)" in out
+
+
+def test_exp_randomization_tiny(tmp_path: Path) -> None:
+    import json
+
+    exp = _load("exp_randomization")
+    argv = ["--rows", "1500", "--train-rows", "1000", "--privacy", "0.5", "--fixed", "5"]
+    assert exp.main([*argv, "--out-dir", str(tmp_path), "--in-place"]) == 0
+
+    l1 = _rows(tmp_path / "randomization_l1.csv")
+    assert set(exp.L1_FIELDS) == set(l1[0])
+    # 3 columns x 2 noises, integer bins for the 2 integer columns; 6 methods / stops each.
+    settings = {(r["column"], r["noise"], r["binning"]) for r in l1}
+    assert len(settings) == 10 and len(l1) == 10 * 6
+    stops = {(r["method"], r["stop"]) for r in l1}
+    assert stops == {
+        ("noisy", ""),
+        ("bayes", "chi_square"),
+        ("bayes", "change"),
+        ("em", "likelihood"),
+        ("bayes", "fixed_5"),
+        ("em", "fixed_5"),
+    }
+    for r in l1:
+        assert 0 <= float(r["l1"]) <= 1 and r["rows"] == "1500" and r["privacy"] == "0.5"
+        if r["stop"] == "fixed_5":
+            assert r["iterations"] == "5" and r["stopped_by"] == "max_iterations"
+        if r["binning"] == "integer":
+            assert float(r["floor_sawtooth"]) == 0.0  # one integer per bin: no saw-tooth
+        elif r["column"] == "age":
+            assert float(r["floor_sawtooth"]) > 0.05  # 50 bins over ~73 ages: 1 or 2 each
+    # 2 noises x 1 level x 2 binnings x 2 feature sets.
+    nb = _rows(tmp_path / "randomization_nb.csv")
+    assert len(nb) == 8 and set(exp.NB_FIELDS) == set(nb[0])
+    for r in nb:
+        assert r["train_rows"] == "1000" and r["test_rows"] == "500"
+        for field in ("acc_original", "acc_perturbed", "acc_bayes", "acc_em", "acc_majority"):
+            assert 0.5 < float(r[field]) <= 1
+        assert float(r["acc_original"]) >= float(r["acc_majority"]) - 0.05
+    meta = json.loads((tmp_path / "randomization.meta.json").read_text(encoding="utf-8"))
+    assert meta["rows"] == 1500 and meta["privacy"] == [0.5] and "code_sha" in meta
+    for name in ("randomization_l1.png", "randomization_nb.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+
+
+def test_exp_randomization_smeared_histogram() -> None:
+    import numpy as np
+
+    exp = _load("exp_randomization")
+    values = np.array([1.0, 1.0, 2.0, 5.0])
+    # Integer bins: spreading each integer over its unit interval changes nothing.
+    edges = np.arange(0, 7) + 0.5
+    np.testing.assert_allclose(
+        exp.smeared_histogram(values, edges), exp.true_histogram(values, edges)
+    )
+    # Bins of width 1.5: [0.5, 2) holds all of 1's [0.5, 1.5] and half of 2's [1.5, 2.5];
+    # 5's [4.5, 5.5] straddles the edge at 5.
+    edges = np.array([0.5, 2.0, 3.5, 5.0, 6.5])
+    np.testing.assert_allclose(exp.true_histogram(values, edges), [0.5, 0.25, 0.0, 0.25])
+    np.testing.assert_allclose(exp.smeared_histogram(values, edges), [0.625, 0.125, 0.125, 0.125])
