@@ -25,6 +25,58 @@ every group the most frequent published set counts at most ``|G| / l`` records
 (``max count * l <= |G|``); every group's RT records number exactly its TT counts' sum,
 and no RT record names a group TT lacks; no identifier column is published.
 
+For a perturbed release (``algorithm.name: perturb``; Aggarwal 2015, section 20.2) it
+reads ``data/``, ``noise.json`` and ``metrics.json`` and, from the config, re-reads the
+job's input itself (a test tool: the whole input is read on this machine) and checks:
+
+* **columns**: exactly ``record_id``, the quasi-identifiers (every attribute but ``keep``
+  and ``identifier``), the sensitive column and the ``keep`` columns; no other column (an
+  original value left in); ``noise.json`` declares exactly the configured columns, and
+  ``metrics.json``'s ``noise`` equals it;
+* **record_id**: present, whole numbers, unique;
+* **rows**: the published count equals the usable input rows, recounted here: CSV records
+  read with the Python csv module (``header``, ``sep``/``delimiter``, ``quote``,
+  ``encoding``, ``input.columns``, ``.gz``/``.bz2``), records of the wrong width
+  (malformed), a quasi-identifier or sensitive value null or, trimmed, in
+  ``input.missing_values`` (missing), and under ``on_invalid: drop`` a continuous value
+  that is not a finite number or a value outside a declared domain (invalid) left out;
+  a cause whose rule is ``error`` must count 0; ``metrics.json``'s ``rows_in``,
+  ``rows_out`` and ``suppressed_*`` counts must equal the recount;
+* **declared noise**, recomputed from the config and the usable rows: a numeric column's
+  distribution, scale (``scale``; ``scale_share * range``; ``privacy``: uniform
+  ``a = privacy * range / (2 confidence)``, gaussian ``sigma = privacy * range / (2 z)``,
+  ``z`` the normal quantile of ``(1 + confidence) / 2``; range = max - min over the usable
+  rows), variance, privacy width and share; a randomized-response column's values (the
+  declared domain: ``order``, ``values`` or the hierarchy's leaves, else the usable rows'
+  distinct values), retention (``retention``, or ``e^eps / (e^eps + k - 1)``), transition
+  matrix (``p`` on the diagonal, ``(1 - p) / (k - 1)`` elsewhere, rows summing to 1) and
+  its epsilon (``ln`` of the largest ratio within a column, equal to the config's
+  ``epsilon``); every published value of the column is a declared value;
+* **residuals**, at ``algorithm.significance`` per test (default 1e-4): the published rows
+  sorted by ``record_id`` are paired with the usable input rows in input order (see
+  below); the unperturbed columns (quasi-identifiers not in ``algorithm.columns``, the
+  sensitive and ``keep`` columns) must equal the input's row by row, which confirms the
+  pairing; then per numeric column the residuals (published - original) pass the exact
+  one-sample Kolmogorov-Smirnov test against the declared CDF (critical value from the
+  asymptotic Kolmogorov distribution with Stephens' factor ``sqrt(n) + 0.12 + 0.11 /
+  sqrt(n)``), a mean z-test (``|mean| <= z sqrt(var / n)``) and a variance z-test (the
+  declared fourth moment); per categorical column the share of values published as
+  themselves lies within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
+
+How ``record_id`` relates to the input: sparkanon numbers the rows as read, before any
+row is dropped (``engine.with_row_id`` in the read stage). The local engine numbers them
+``0, 1, ...`` over the data records (the malformed ones included); this script checks
+that exactly when ``metrics.json`` says ``engine: local``. Spark uses
+``monotonically_increasing_id`` (partition index times ``2^33`` plus the position in the
+partition); for one input file the read partitions are byte ranges in file order, so the
+ids increase with the input order but are not positions, and only the order is used.
+For a directory input Spark packs files by size, not by name, and for a catalog table
+the order is the table's: then the row count, the input's ranges and domains and the
+residuals are not checked, a ``NOT CHECKED`` line says so, and the rest decides the exit
+code. What is never checked: that the noise is independent across columns and rows, that
+randomized response spreads a changed value uniformly over the other values (only the
+retention is tested), and that the noise is the seed's (the generator is sparkanon's).
+
 Usage::
 
     python scripts/verify_output.py OUTPUT_DIR                       # the config the job ran
@@ -35,7 +87,9 @@ beside its metrics with every ``--set`` override applied. With a CONFIG it appli
 the same ``--set key=value`` overrides the job took (dotted keys, YAML values,
 list items by index, e.g. ``--set model.k=4``).
 
-Exit code 0 when every group satisfies every model, 1 otherwise.
+Exit code 0 when every group satisfies every model (a perturbed release: every check
+above holds), 1 otherwise; each failure is printed as a ``FAILED`` line with the column,
+the statistic and its bound, never a data value.
 """
 
 from __future__ import annotations
