@@ -25,6 +25,58 @@ every group the most frequent published set counts at most ``|G| / l`` records
 (``max count * l <= |G|``); every group's RT records number exactly its TT counts' sum,
 and no RT record names a group TT lacks; no identifier column is published.
 
+For a perturbed release (``algorithm.name: perturb``; Aggarwal 2015, section 20.2) it
+reads ``data/``, ``noise.json`` and ``metrics.json`` and, from the config, re-reads the
+job's input itself (a test tool: the whole input is read on this machine) and checks:
+
+* **columns**: exactly ``record_id``, the quasi-identifiers (every attribute but ``keep``
+  and ``identifier``), the sensitive column and the ``keep`` columns; no other column (an
+  original value left in); ``noise.json`` declares exactly the configured columns, and
+  ``metrics.json``'s ``noise`` equals it;
+* **record_id**: present, whole numbers, unique;
+* **rows**: the published count equals the usable input rows, recounted here: CSV records
+  read with the Python csv module (``header``, ``sep``/``delimiter``, ``quote``,
+  ``encoding``, ``input.columns``, ``.gz``/``.bz2``), records of the wrong width
+  (malformed), a quasi-identifier or sensitive value null or, trimmed, in
+  ``input.missing_values`` (missing), and under ``on_invalid: drop`` a continuous value
+  that is not a finite number or a value outside a declared domain (invalid) left out;
+  a cause whose rule is ``error`` must count 0; ``metrics.json``'s ``rows_in``,
+  ``rows_out`` and ``suppressed_*`` counts must equal the recount;
+* **declared noise**, recomputed from the config and the usable rows: a numeric column's
+  distribution, scale (``scale``; ``scale_share * range``; ``privacy``: uniform
+  ``a = privacy * range / (2 confidence)``, gaussian ``sigma = privacy * range / (2 z)``,
+  ``z`` the normal quantile of ``(1 + confidence) / 2``; range = max - min over the usable
+  rows), variance, privacy width and share; a randomized-response column's values (the
+  declared domain: ``order``, ``values`` or the hierarchy's leaves, else the usable rows'
+  distinct values), retention (``retention``, or ``e^eps / (e^eps + k - 1)``), transition
+  matrix (``p`` on the diagonal, ``(1 - p) / (k - 1)`` elsewhere, rows summing to 1) and
+  its epsilon (``ln`` of the largest ratio within a column, equal to the config's
+  ``epsilon``); every published value of the column is a declared value;
+* **residuals**, at ``algorithm.significance`` per test (default 1e-4): the published rows
+  sorted by ``record_id`` are paired with the usable input rows in input order (see
+  below); the unperturbed columns (quasi-identifiers not in ``algorithm.columns``, the
+  sensitive and ``keep`` columns) must equal the input's row by row, which confirms the
+  pairing; then per numeric column the residuals (published - original) pass the exact
+  one-sample Kolmogorov-Smirnov test against the declared CDF (critical value from the
+  asymptotic Kolmogorov distribution with Stephens' factor ``sqrt(n) + 0.12 + 0.11 /
+  sqrt(n)``), a mean z-test (``|mean| <= z sqrt(var / n)``) and a variance z-test (the
+  declared fourth moment); per categorical column the share of values published as
+  themselves lies within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
+
+How ``record_id`` relates to the input: sparkanon numbers the rows as read, before any
+row is dropped (``engine.with_row_id`` in the read stage). The local engine numbers them
+``0, 1, ...`` over the data records (the malformed ones included); this script checks
+that exactly when ``metrics.json`` says ``engine: local``. Spark uses
+``monotonically_increasing_id`` (partition index times ``2^33`` plus the position in the
+partition); for one input file the read partitions are byte ranges in file order, so the
+ids increase with the input order but are not positions, and only the order is used.
+For a directory input Spark packs files by size, not by name, and for a catalog table
+the order is the table's: then the row count, the input's ranges and domains and the
+residuals are not checked, a ``NOT CHECKED`` line says so, and the rest decides the exit
+code. What is never checked: that the noise is independent across columns and rows, that
+randomized response spreads a changed value uniformly over the other values (only the
+retention is tested), and that the noise is the seed's (the generator is sparkanon's).
+
 Usage::
 
     python scripts/verify_output.py OUTPUT_DIR                       # the config the job ran
@@ -35,16 +87,23 @@ beside its metrics with every ``--set`` override applied. With a CONFIG it appli
 the same ``--set key=value`` overrides the job took (dotted keys, YAML values,
 list items by index, e.g. ``--set model.k=4``).
 
-Exit code 0 when every group satisfies every model, 1 otherwise.
+Exit code 0 when every group satisfies every model (a perturbed release: every check
+above holds), 1 otherwise; each failure is printed as a ``FAILED`` line with the column,
+the statistic and its bound, never a data value.
 """
 
 from __future__ import annotations
 
 import argparse
+import bz2
 import csv
+import gzip
+import io
+import json
 import math
 import sys
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
@@ -211,6 +270,565 @@ def check(
     raise SystemExit(f"unknown model {name!r}")
 
 
+# ---------------------------------------------------------------------------
+# A perturbed release (algorithm.name: perturb; Aggarwal 2015, section 20.2)
+# ---------------------------------------------------------------------------
+
+RECORD_ID = "record_id"
+DECLARED_KINDS = {"ordinal", "categorical", "nominal"}
+REL_TOL = 1e-9
+
+
+class Report:
+    """What a perturbed release's check found: one line per figure, one per failure.
+
+    A plain class, not a dataclass: the tests load this script by path, without
+    registering it in ``sys.modules``, which ``dataclass`` needs.
+    """
+
+    def __init__(self) -> None:
+        """An empty report."""
+        self.lines: list[str] = []
+        self.failures: list[str] = []
+        self.unchecked: list[str] = []
+
+    def fail(self, text: str) -> None:
+        """Record a failed promise."""
+        self.failures.append(text)
+
+    def expect(self, ok: bool, text: str) -> None:
+        """Record ``text`` as a failure unless ``ok``."""
+        if not ok:
+            self.fail(text)
+
+
+def close(a: float, b: float) -> bool:
+    """Whether two declared figures agree up to float rounding."""
+    return math.isclose(float(a), float(b), rel_tol=REL_TOL, abs_tol=1e-12)
+
+
+def trimmed(values: pd.Series) -> pd.Series:
+    """Values as stripped strings, nulls as ``None``."""
+    text = values.astype("string").str.strip()
+    return text.astype(object).where(text.notna(), None)
+
+
+def is_number_text(token: str) -> bool:
+    """Whether a missing token reads as a number."""
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def read_csv_input(path: Path, options: dict, columns: list[str] | None) -> pd.DataFrame:
+    """One CSV file with the Python csv module: every non-blank record as text.
+
+    Honours ``header``, ``sep``/``delimiter``, ``quote`` and ``encoding`` (the reader
+    options sparkanon documents), ``.gz``/``.bz2`` compression and ``input.columns``.
+    Adds ``_position`` (the record's index among the data records, 0-based) and
+    ``_malformed`` (a record whose field count differs from the header's; its fields
+    are left empty).
+    """
+    header = str(options.get("header", "true")).lower() == "true"
+    sep = str(options.get("sep", options.get("delimiter", ",")))
+    quote = str(options.get("quote", '"')) or '"'
+    encoding = str(options.get("encoding", options.get("charset", "utf-8")))
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(path.suffix.lower())
+    raw = opener(path, "rb") if opener else path.open("rb")
+    with io.TextIOWrapper(raw, encoding=encoding, newline="") as fh:
+        records = [
+            r
+            for r in csv.reader(fh, delimiter=sep, quotechar=quote, skipinitialspace=True)
+            if r and not (len(r) == 1 and not r[0].strip())
+        ]
+    if not records:
+        return pd.DataFrame()
+    names = (
+        [c.strip() for c in records[0]] if header else [f"_c{i}" for i in range(len(records[0]))]
+    )
+    if columns:
+        names = list(columns)
+    body = records[1:] if header else records
+    width = len(names)
+    malformed = np.array([len(r) != width for r in body], dtype=bool)
+    frame = pd.DataFrame(
+        [r if len(r) == width else [""] * width for r in body], columns=names, dtype=object
+    )
+    frame["_malformed"] = malformed
+    frame["_position"] = np.arange(len(frame), dtype=np.int64)
+    return frame
+
+
+def read_input(cfg: dict) -> tuple[pd.DataFrame | None, str]:
+    """The job's input as it was read, or ``None`` and why it cannot be re-read here.
+
+    Only a single CSV or Parquet file reproduces the job's row order independently
+    (see the module docstring); a directory, a catalog table or another format does not.
+    """
+    source = cfg["input"]
+    if source.get("table"):
+        return None, f"the input is the catalog table {source['table']!r}"
+    path = Path(str(source["path"]))
+    if not path.exists():
+        raise SystemExit(
+            f"input.path {str(path)!r} does not exist here (relative paths are read from the "
+            "current directory; give --set input.path=...)"
+        )
+    if path.is_dir():
+        return None, "the input is a directory (Spark orders its files by size, not by name)"
+    fmt = source.get("format", "csv")
+    if fmt == "csv":
+        return read_csv_input(path, source.get("options") or {}, source.get("columns")), ""
+    if fmt == "parquet":
+        frame = pd.read_parquet(path)
+        frame["_malformed"] = False
+        frame["_position"] = np.arange(len(frame), dtype=np.int64)
+        return frame, ""
+    return None, f"the input format {fmt!r} is not re-read by this checker"
+
+
+def config_domain(attr: dict) -> list[str] | None:
+    """A discrete attribute's domain when the config declares it, else ``None``."""
+    if attr["kind"] == "ordinal":
+        return [str(v) for v in attr["order"]]
+    if attr["kind"] == "nominal" and attr.get("values"):
+        return [str(v) for v in attr["values"]]
+    if attr["kind"] == "categorical":
+        with open(attr["hierarchy"], newline="", encoding="utf-8-sig") as fh:
+            return [r[0].strip() for r in csv.reader(fh, delimiter=";") if r]
+    return None
+
+
+def usable_rows(cfg: dict, frame: pd.DataFrame, report: Report) -> tuple[pd.DataFrame, dict]:
+    """The rows the job publishes: malformed, missing and (``drop``) invalid rows removed.
+
+    Missing: a quasi-identifier or the sensitive value that is null or, trimmed, one of
+    ``input.missing_values``. Invalid: a continuous value that is not a finite number, a
+    value outside a declared domain, a semantic value that is not a code of its length.
+    With an ``error`` rule any such row means the job should have refused the input.
+
+    Returns:
+        The usable rows (input order kept) and the counts by cause.
+    """
+    source = cfg["input"]
+    tokens = [str(t) for t in source.get("missing_values", ["?", ""])]
+    numeric_tokens = any(is_number_text(t) for t in tokens)
+    qi = [a for a in cfg["attributes"] if a["kind"] not in ("keep", "identifier")]
+    checked = [a["name"] for a in qi] + [cfg["sensitive"]["name"]]
+    malformed = frame["_malformed"].to_numpy(dtype=bool)
+    missing = np.zeros(len(frame), dtype=bool)
+    for c in checked:
+        values = frame[c]
+        miss = values.isna().to_numpy(dtype=bool)
+        if numeric_tokens or not pd.api.types.is_numeric_dtype(values):
+            miss |= trimmed(values).isin(tokens).to_numpy(dtype=bool)
+        missing |= miss
+    missing &= ~malformed
+    invalid = np.zeros(len(frame), dtype=bool)
+    for a in qi:
+        text = trimmed(frame[a["name"]])
+        if a["kind"] == "continuous":
+            number = pd.to_numeric(text, errors="coerce").to_numpy(dtype=float)
+            bad = ~np.isfinite(number)
+        elif a["kind"] == "semantic":
+            bad = ~text.fillna("").str.fullmatch(rf"[0-9]{{{int(a['length'])}}}").to_numpy(bool)
+        else:
+            domain = config_domain(a)
+            bad = ~text.isin(domain).to_numpy(dtype=bool) if domain else np.zeros(len(text), bool)
+        invalid |= bad
+    invalid &= ~(malformed | missing)
+    counts = {
+        "malformed": int(malformed.sum()),
+        "missing": int(missing.sum()),
+        "invalid": int(invalid.sum()),
+    }
+    rules = {
+        "malformed": source.get("on_malformed", "error"),
+        "missing": source.get("on_missing", "drop"),
+        "invalid": source.get("on_invalid", "error"),
+    }
+    for cause, rule in rules.items():
+        report.expect(
+            rule == "drop" or counts[cause] == 0,
+            f"input: {counts[cause]} {cause} rows but input.on_{cause} is {rule!r}: "
+            "the job should have refused the input",
+        )
+    keep = ~(malformed | missing | invalid)
+    return frame[keep].reset_index(drop=True), counts
+
+
+def expected_scale(spec: dict, span: float, confidence: float) -> float:
+    """A numeric column's noise scale from its config entry and the input's range.
+
+    ``scale`` as given; ``scale_share * range``; ``privacy``: uniform
+    ``a = privacy * range / (2 confidence)``, gaussian
+    ``sigma = privacy * range / (2 z)``, ``z`` the normal quantile of ``(1 + confidence) / 2``.
+    """
+    if spec.get("scale") is not None:
+        return float(spec["scale"])
+    if spec.get("scale_share") is not None:
+        return float(spec["scale_share"]) * span
+    half_width = float(spec["privacy"]) * span / 2.0
+    if spec["noise"] == "uniform":
+        return half_width / confidence
+    return half_width / NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+
+
+def check_numeric_declaration(
+    name: str, spec: dict, declared: dict, span: float | None, confidence: float, report: Report
+) -> None:
+    """The declared additive noise against the config (and the input's range, if read)."""
+    dist, scale = declared.get("distribution"), float(declared.get("scale", math.nan))
+    report.expect(
+        dist == spec["noise"], f"{name}: declared noise {dist!r}, config {spec['noise']!r}"
+    )
+    if span is not None:
+        want = expected_scale(spec, span, confidence)
+        report.expect(
+            close(scale, want), f"{name}: declared scale {scale:.6g}, expected {want:.6g}"
+        )
+    report.expect(
+        scale > 0 and math.isfinite(scale), f"{name}: declared scale {scale} not positive"
+    )
+    var = scale * scale / 3.0 if dist == "uniform" else scale * scale
+    report.expect(
+        close(declared.get("variance", math.nan), var),
+        f"{name}: declared variance {declared.get('variance')} is not {var:.6g}",
+    )
+    z = NormalDist().inv_cdf((1.0 + confidence) / 2.0)
+    width = 2.0 * scale * (confidence if dist == "uniform" else z)
+    report.expect(
+        close(declared.get("privacy_width", math.nan), width),
+        f"{name}: declared privacy width {declared.get('privacy_width')} is not {width:.6g}",
+    )
+    report.expect(
+        close(declared.get("confidence", math.nan), confidence),
+        f"{name}: declared confidence {declared.get('confidence')} is not {confidence}",
+    )
+    if span:
+        share = declared.get("privacy_share")
+        report.expect(
+            share is not None and close(share, width / span),
+            f"{name}: declared privacy share {share} is not {width / span:.6g}",
+        )
+
+
+def check_rr_declaration(
+    name: str, spec: dict, declared: dict, domain: list[str] | None, report: Report
+) -> None:
+    """Randomized response: values, retention, transition matrix and its epsilon."""
+    values = [str(v) for v in declared.get("values", [])]
+    k = len(values)
+    report.expect(
+        declared.get("distribution") == "randomized_response",
+        f"{name}: declared noise {declared.get('distribution')!r}, config 'randomized_response'",
+    )
+    report.expect(len(set(values)) == k and k >= 2, f"{name}: {k} declared values (distinct, >= 2)")
+    if domain is not None:
+        report.expect(
+            set(values) == set(domain),
+            f"{name}: declared values are not the column's domain "
+            f"({len(set(values) - set(domain))} extra, {len(set(domain) - set(values))} missing)",
+        )
+    if k < 2:
+        return
+    p = float(declared.get("retention", math.nan))
+    if spec.get("retention") is not None:
+        want = float(spec["retention"])
+    else:
+        eps = float(spec["epsilon"])
+        want = math.exp(eps) / (math.exp(eps) + k - 1)
+    report.expect(close(p, want), f"{name}: declared retention {p:.6g}, expected {want:.6g}")
+    matrix = np.asarray(declared.get("transition_matrix", []), dtype=float)
+    expected = np.full((k, k), (1.0 - p) / (k - 1))
+    np.fill_diagonal(expected, p)
+    if matrix.shape != (k, k):
+        report.fail(f"{name}: transition matrix of shape {matrix.shape}, expected {(k, k)}")
+        return
+    report.expect(
+        np.allclose(matrix, expected, rtol=REL_TOL, atol=1e-12),
+        f"{name}: transition matrix is not p={p:.6g} on the diagonal, (1-p)/(k-1) elsewhere",
+    )
+    report.expect(
+        np.allclose(matrix.sum(axis=1), 1.0, atol=1e-9), f"{name}: transition rows do not sum to 1"
+    )
+    with np.errstate(divide="ignore"):
+        ratios = [
+            math.inf if col.min() == 0 else col.max() / col.min()
+            for col in matrix.T
+            if col.max() > 0
+        ]
+    eps = math.log(max(ratios))
+    got = float(declared.get("ldp_epsilon", math.nan))
+    report.expect(
+        (math.isinf(eps) and math.isinf(got)) or close(got, eps),
+        f"{name}: declared ldp_epsilon {got:.6g}, the matrix gives {eps:.6g}",
+    )
+    if spec.get("epsilon") is not None:
+        report.expect(
+            close(eps, float(spec["epsilon"])),
+            f"{name}: the matrix's epsilon {eps:.6g} is not the config's {spec['epsilon']}",
+        )
+
+
+def kolmogorov_sf(x: float) -> float:
+    """``P(K > x)`` for the Kolmogorov distribution: ``2 sum (-1)^(j-1) exp(-2 j^2 x^2)``."""
+    if x < 0.2:
+        return 1.0
+    total = sum((-1) ** (j - 1) * math.exp(-2.0 * j * j * x * x) for j in range(1, 101))
+    return min(max(2.0 * total, 0.0), 1.0)
+
+
+def kolmogorov_critical(alpha: float) -> float:
+    """The ``x`` with ``P(K > x) = alpha`` (bisection; ``kolmogorov_sf`` decreases)."""
+    lo, hi = 0.2, 10.0
+    for _ in range(100):
+        mid = (lo + hi) / 2.0
+        lo, hi = (mid, hi) if kolmogorov_sf(mid) > alpha else (lo, mid)
+    return hi
+
+
+def ks_test(residuals: np.ndarray, cdf: np.ndarray, alpha: float) -> tuple[float, float]:
+    """Exact one-sample KS statistic and its critical value at ``alpha``.
+
+    ``cdf`` is the declared CDF at the sorted residuals. The critical value is the
+    asymptotic Kolmogorov quantile with Stephens' (1970) small-sample factor
+    ``sqrt(n) + 0.12 + 0.11 / sqrt(n)``.
+    """
+    n = len(residuals)
+    i = np.arange(1, n + 1)
+    d = float(max(np.max(i / n - cdf), np.max(cdf - (i - 1) / n)))
+    root = math.sqrt(n)
+    return d, kolmogorov_critical(alpha) / (root + 0.12 + 0.11 / root)
+
+
+def noise_cdf(dist: str, scale: float, x: np.ndarray) -> np.ndarray:
+    """The declared noise's CDF: uniform on ``[-a, a]`` or gaussian with ``sigma``."""
+    if dist == "uniform":
+        return np.clip((x + scale) / (2.0 * scale), 0.0, 1.0)
+    erfc = np.vectorize(math.erfc, otypes=[float])
+    return 0.5 * erfc(-x / (scale * math.sqrt(2.0)))
+
+
+def check_residuals(
+    name: str, residuals: np.ndarray, dist: str, scale: float, alpha: float, report: Report
+) -> None:
+    """Residuals against the declared noise: KS, mean and variance at ``alpha`` each."""
+    bad = ~np.isfinite(residuals)
+    report.expect(not bad.any(), f"{name}: {int(bad.sum())} published values are not numbers")
+    r = np.sort(residuals[~bad])
+    n = len(r)
+    if n < 2:
+        report.fail(f"{name}: {n} residuals, too few to test")
+        return
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    d, d_crit = ks_test(r, noise_cdf(dist, scale, r), alpha)
+    var = scale * scale / 3.0 if dist == "uniform" else scale * scale
+    mu4 = scale**4 / 5.0 if dist == "uniform" else 3.0 * scale**4
+    mean = float(r.mean())
+    mean_bound = z * math.sqrt(var / n)
+    s2 = float(r.var(ddof=1))
+    var_bound = z * math.sqrt(max(mu4 - var * var * (n - 3) / (n - 1), 0.0) / n)
+    report.lines.append(
+        f"{name}: {dist}({scale:.6g}) n={n} ks={d:.4g} (<= {d_crit:.4g}) mean={mean:.4g} "
+        f"(|.| <= {mean_bound:.4g}) variance={s2:.6g} ({var:.6g} +- {var_bound:.4g})"
+    )
+    report.expect(d <= d_crit, f"{name}: Kolmogorov-Smirnov {d:.4g} > {d_crit:.4g}")
+    report.expect(
+        abs(mean) <= mean_bound, f"{name}: residual mean {mean:.4g} outside +-{mean_bound:.4g}"
+    )
+    report.expect(
+        abs(s2 - var) <= var_bound,
+        f"{name}: residual variance {s2:.6g} outside {var:.6g} +- {var_bound:.4g}",
+    )
+
+
+def check_retention(name: str, same: np.ndarray, p: float, alpha: float, report: Report) -> None:
+    """The share of values published as themselves within ``p +- z sqrt(p (1 - p) / n)``."""
+    n = len(same)
+    rate = float(same.mean()) if n else math.nan
+    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    bound = z * math.sqrt(p * (1.0 - p) / n) if n else math.nan
+    ok = rate == 1.0 if p == 1.0 else abs(rate - p) <= bound
+    report.lines.append(f"{name}: retention rate {rate:.4g} n={n} ({p:.6g} +- {bound:.4g})")
+    report.expect(ok, f"{name}: retention rate {rate:.4g} outside {p:.6g} +- {bound:.4g}")
+
+
+def same_text(published: pd.Series, original: pd.Series) -> np.ndarray:
+    """Row-wise equality of two columns as trimmed text (null and empty alike)."""
+    a = trimmed(published).fillna("").to_numpy(dtype=object)
+    b = trimmed(original).fillna("").to_numpy(dtype=object)
+    return a == b
+
+
+def check_pairs(
+    cfg: dict,
+    table: pd.DataFrame,
+    usable: pd.DataFrame,
+    noise: dict,
+    engine: str | None,
+    alpha: float,
+    report: Report,
+) -> None:
+    """Pair published rows with the usable input rows by record_id order and test them.
+
+    The ``i``-th smallest ``record_id`` is the ``i``-th usable row (both engines number
+    rows in input order, see the module docstring); on the local engine the id is the
+    record's position in the file, which is checked too. The pairing is confirmed by the
+    unperturbed columns (equal to the input's); then the residuals are tested.
+    """
+    ordered = table.sort_values(RECORD_ID, kind="stable").reset_index(drop=True)
+    ids = ordered[RECORD_ID].to_numpy(dtype=np.int64)
+    if engine == "local":
+        off = int((ids != usable["_position"].to_numpy(dtype=np.int64)).sum())
+        report.expect(off == 0, f"record_id: {off} ids are not their row's position in the input")
+    perturbed = {c["name"]: c for c in cfg["algorithm"]["columns"]}
+    decimals = (cfg.get("output") or {}).get("decimals")
+    qi = [a for a in cfg["attributes"] if a["kind"] not in ("keep", "identifier")]
+    for a in qi:
+        name = a["name"]
+        if name in perturbed:
+            continue
+        if a["kind"] == "continuous":
+            orig = pd.to_numeric(trimmed(usable[name]), errors="coerce").to_numpy(dtype=float)
+            orig = orig if decimals is None else np.round(orig, int(decimals))
+            pub = pd.to_numeric(ordered[name], errors="coerce").to_numpy(dtype=float)
+            same = np.isclose(pub, orig, rtol=REL_TOL, atol=1e-9)
+        else:
+            same = same_text(ordered[name], usable[name])
+        differ = int((~same).sum())
+        report.expect(differ == 0, f"{name} (not perturbed): {differ} rows differ from the input")
+    passthrough = [cfg["sensitive"]["name"]] + [
+        a["name"] for a in cfg["attributes"] if a["kind"] == "keep"
+    ]
+    for name in passthrough:
+        differ = int((~same_text(ordered[name], usable[name])).sum())
+        report.expect(differ == 0, f"{name} (published as is): {differ} rows differ from the input")
+    for name, spec in perturbed.items():
+        declared = noise.get(name) or {}
+        if spec["noise"] == "randomized_response":
+            p = float(declared.get("retention", math.nan))
+            check_retention(name, same_text(ordered[name], usable[name]), p, alpha, report)
+            continue
+        orig = pd.to_numeric(trimmed(usable[name]), errors="coerce").to_numpy(dtype=float)
+        pub = pd.to_numeric(ordered[name], errors="coerce").to_numpy(dtype=float)
+        scale = float(declared.get("scale", math.nan))
+        check_residuals(name, pub - orig, spec["noise"], scale, alpha, report)
+
+
+def published_column_names(cfg: dict) -> list[str]:
+    """The columns a perturbed release publishes.
+
+    The row id, the quasi-identifiers, the sensitive column and the ``keep`` columns
+    (identifiers never).
+    """
+    qi = [a["name"] for a in cfg["attributes"] if a["kind"] not in ("keep", "identifier")]
+    keep = [a["name"] for a in cfg["attributes"] if a["kind"] == "keep"]
+    return [RECORD_ID, *qi, cfg["sensitive"]["name"], *keep]
+
+
+def check_perturbed(cfg: dict, output_dir: Path) -> int:
+    """Check a perturbed release (the module docstring's list); exit code 0 or 1."""
+    report = Report()
+    algorithm = cfg["algorithm"]
+    alpha = float(algorithm.get("significance") or 1e-4)
+    confidence = float(algorithm.get("confidence") or 0.95)
+    specs = {c["name"]: c for c in algorithm["columns"]}
+    attrs = {a["name"]: a for a in cfg["attributes"]}
+    table = read_published(output_dir)
+    noise_path = output_dir / "noise.json"
+    if not noise_path.exists():
+        print(f"FAILED noise.json: missing in {output_dir}")
+        return 1
+    noise = json.loads(noise_path.read_text(encoding="utf-8"))
+    metrics_path = output_dir / "metrics.json"
+    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else {}
+    if "noise" in metrics:
+        report.expect(metrics["noise"] == noise, "metrics.json's noise differs from noise.json")
+
+    wanted = published_column_names(cfg)
+    extra = sorted(set(table.columns) - set(wanted))
+    missing = sorted(set(wanted) - set(table.columns))
+    report.expect(not extra, f"columns: {extra} published beyond the expected ones")
+    report.expect(not missing, f"columns: {missing} expected but not published")
+    report.expect(
+        sorted(noise) == sorted(specs),
+        f"noise.json declares {sorted(noise)}, the config perturbs {sorted(specs)}",
+    )
+    ids = pd.to_numeric(table[RECORD_ID], errors="coerce") if RECORD_ID in table else None
+    ids_ok = ids is not None and bool(ids.notna().all()) and bool((ids == ids.round()).all())
+    report.expect(ids_ok, "record_id: missing, null or not whole numbers")
+    if ids_ok:
+        table[RECORD_ID] = ids.astype(np.int64)
+        dup = int(table[RECORD_ID].duplicated().sum())
+        report.expect(dup == 0, f"record_id: {dup} duplicated ids")
+
+    frame, why = read_input(cfg)
+    usable, counts = (None, {}) if frame is None else usable_rows(cfg, frame, report)
+    if frame is None:
+        report.unchecked.append(
+            f"{why}: the row count, the input's ranges and domains, and the residuals"
+        )
+    else:
+        report.expect(
+            len(table) == len(usable),
+            f"rows: {len(table)} published, {len(usable)} usable rows in the input",
+        )
+        expected_metrics = {
+            "rows_in": len(frame),
+            "rows_out": len(usable),
+            "suppressed_malformed_records": counts["malformed"],
+            "suppressed_missing_values": counts["missing"],
+            "suppressed_invalid_values": counts["invalid"],
+        }
+        for key, value in expected_metrics.items():
+            if key in metrics:
+                report.expect(
+                    metrics[key] == value, f"metrics.json {key}={metrics[key]}, recounted {value}"
+                )
+
+    for name, spec in specs.items():
+        declared = noise.get(name)
+        if declared is None:
+            report.fail(f"{name}: no declared noise")
+            continue
+        if spec["noise"] == "randomized_response":
+            domain = config_domain(attrs[name])
+            if domain is None and usable is not None:
+                domain = sorted(set(trimmed(usable[name]).dropna()))
+            check_rr_declaration(name, spec, declared, domain, report)
+            if name in table:
+                values = set(str(v) for v in declared.get("values", []))
+                outside = int((~trimmed(table[name]).isin(values)).sum())
+                report.expect(outside == 0, f"{name}: {outside} published values not declared")
+        else:
+            span = None
+            if usable is not None:
+                x = pd.to_numeric(trimmed(usable[name]), errors="coerce").to_numpy(dtype=float)
+                span = float(x.max() - x.min()) if len(x) else 0.0
+            check_numeric_declaration(name, spec, declared, span, confidence, report)
+
+    if usable is not None and not missing and ids_ok and len(table) == len(usable):
+        check_pairs(cfg, table, usable, noise, metrics.get("engine"), alpha, report)
+    elif usable is not None:
+        report.unchecked.append(
+            "the residuals: the published rows cannot be paired with the input's"
+        )
+    for line in report.lines:
+        print(line)
+    for line in report.unchecked:
+        print(f"NOT CHECKED {line}")
+    for line in report.failures:
+        print(f"FAILED {line}")
+    print(
+        f"rows={len(table)} perturbed_columns={len(specs)} significance={alpha:g} "
+        f"violations={len(report.failures)}"
+    )
+    return 0 if not report.failures else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", metavar="[CONFIG] OUTPUT_DIR")
@@ -223,6 +841,8 @@ def main(argv: list[str] | None = None) -> int:
     cfg = yaml.safe_load(config.read_text(encoding="utf-8"))
     for item in args.overrides:
         apply_set(cfg, item)
+    if (cfg.get("algorithm") or {}).get("name") == "perturb":
+        return check_perturbed(cfg, output_dir)
     models = cfg["model"] if isinstance(cfg["model"], list) else [cfg["model"]]
     if models[0]["name"] == "kl_diversity":
         return check_kl_diversity(cfg, models[0], output_dir)
