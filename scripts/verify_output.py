@@ -64,14 +64,12 @@ job's input itself (a test tool: the whole input is read on this machine) and ch
   themselves lies within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
 
 How ``record_id`` relates to the input: sparkanon numbers the rows as read, before any
-row is dropped (``engine.with_row_id`` in the read stage). The local engine numbers them
-``0, 1, ...`` over the data records (the malformed ones included); this script checks
-that exactly when ``metrics.json`` says ``engine: local``. Spark uses
-``monotonically_increasing_id`` (partition index times ``2^33`` plus the position in the
-partition); for one input file the read partitions are byte ranges in file order, so the
-ids increase with the input order but are not positions, and only the order is used.
-For a directory input Spark packs files by size, not by name, and for a catalog table
-the order is the table's: then the row count, the input's ranges and domains and the
+row is dropped (``engine.with_row_id`` in the read stage), ``0, 1, ...`` over the data
+records (the malformed ones included) in file order, on both engines (Spark counts the
+rows of each read split first, so its ids do not depend on the split); this script
+checks that every id is its row's position. For a directory input the files are read in
+path order, and for a catalog table the order is the table's; this script reads one
+file only, so for those the row count, the input's ranges and domains and the
 residuals are not checked, a ``NOT CHECKED`` line says so, and the rest decides the exit
 code. What is never checked: that the noise is independent across columns and rows, that
 randomized response spreads a changed value uniformly over the other values (only the
@@ -668,22 +666,20 @@ def check_pairs(
     table: pd.DataFrame,
     usable: pd.DataFrame,
     noise: dict,
-    engine: str | None,
     alpha: float,
     report: Report,
 ) -> None:
     """Pair published rows with the usable input rows by record_id order and test them.
 
     The ``i``-th smallest ``record_id`` is the ``i``-th usable row (both engines number
-    rows in input order, see the module docstring); on the local engine the id is the
-    record's position in the file, which is checked too. The pairing is confirmed by the
+    rows in input order, see the module docstring), and the id is the record's position
+    in the file, which is checked too. The pairing is confirmed by the
     unperturbed columns (equal to the input's); then the residuals are tested.
     """
     ordered = table.sort_values(RECORD_ID, kind="stable").reset_index(drop=True)
     ids = ordered[RECORD_ID].to_numpy(dtype=np.int64)
-    if engine == "local":
-        off = int((ids != usable["_position"].to_numpy(dtype=np.int64)).sum())
-        report.expect(off == 0, f"record_id: {off} ids are not their row's position in the input")
+    off = int((ids != usable["_position"].to_numpy(dtype=np.int64)).sum())
+    report.expect(off == 0, f"record_id: {off} ids are not their row's position in the input")
     perturbed = {c["name"]: c for c in cfg["algorithm"]["columns"]}
     decimals = (cfg.get("output") or {}).get("decimals")
     qi = [a for a in cfg["attributes"] if a["kind"] not in ("keep", "identifier")]
@@ -811,7 +807,7 @@ def check_perturbed(cfg: dict, output_dir: Path) -> int:
             check_numeric_declaration(name, spec, declared, span, confidence, report)
 
     if usable is not None and not missing and ids_ok and len(table) == len(usable):
-        check_pairs(cfg, table, usable, noise, metrics.get("engine"), alpha, report)
+        check_pairs(cfg, table, usable, noise, alpha, report)
     elif usable is not None:
         report.unchecked.append(
             "the residuals: the published rows cannot be paired with the input's"

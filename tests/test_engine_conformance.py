@@ -455,6 +455,52 @@ def test_read_and_first_malformed(engine: Engine, tmp_path: Path) -> None:
     assert (Path(file.removeprefix("file:")).name, line, fields, expected) == ("in.csv", 3, 3, 2)
 
 
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_row_ids_are_input_positions_whatever_the_split(
+    engine: Engine, tmp_path: Path, fmt: str
+) -> None:
+    """Ids ``0 .. n - 1`` by file path, then row: what keys a row's noise on both engines.
+
+    Spark reads the files in splits of 1,500 bytes (several per file) and of the
+    default size (one per file); both give every row the id the local engine gives it.
+    A malformed CSV record is numbered too (it is a row until the job drops it).
+    """
+    folder = tmp_path / "in"
+    folder.mkdir()
+    rows = [(f"{i:05d}", f"v{i % 7}") for i in range(1_200)]
+    parts = {"b": rows[:700], "a": rows[700:]}  # path order is not writing order
+    for name, part in parts.items():
+        frame = pd.DataFrame(part, columns=["n", "v"])
+        if fmt == "csv":
+            text = frame.to_csv(index=False)
+            if name == "a":  # one malformed record, the 101st of file a
+                lines = text.splitlines()
+                lines[101] += ",extra"
+                text = "\n".join(lines) + "\n"
+            (folder / f"{name}.csv").write_text(text, encoding="utf-8")
+        else:
+            frame.to_parquet(folder / f"{name}.parquet", row_group_size=100)
+    in_path_order = parts["a"] + parts["b"]
+    spark = getattr(engine, "spark", None)
+    for split in (1_500, None):
+        cfg = SimpleNamespace(
+            format=fmt, path=str(folder), options={}, columns=None, glob=None,
+            max_split_bytes=split,
+        )  # fmt: skip
+        try:
+            table = engine.with_row_id(engine.read(cfg), "rid")
+            got = engine.collect_small(engine.select(table, ["rid", "v"]), len(rows))
+        finally:
+            if spark is not None:
+                spark.conf.unset("spark.sql.files.maxPartitionBytes")
+        got = got.sort_values("rid").reset_index(drop=True)
+        assert got["rid"].tolist() == list(range(len(rows)))
+        want = [v for _, v in in_path_order]
+        if fmt == "csv":
+            want[101 - 1] = None  # the malformed record's fields are null
+        assert [None if pd.isna(v) else v for v in got["v"]] == want, split
+
+
 # --------------------------------------------------------------------- stages, catalog
 
 

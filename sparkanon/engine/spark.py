@@ -307,8 +307,48 @@ class SparkEngine(Engine):
     def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
         return [(f.name, _ddl_of(f.dataType.simpleString())) for f in table.schema.fields]
 
-    def with_row_id(self, table: DataFrame, column: str) -> DataFrame:  # noqa: D102
-        return table.withColumn(column, F.monotonically_increasing_id())
+    def with_row_id(self, table: DataFrame, column: str) -> DataFrame:
+        """Row ids ``0 .. n - 1`` in the input's order, whatever Spark's split of it.
+
+        Spark's own ``monotonically_increasing_id`` puts the partition index in the high
+        bits, so its values change with the split (file sizes, ``maxPartitionBytes``,
+        the core count), and with them everything keyed by a row id (the noise of a
+        perturbed release). For a table read from files (``_metadata`` resolves) the id
+        is the row's position in the input as the local engine numbers it: files in path
+        order, rows in file order. One small aggregation counts the rows of each split
+        (file, block start) and the driver turns the counts into offsets; a split's
+        rows are consecutive in its partition, so a row's id is its split's offset plus
+        its place in the split. A table not read from files (an in-memory frame, a view)
+        keeps Spark's id: unique and in partition order, but split-dependent.
+        """
+        try:
+            meta = table.metadataColumn("_metadata")
+        except Exception:  # noqa: BLE001 - not a file scan: AnalysisException, or Connect's
+            return table.withColumn(column, F.monotonically_increasing_id())
+        place, file, block, shift = (f"_sparkanon_{n}" for n in ("place", "file", "block", "shift"))
+        located = table.select(
+            "*",
+            meta.getField("file_path").alias(file),
+            meta.getField("file_block_start").alias(block),
+            F.monotonically_increasing_id().alias(place),
+        )
+        with self.stage("row_ids", "row ids: the rows of each input split"):
+            splits = (
+                located.groupBy(file, block)
+                .agg(F.count(F.lit(1)).alias("rows"), F.min(place).alias("first"))
+                .collect()
+            )
+        offsets, seen = [], 0
+        for split in sorted(splits, key=lambda r: (r[file], r[block])):
+            offsets.append((split[file], split[block], seen - split["first"]))
+            seen += split["rows"]
+        schema = f"`{file}` string, `{block}` long, `{shift}` long"
+        shifts = self.spark.createDataFrame(offsets, schema)
+        return (
+            located.join(F.broadcast(shifts), [file, block])
+            .withColumn(column, F.col(place) + F.col(shift))
+            .drop(file, block, place, shift)
+        )
 
     def map_batches(
         self, table: DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
