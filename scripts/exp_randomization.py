@@ -572,17 +572,22 @@ def plot_l1(rows: list[dict[str, Any]], path: Path) -> None:
                         alpha=alpha,
                         label=f"{method} ({binning})",
                     )
-            ax.set_xscale("log", base=2)
-            ax.set_xticks([25, 50, 100, 200], ["25", "50", "100", "200"])
-            ax.set_title(f"{name}, {noise} noise")
-            ax.set_xlabel("privacy (% of range)")
-            ax.set_ylabel("L1 to the true histogram")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=7)
+            _privacy_axes(ax, f"{name}, {noise} noise", "L1 to the true histogram")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
     plt.close(fig)
+
+
+def _privacy_axes(ax: Any, title: str, ylabel: str) -> None:
+    """A panel against the privacy level (log 2 axis, the four levels as ticks)."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([25, 50, 100, 200], ["25", "50", "100", "200"])
+    ax.set_title(title)
+    ax.set_xlabel("privacy (% of range)")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
 
 
 def plot_nb(rows: list[dict[str, Any]], path: Path) -> None:
@@ -609,13 +614,7 @@ def plot_nb(rows: list[dict[str, Any]], path: Path) -> None:
             part = df[(df["noise"] == noise) & (df["features"] == features)].sort_values("privacy")
             for field, label, color, marker in lines:
                 ax.plot(part["privacy"] * 100, part[field], color=color, marker=marker, label=label)
-            ax.set_xscale("log", base=2)
-            ax.set_xticks([25, 50, 100, 200], ["25", "50", "100", "200"])
-            ax.set_title(f"{features}, {noise} noise")
-            ax.set_xlabel("privacy (% of range)")
-            ax.set_ylabel("accuracy on adult.test")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=7)
+            _privacy_axes(ax, f"{features}, {noise} noise", "accuracy on adult.test")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
