@@ -9,7 +9,10 @@ on this machine, with the same Spark settings as the job (``local[*]``, Arrow on
 
 While the subprocess runs, the resident memory (RSS) of its whole process tree (driver
 Python, the JVM, the Python workers) is sampled every 0.2 s with psutil; the peak of the
-sum is reported, with the peaks of each part. The sum of RSS counts pages shared between
+sum is reported, with the peaks of each part and of the process started itself (the
+driver's Python process: ``peak_rss_root_gib``; the ``driver`` part may also count, for
+an instant, a child forked from it before it runs another program). The sum of RSS
+counts pages shared between
 forked Python workers more than once, so it is an upper bound of the memory used. The
 script also records the CPU seconds of the tree and of the whole machine during the run
 (``other_cpu_seconds``: CPU used by processes outside the tree, i.e. interference).
@@ -96,6 +99,7 @@ class TreeSampler(threading.Thread):
         self.interval = interval
         self.stop_event = threading.Event()
         self.peak_total = 0
+        self.peak_root = 0
         self.peak_by_part: dict[str, int] = {}
         self.at_peak_by_part: dict[str, int] = {}
         self.max_processes = 0
@@ -126,6 +130,8 @@ class TreeSampler(threading.Thread):
             except (self.psutil.NoSuchProcess, self.psutil.AccessDenied, self.psutil.ZombieProcess):
                 continue
             alive += 1
+            if proc.pid == self.root.pid:
+                self.peak_root = max(self.peak_root, rss)
             part = self.parts[key]
             total += rss
             by_part[part] = by_part.get(part, 0) + rss
@@ -202,6 +208,7 @@ def measure(cmd: list[str], env: dict[str, str], cwd: Path) -> dict[str, Any]:
         "wall_seconds": round(wall, 3),
         "peak_rss_gib": round(sampler.peak_total / gib, 3),
         "peak_rss_by_part_gib": {k: round(v / gib, 3) for k, v in sampler.peak_by_part.items()},
+        "peak_rss_root_gib": round(sampler.peak_root / gib, 3),
         "at_peak_by_part_gib": {k: round(v / gib, 3) for k, v in sampler.at_peak_by_part.items()},
         "max_processes": sampler.max_processes,
         "rss_samples": sampler.samples,
@@ -322,6 +329,7 @@ def run(args: argparse.Namespace) -> int:
         "wall_seconds": m["wall_seconds"],
         "peak_rss_gib": m["peak_rss_gib"],
         "peak_rss_by_part_gib": m["peak_rss_by_part_gib"],
+        "peak_rss_root_gib": m["peak_rss_root_gib"],
         "at_peak_by_part_gib": m["at_peak_by_part_gib"],
         "max_processes": m["max_processes"],
         "rss_samples": m["rss_samples"],

@@ -292,3 +292,45 @@ def test_exp_randomization_smeared_histogram() -> None:
     edges = np.array([0.5, 2.0, 3.5, 5.0, 6.5])
     np.testing.assert_allclose(exp.true_histogram(values, edges), [0.5, 0.25, 0.0, 0.25])
     np.testing.assert_allclose(exp.smeared_histogram(values, edges), [0.625, 0.125, 0.125, 0.125])
+
+
+def _bench_record(wall: float, cpu: float, driver: float, jvm: float, other: float) -> dict:
+    return {
+        "wall_seconds": wall,
+        "tree_cpu_seconds": cpu,
+        "peak_rss_by_part_gib": {"driver": driver + 0.3, "jvm": jvm, "worker": 0.5},
+        "peak_rss_root_gib": driver,
+        "other_cpu_seconds": other,
+        "code_sha": "abc",
+        "metrics": {"verified": True},
+        "seconds": {"read": 1.0, "perturb": 3.0, "verify": 4.0},
+    }
+
+
+def test_bench_perturb_ratios_report_and_input(tmp_path: Path, capsys) -> None:
+    """bench_perturb: ratios to the floor, the tables it prints, the generated input reused."""
+    bench = _load("bench_perturb")
+    floor = _bench_record(10.0, 20.0, 0.1, 0.6, 1.0)
+    job = _bench_record(25.0, 50.0, 0.13, 1.2, 2.0)
+    rec = _bench_record(15.0, 30.0, 0.17, 0.9, 0.5)
+    row = bench.summary_row(1000, floor, job, rec)
+    assert (row["job_ratio"], row["reconstruct_ratio"]) == (2.5, 1.5)
+    assert (row["job_cpu_ratio"], row["reconstruct_cpu_ratio"]) == (2.5, 1.5)
+    assert (row["job_driver_gib"], row["job_jvm_gib"], row["reconstruct_driver_gib"]) == (
+        0.13,
+        1.2,
+        0.17,
+    )
+    assert row["other_cpu_s"] == 3.5 and row["verified"] is True
+    assert set(row) == set(bench.FIELDS)
+    bench._bench.write_csv(tmp_path / "perturb_t.csv", [row], bench.FIELDS)
+    meta = {"runs": [{"rows": 1000, "job_seconds_per_stage": job["seconds"]}]}
+    bench._bench.write_json(tmp_path / "perturb_t.meta.json", meta)
+    assert bench.main(["--report", "--out-dir", str(tmp_path), "--tag", "_t"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1,000 | 10.0 | 25.0 | 2.50x | 15.0 | 1.50x |" in out
+    assert "| 1,000 | 1.0 | 3.0 | 4.0 | 8.0 |" in out
+    made = bench.input_file(tmp_path, 50, 3)
+    assert made.name == "adult_50_s3.parquet" and made.stat().st_size > 0
+    stamp = made.stat().st_mtime_ns
+    assert bench.input_file(tmp_path, 50, 3) == made and made.stat().st_mtime_ns == stamp

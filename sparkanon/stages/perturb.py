@@ -44,6 +44,7 @@ from sparkanon.algorithms.perturbation.perturb import ColumnNoise, perturb_frame
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Col
 from sparkanon.publications.base import MAIN, RECORD_ID, Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.publish import staged
@@ -303,17 +304,11 @@ def check_residuals(
     if rows != usable:
         failed.append(f"rows: {rows} published, {usable} usable rows in")
     if set(wanted) <= set(names):
-        originals = engine.map_batches(
-            engine.select(encoded, [RID, *[p.code_column for p in plans]]),
-            lambda b: b.rename(columns={RID: RECORD_ID}),
-            [(RECORD_ID, "long"), *[(p.code_column, _code_type(p.kind)) for p in plans]],
+        joined = engine.join(
+            _published_values(engine, published, plans, types),
+            _originals(engine, encoded, plans),
+            [RECORD_ID],
         )
-        numeric_ids = engine.map_batches(
-            engine.select(published, [RECORD_ID, *[p.name for p in plans]]),
-            lambda b: b.assign(**{RECORD_ID: pd.to_numeric(b[RECORD_ID]).astype(np.int64)}),
-            [(RECORD_ID, "long"), *[(p.name, types[p.name]) for p in plans]],
-        )
-        joined = engine.join(numeric_ids, originals, [RECORD_ID])
         stats = engine.aggregate(
             engine.map_batches(joined, make_residual_fn(plans), _STAT_COLUMNS),
             ["col", "bin"],
@@ -337,5 +332,30 @@ def check_residuals(
     return {"rows": rows, "failed": failed, "columns": figures}
 
 
-def _code_type(kind: Kind) -> str:
-    return "double" if isinstance(kind, ContinuousKind) else "long"
+def _originals(engine: Engine, encoded: Table, plans: Sequence[ColumnCheck]) -> Table:
+    """The encoded rows' id (renamed ``record_id``) and perturbed columns' codes.
+
+    An expression, not a batch function: no pass of the rows through Python.
+    """
+    codes = [p.code_column for p in plans]
+    renamed = engine.with_columns(engine.select(encoded, [RID, *codes]), {RECORD_ID: Col(RID)})
+    return engine.select(renamed, [RECORD_ID, *codes])
+
+
+def _published_values(
+    engine: Engine, published: Table, plans: Sequence[ColumnCheck], types: dict[str, str]
+) -> Table:
+    """The published row id (as a long) and perturbed values.
+
+    A Parquet release reads its ids back as longs and is only selected; a CSV release
+    reads them as text, parsed in a batch function.
+    """
+    columns = [RECORD_ID, *[p.name for p in plans]]
+    values = engine.select(published, columns)
+    if types[RECORD_ID] == "long":
+        return values
+    return engine.map_batches(
+        values,
+        lambda b: b.assign(**{RECORD_ID: pd.to_numeric(b[RECORD_ID]).astype(np.int64)}),
+        [(RECORD_ID, "long"), *[(p.name, types[p.name]) for p in plans]],
+    )

@@ -291,7 +291,7 @@ def make_histogram_fn(
     above, ``-2`` not a number); categorical ones follow (bins: the declared value's
     index, ``-2`` a value the release does not declare).
     """
-    index = [{str(v): i for i, v in enumerate(values)} for _, values in categorical]
+    index = [_value_index(values) for _, values in categorical]
 
     def histogram(batch: pd.DataFrame) -> pd.DataFrame:
         labels = _labels(batch, by)
@@ -311,13 +311,29 @@ def make_histogram_fn(
             b = np.where(b < 0, _BELOW, np.where(b >= m, _ABOVE, b))
             emit(c, np.where(np.isfinite(v), b, _BAD).astype(np.int64))
         for j, ((name, _), lookup) in enumerate(zip(categorical, index, strict=True)):
-            codes = [lookup.get(str(x), _BAD) for x in batch[name].astype(object)]
-            emit(len(numeric) + j, np.asarray(codes, dtype=np.int64))
+            emit(len(numeric) + j, _value_codes(batch[name], lookup))
         if not frames:
             return pd.DataFrame({c: pd.Series(dtype=t) for c, t in _pandas_types().items()})
         return pd.concat(frames, ignore_index=True).astype(_pandas_types())
 
     return histogram
+
+
+def _value_index(values: Sequence[str]) -> tuple[pd.Index, np.ndarray]:
+    """Declared values (as text) -> their index; a repeated value keeps its last index."""
+    last = {str(v): i for i, v in enumerate(values)}
+    return pd.Index(list(last), dtype=object), np.asarray(list(last.values()), dtype=np.int64)
+
+
+def _value_codes(column: pd.Series, lookup: tuple[pd.Index, np.ndarray]) -> np.ndarray:
+    """Each published value's declared index (its text, ``str(None)`` for a null), or -2.
+
+    Vectorised (``Index.get_indexer``): no Python call per row.
+    """
+    keys, positions = lookup
+    text = column.astype(object).to_numpy()
+    found = keys.get_indexer(pd.Index(text, dtype=object).astype(str))
+    return np.where(found >= 0, positions[found], _BAD).astype(np.int64)
 
 
 def _pandas_types() -> dict[str, Any]:
@@ -467,18 +483,32 @@ def reconstruct_release(
     numeric = [n for n, d in release.noise.items() if is_numeric(d)]
     categorical = [n for n, d in release.noise.items() if not is_numeric(d)]
     specs = {n: noise_spec(n, release.noise[n]) for n in numeric}
+    label_column = [] if by is None else [by]
     with engine.stage("reconstruct_ranges"):
-        ranged = engine.aggregate(
-            engine.map_batches(table, make_range_fn(numeric, by), _RANGE_COLUMNS),
-            ["col", "label"],
-            {"lo": ("min", "lo"), "hi": ("max", "hi"), "bad": ("sum", "bad"), "n": ("sum", "n")},
-        )
-        size = engine.count(ranged)
-        if size > (len(numeric) + 1) * MAX_LABELS:
-            raise UserError(
-                f"--by {by!r}: more than {MAX_LABELS} distinct values; give a class label"
+        # Only the columns the pass reads go through the batch function; the aggregate
+        # (a few rows per label) is cached so that counting it and collecting it scan
+        # the release once.
+        ranged = engine.persist(
+            engine.aggregate(
+                engine.map_batches(
+                    engine.select(table, [*numeric, *label_column]),
+                    make_range_fn(numeric, by),
+                    _RANGE_COLUMNS,
+                ),
+                ["col", "label"],
+                {"lo": ("min", "lo"), "hi": ("max", "hi"), "bad": ("sum", "bad")}
+                | {"n": ("sum", "n")},
             )
-        ranges = engine.collect_small(ranged, size)
+        )
+        try:
+            size = engine.count(ranged)
+            if size > (len(numeric) + 1) * MAX_LABELS:
+                raise UserError(
+                    f"--by {by!r}: more than {MAX_LABELS} distinct values; give a class label"
+                )
+            ranges = engine.collect_small(ranged, size)
+        finally:
+            engine.unpersist(ranged)
     labels = {str(r.label): int(r.n) for r in ranges[ranges["col"] == -1].itertuples(index=False)}
     columns: list[ColumnBins] = []
     for c, name in enumerate(numeric):
@@ -500,7 +530,11 @@ def reconstruct_release(
     )
     with engine.stage("reconstruct_histograms"):
         hist = engine.aggregate(
-            engine.map_batches(table, make_histogram_fn(columns, values, by), _HIST_COLUMNS),
+            engine.map_batches(
+                engine.select(table, [*numeric, *categorical, *label_column]),
+                make_histogram_fn(columns, values, by),
+                _HIST_COLUMNS,
+            ),
             ["col", "label", "bin"],
             {"n": ("sum", "n")},
         )
