@@ -1,0 +1,170 @@
+"""Synthetic records and their check (sparkanon.algorithms.condensation.synthesize).
+
+Statistical tests use fixed seeds, so they are deterministic; negative controls show the
+check rejects records whose covariance or mean is off.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sparkanon.algorithms.condensation.group_stats import GroupStats
+from sparkanon.algorithms.condensation.synthesize import (
+    SYNTHESIS_LANE,
+    axis_draws,
+    check_group,
+    covariance_tolerance,
+    eigen_axes,
+    synthetic_records,
+)
+
+
+def _stats(n: int, d: int, seed: int, loc: float = 0.0) -> GroupStats:
+    """The stats of ``n`` correlated random records."""
+    rng = np.random.default_rng(seed)
+    x = loc + rng.normal(size=(n, d)) @ rng.normal(size=(d, d))
+    return GroupStats.of(x)
+
+
+def test_eigen_axes_descending_orthonormal_reconstructing_and_signed():
+    c = np.array([[5.0, 3.0, 0.0], [3.0, 5.0, 0.0], [0.0, 0.0, 1.0]])
+    values, vectors = eigen_axes(c)
+    np.testing.assert_allclose(values, [8.0, 2.0, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(vectors.T @ vectors, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose((vectors * values) @ vectors.T, c, atol=1e-12)
+    # Sign convention: each column's largest-|.| component (first on a tie) is positive.
+    np.testing.assert_allclose(vectors[:, 0], [1 / math.sqrt(2), 1 / math.sqrt(2), 0.0])
+    np.testing.assert_allclose(vectors[:, 1], [1 / math.sqrt(2), -1 / math.sqrt(2), 0.0])
+    lead = np.argmax(np.abs(vectors), axis=0)
+    assert np.all(vectors[lead, np.arange(3)] > 0)
+
+
+def test_eigen_axes_clips_float_negative_eigenvalues():
+    # A rank-one covariance from eq 20.7 on collinear records: numerically indefinite.
+    x = np.outer(np.linspace(0.1, 3.3, 7), [1.0, 1.0 / 3.0, 7.0]) + 0.1
+    cov = GroupStats.of(x).covariance()
+    assert np.linalg.eigvalsh(cov).min() != 0.0  # float error: not exactly singular
+    values, _ = eigen_axes(cov)
+    assert np.all(values >= 0.0) and np.all(np.diff(values) <= 0.0)
+    with pytest.raises(ValueError, match="square"):
+        eigen_axes(np.ones((2, 3)))
+
+
+def test_synthetic_records_reproducible_and_keyed_by_group_and_offset():
+    g = _stats(9, 3, seed=1)
+    a = synthetic_records(g, 9, seed=7, group_id=4)
+    np.testing.assert_array_equal(a, synthetic_records(g, 9, seed=7, group_id=4))
+    assert not np.allclose(a, synthetic_records(g, 9, seed=7, group_id=5))
+    assert not np.allclose(a, synthetic_records(g, 9, seed=8, group_id=4))
+    assert not np.allclose(a, synthetic_records(g, 9, seed=7, group_id=4, offset=9))
+    assert SYNTHESIS_LANE not in (0, 1, 2)
+
+
+def test_count_one_gives_the_mean_and_count_zero_nothing_and_alpha_k():
+    g = _stats(6, 2, seed=2, loc=50.0)
+    np.testing.assert_allclose(synthetic_records(g, 1, 3, 0), g.mean()[None, :], rtol=1e-15)
+    assert synthetic_records(g, 0, 3, 0).shape == (0, 2)
+    big = synthetic_records(g, 3 * 6, 3, 0)  # alpha = 3
+    assert big.shape == (18, 2)
+    assert check_group(g, big, 1e-3).ok
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 12),
+    st.integers(1, 4),
+    st.integers(1, 30),
+    st.integers(0, 2**32),
+    st.floats(-1e6, 1e6),
+)
+def test_synthetic_mean_is_exact(n, d, count, seed, loc):
+    g = _stats(n, d, seed=seed % 1000, loc=loc)
+    x = synthetic_records(g, count, seed, group_id=seed % 97)
+    check = check_group(g, x, 1e-3)
+    assert check.mean_ok, check
+
+
+def test_draws_are_uniform_of_the_eigenvalue_variance_before_centring():
+    # One axis, many records: the centred draws are a uniform of variance lambda up to the
+    # centring; the population variance's expectation is lambda (n - 1) / n.
+    lam = 4.0
+    z = axis_draws(np.array([lam]), 200_000, seed=3, group_id=1)[:, 0]
+    a = math.sqrt(3 * lam)
+    assert abs(z.mean()) < 1e-12
+    assert np.all(np.abs(z) <= 2 * a)
+    hist, _ = np.histogram(z, bins=10, range=(-a, a))
+    expected = z.size / 10
+    assert np.all(np.abs(hist - expected) < 5 * math.sqrt(expected))
+    small = np.array(
+        [axis_draws(np.array([lam]), 5, seed=s, group_id=0)[:, 0].var() for s in range(4000)]
+    )
+    # E[var] = lam * 4/5 = 3.2; the std of the mean of 4000 is about 0.03.
+    assert abs(small.mean() - lam * 4 / 5) < 0.12
+
+
+def test_covariance_tolerance_by_hand_and_shrinking():
+    # lambda = (3, 1/3): a = (3, 1). alpha = 0.04, n = 100: L_diag = ln 100, L_off = ln 150.
+    tol = covariance_tolerance(np.array([3.0, 1.0 / 3.0]), 100, 0.04)
+    ld, lo = math.log(100.0), math.log(150.0)
+    assert tol[0, 0] == pytest.approx(9 * (math.sqrt(ld / 200) + 2 * ld / 100))
+    assert tol[1, 1] == pytest.approx(1 * (math.sqrt(ld / 200) + 2 * ld / 100))
+    assert tol[0, 1] == tol[1, 0] == pytest.approx(3 * (math.sqrt(2 * lo / 100) + 2 * lo / 100))
+    lam = np.array([2.0, 1.0, 0.0])
+    t = [covariance_tolerance(lam, n, 1e-3) for n in (10, 40, 160, 640, 2560, 10240)]
+    assert all(np.all(b[:2, :2] < a[:2, :2]) for a, b in zip(t, t[1:], strict=False))
+    # ~ 1 / sqrt(n): sqrt(n) * bound tends to a^2 sqrt(L / 2) (the 2L/n term vanishes).
+    limit = 6.0 * math.sqrt(math.log(4e3) / 2)
+    assert t[-1][0, 0] * math.sqrt(10240) == pytest.approx(limit, rel=0.1)
+    assert np.all(t[0][2, :] == 0.0) and np.all(t[0][:, 2] == 0.0)
+    with pytest.raises(ValueError, match="alpha"):
+        covariance_tolerance(lam, 10, 1.0)
+
+
+def test_bound_violation_rate_far_below_alpha_over_many_groups():
+    alpha = 1e-3
+    violations = 0
+    entries = 0
+    worst = 0.0
+    for gid in range(2000):
+        n = 5 + gid % 11
+        g = _stats(n, 3, seed=gid, loc=100.0)
+        x = synthetic_records(g, n, seed=12345, group_id=gid)
+        check = check_group(g, x, alpha)
+        assert check.mean_ok
+        values, vectors = eigen_axes(g.covariance())
+        dev = x - x.mean(axis=0)
+        s = vectors.T @ (dev.T @ dev / n) @ vectors
+        tol = covariance_tolerance(values, n, alpha)
+        violations += int(np.sum(np.abs(s - np.diag(values)) > tol + 1e-9))
+        entries += 9
+        worst = max(worst, check.covariance_ratio)
+    assert violations / entries < alpha / 10
+    assert worst < 1.0
+
+
+def test_check_rejects_inflated_covariance_and_moved_mean():
+    g = _stats(400, 2, seed=9, loc=10.0)
+    x = synthetic_records(g, 400, seed=1, group_id=0)
+    assert check_group(g, x, 1e-3).ok
+    m = g.mean()
+    inflated = m + 1.5 * (x - m)  # variance x 2.25
+    bad = check_group(g, inflated, 1e-3)
+    assert bad.mean_ok and not bad.covariance_ok and bad.covariance_ratio > 1.0
+    moved = x + 1e-6 * (abs(m) + 1)
+    assert not check_group(g, moved, 1e-3).mean_ok
+
+
+def test_large_offset_column_checks_with_a_shift():
+    # Values near 1e9 with std ~1: stats about the column means keep the covariance; the
+    # records (stored as 1e9 + deviation) pass the check with its float tolerance.
+    rng = np.random.default_rng(4)
+    raw = np.column_stack([1e9 + rng.normal(size=12), 5.0 + 0.1 * rng.normal(size=12)])
+    g = GroupStats.of(raw, shift=np.array([1e9, 5.0]))
+    np.testing.assert_allclose(g.covariance(), np.cov(raw.T, bias=True), rtol=1e-8)
+    x = synthetic_records(g, 12, seed=2, group_id=3)
+    assert check_group(g, x, 1e-3).ok
