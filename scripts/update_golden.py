@@ -165,6 +165,21 @@ CASES: list[dict[str, Any]] = [
         "why": "perturbation: every row published with noise keyed by seed and row id",
         "spark": True,
     },
+    {
+        "id": "adult_condense",
+        "config": "conf/adult_condense.yaml",
+        "input": ADULT_3000,
+        "overrides": ["partitioning.max_block_rows=1000"],
+        "why": "condensation: synthetic records from each MDAV group's mean and covariance",
+    },
+    {
+        "id": "adult_condense_mixed",
+        "config": "conf/adult_condense_mixed.yaml",
+        "input": ADULT_3000,
+        "overrides": ["partitioning.max_block_rows=1000"],
+        "why": "condensation of mixed data: categories drawn from each group's frequencies",
+        "spark": True,
+    },
 ]
 
 

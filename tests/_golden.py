@@ -42,6 +42,7 @@ HEADLINE_KEYS = (
     "published_classes",
     "class_size",
     "groups",
+    "synthetic_records",
     "tbuckets",
     "blocks",
     "infeasible_blocks",

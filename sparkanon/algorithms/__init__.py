@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from sparkanon.algorithms._base import BlockAlgorithm, native_target
 from sparkanon.algorithms._block import Block, BlockContext
+from sparkanon.algorithms.condensation._params import CondensationParams
 from sparkanon.algorithms.gpkc import Gpkc
 from sparkanon.algorithms.gpkc_paper import GpkcPaper
 from sparkanon.algorithms.kl_cluster import KLCluster
@@ -74,6 +75,7 @@ ALGORITHMS: dict[str, Registered] = {
     "apa": Registered("transaction", ApaParams, apa),
     "paa": Registered("transaction", PaaParams, paa),
     "perturb": Registered("perturbation", PerturbParams, perturb_frame),
+    "condensation": Registered("synthesis", CondensationParams, Mdav),
 }
 """Every selectable algorithm by its config name (``algorithm.name``): the one registry.
 

@@ -248,6 +248,8 @@ def job_problems(config: JobConfig) -> list[str]:
         ]
     if config.is_relational_transaction:
         return relational_transaction_problems(config)
+    if config.algorithm.name in algorithms_of("synthesis"):
+        return synthesis_problems(config)
     problems = column_problems(config)
     family = single_value_problems(config)
     problems += family
@@ -461,6 +463,50 @@ def perturbation_problems(config: JobConfig) -> list[str]:
                     else ""
                 )
             )
+    return problems
+
+
+def synthesis_problems(config: JobConfig) -> list[str]:
+    """Problems of a condensation job (Aggarwal and Yu 2004): its columns, model and output.
+
+    The groups are MDAV's, which guarantees group sizes only, so every model must be
+    one MDAV guarantees (``k``); a synthetic record stands for no input row, so no
+    ``keep`` column can ride along; condensation synthesizes numeric attributes, so at
+    least one is ``continuous``; and the synthetic values are published unrounded (a
+    rounded value would move its group's mean, which verification checks exactly).
+    """
+    problems = column_problems(config)
+    grouping = ALGORITHMS[config.algorithm.name].implementation
+    problems += [
+        f"{key}: {model.name}: algorithm {config.algorithm.name!r} forms groups by size "
+        f"only (MDAV), which guarantees "
+        + ", ".join(sorted(grouping.guarantees))
+        + "; use model: {name: k, k: ...}"
+        for key, model in _models_where(config, lambda m: m.name not in grouping.guarantees)
+    ]
+    for i, a in enumerate(config.attributes):
+        if a.kind == "keep":
+            problems.append(
+                f"attributes.{i}.kind: keep: {a.name!r} cannot ride along in a synthetic "
+                "release (a synthetic record stands for no input row); drop the attribute "
+                "or give it a quasi-identifier kind"
+            )
+    if config.quasi_identifiers and not any(
+        a.kind == "continuous" for a in config.quasi_identifiers
+    ):
+        problems.append(
+            "attributes: no continuous attribute; condensation synthesizes numeric "
+            "attributes from each group's mean and covariance (categorical ones are drawn "
+            "from the group's frequencies), so list at least one with kind: continuous"
+        )
+    if config.output.decimals is not None:
+        problems.append(
+            f"output.decimals = {config.output.decimals}: a synthetic release publishes "
+            "unrounded values (rounding would move each group's mean, which verification "
+            "checks); remove output.decimals"
+        )
+    if not problems:
+        problems += block_problems(config)
     return problems
 
 

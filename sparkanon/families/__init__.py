@@ -6,7 +6,9 @@
   Incognito);
 * :mod:`~sparkanon.families.transaction` - relational-transaction data (PAA, APA);
 * :mod:`~sparkanon.families.perturbation` - perturbed releases: additive noise and
-  randomized response, the noise declared with the data (Aggarwal 2015, section 20.2).
+  randomized response, the noise declared with the data (Aggarwal 2015, section 20.2);
+* :mod:`~sparkanon.families.synthesis` - synthetic releases by condensation (Aggarwal
+  and Yu 2004; Aggarwal 2015, section 20.3.1.4).
 
 :mod:`~sparkanon.families.base` holds the protocol a family implements
 (:class:`~sparkanon.families.base.Family`). A family is chosen by the config's
@@ -21,6 +23,7 @@ from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.families.blocks import BlockFamily
 from sparkanon.families.full_domain import FullDomainFamily
 from sparkanon.families.perturbation import PerturbationFamily
+from sparkanon.families.synthesis import SynthesisFamily
 from sparkanon.families.transaction import TransactionFamily
 
 FAMILIES: tuple[Family, ...] = (
@@ -28,6 +31,7 @@ FAMILIES: tuple[Family, ...] = (
     FullDomainFamily(),
     TransactionFamily(),
     PerturbationFamily(),
+    SynthesisFamily(),
 )
 """Every family, by the algorithms it runs (no algorithm belongs to two)."""
 

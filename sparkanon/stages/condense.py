@@ -1,0 +1,511 @@
+"""Stages ``condense`` and its verification: synthetic records from each group's statistics.
+
+Static condensation (Aggarwal 2015, section 20.3.1.4; Aggarwal and Yu 2004). The groups
+are the classes the block stages formed (MDAV per block, leftovers reconciled); a group
+never spans blocks, so one ``map_groups`` call per block condenses all its groups:
+
+* numeric attributes (``continuous``) are condensed in the encoded space, each attribute
+  scaled to ``[0, 1]`` by its range over the input (``code = (x - low) / (high - low)``):
+  per group the first and second order sums (:class:`GroupStats`, eqs 20.6-20.7), its
+  covariance's eigen-decomposition, and synthetic records drawn uniformly along each
+  eigenvector with variance equal to its eigenvalue, centred on the group mean
+  (:func:`synthetic_records`), then mapped back to the attribute's unit. The map is
+  affine, so each group's mean and covariance are reproduced in the original units too;
+  the eigen-axes are those of the range-scaled data, so no attribute dominates the axes
+  by its unit (fnlwgt's variance is 10^9 times age's in raw units);
+* categorical attributes and the sensitive attribute are drawn, per synthetic record and
+  attribute independently, from the group's frequencies (the "one-hot reading": the
+  category of a record of the group's mixture component is drawn from its frequencies);
+* every draw is a pure function of the job's seed, the group id and the record's index
+  in its group (counter-based uniforms), so reruns and engines publish the same table.
+
+A group's rows are taken in row-id order before any sum, so its statistics do not depend
+on the order Spark's shuffle delivers them.
+
+Verification (before commit) aggregates the staged release and the grouped originals:
+every group holds at least ``k`` records; per group the synthetic records' mean equals the
+group's (float tolerance) and their covariance lies within
+:func:`covariance_tolerance` of the group's; no synthetic record equals an original
+record on every published attribute (a join on all of them); and the records the groups
+represent plus the suppressed ones are the rows in (the runner's accounting).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.algorithms.condensation.group_stats import GroupStats, flat_names, row_terms
+from sparkanon.algorithms.condensation.synthesize import (
+    covariance_tolerance,
+    eigen_axes,
+    synthetic_records,
+)
+from sparkanon.algorithms.perturbation.noise import counter_uniforms
+from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
+from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
+from sparkanon.engine.base import Engine, Table
+from sparkanon.publications.base import MAIN, Publication
+from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages.publish import staged
+
+GROUP = "group"
+"""Published column: the id of the group a synthetic record stands for."""
+
+CATEGORY_LANE = 16
+"""First lane of the categorical draws (lane ``CATEGORY_LANE + j`` for the ``j``-th drawn
+attribute, the sensitive one last); the numeric draws use
+:data:`~sparkanon.algorithms.condensation.synthesize` 's own lane."""
+
+MEAN_TOLERANCE = 1e-9
+"""A synthetic group mean equals the group's when they differ by at most this (in the
+encoded ``[0, 1]`` scale of each attribute): float rounding of the centring and of the
+sums, nothing else."""
+
+COVARIANCE_FLOOR = 1e-12
+"""Added to every entry of the covariance bound (encoded scale, where a variance is at
+most 0.25): the rounding of covariances computed from sums of values near 0.5, which an
+axis of eigenvalue 0 (a group whose records agree along it) would otherwise fail on."""
+
+NULL_EIGENVALUE = 1e-9
+"""Eigenvalues below this share of a group's largest are numerically null: the float sums
+do not determine their axes (two computations of one group's covariance give other bases
+there), so the bound takes them at this share of the largest."""
+
+
+@dataclass(frozen=True)
+class CondensePlan:
+    """What condensation needs of the schema and the config.
+
+    Attributes:
+        numeric: positions (in the schema's quasi-identifiers) of the condensed attributes.
+        drawn: positions of the categorical ones (drawn from group frequencies).
+        k: the model's minimum group size.
+        counts: ``group rows -> synthetic records`` of a group.
+        seed: the job's seed.
+    """
+
+    numeric: tuple[int, ...]
+    drawn: tuple[int, ...]
+    k: int
+    counts: Callable[[int], int]
+    seed: int
+
+    @classmethod
+    def of(cls, schema: Schema, k: int, counts: Callable[[int], int], seed: int) -> CondensePlan:
+        """The plan of a schema: continuous attributes condensed, the others drawn."""
+        numeric = tuple(
+            i for i, kind in enumerate(schema.kinds) if isinstance(kind, ContinuousKind)
+        )
+        drawn = tuple(i for i in range(len(schema.kinds)) if i not in numeric)
+        return cls(numeric, drawn, k, counts, seed)
+
+
+def synthetic_columns(schema: Schema) -> list[tuple[str, str]]:
+    """The release's columns: the group, each attribute (numeric as double), the sensitive one."""
+    qi = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
+    return [(GROUP, "long"), *qi, (schema.sensitive.name, "string")]
+
+
+def draw_categories(
+    codes: np.ndarray, size: int, count: int, seed: int, group: int, lane: int
+) -> np.ndarray:
+    """``count`` codes drawn from the frequencies of ``codes`` (inverse CDF, keyed uniforms)."""
+    freq = np.bincount(codes, minlength=size).astype(np.float64)
+    cdf = np.cumsum(freq) / freq.sum()
+    u = counter_uniforms(seed, group, np.arange(count, dtype=np.int64), lane=lane)
+    return np.minimum(np.searchsorted(cdf, u, side="right"), size - 1).astype(np.int64)
+
+
+REDRAWS = 16
+"""Attempts at drawing a record's categories anew while it copies a rare member (below)."""
+
+
+def _draw_categorical(
+    rows: pd.DataFrame, schema: Schema, plan: CondensePlan, group: int, count: int, attempt: int
+) -> list[np.ndarray]:
+    """Each drawn attribute's codes, then the sensitive codes, for ``count`` records.
+
+    Attempt ``a`` uses lanes ``CATEGORY_LANE + a * (m + 1) + j`` (``m`` drawn attributes),
+    so every attempt's draws are fresh and still keyed by seed, group and record.
+    """
+    base = CATEGORY_LANE + attempt * (len(plan.drawn) + 1)
+    out = []
+    for j, i in enumerate(plan.drawn):
+        kind = schema.kinds[i]
+        assert isinstance(kind, DiscreteKind)
+        codes = rows[schema.code_columns[i]].to_numpy(dtype=np.int64)
+        out.append(draw_categories(codes, kind.size, count, plan.seed, group, base + j))
+    sens = rows[SENS].to_numpy(dtype=np.int64)
+    lane = base + len(plan.drawn)
+    out.append(draw_categories(sens, len(schema.sensitive.values), count, plan.seed, group, lane))
+    return out
+
+
+def _tuples(numeric: np.ndarray, categorical: list[np.ndarray], schema: Schema, plan: CondensePlan):
+    """Records as hashable tuples in published form (numeric through ``raw``), for equality."""
+    raw = [schema.kinds[i].raw(numeric[:, j]) for j, i in enumerate(plan.numeric)]  # type: ignore[attr-defined]
+    return list(zip(*raw, *categorical, strict=True))
+
+
+def condense_group(
+    rows: pd.DataFrame, group: int, schema: Schema, plan: CondensePlan
+) -> dict[str, np.ndarray]:
+    """One group's synthetic records, in codes (numeric: encoded scale; others: codes).
+
+    A synthetic record can equal one of the group's records on every quasi-identifier
+    only where the group's records agree on every numeric attribute (an eigenvalue-0
+    group: its synthetic numeric values are the common ones). Such a record whose
+    quasi-identifier combination fewer than ``k`` of the group's records hold gets its
+    categories drawn anew (up to :data:`REDRAWS` times); verification then checks the
+    whole release against every original (:func:`count_copies`).
+    """
+    numeric_codes = [schema.code_columns[i] for i in plan.numeric]
+    values = rows[numeric_codes].to_numpy(dtype=np.float64)
+    count = plan.counts(len(rows))
+    synth = synthetic_records(GroupStats.of(values), count, plan.seed, group)
+    drawn = _draw_categorical(rows, schema, plan, group, count, 0)
+    members = _tuples(
+        values,
+        [rows[schema.code_columns[i]].to_numpy(np.int64) for i in plan.drawn]
+        + [rows[SENS].to_numpy(np.int64)],
+        schema,
+        plan,
+    )
+    holders: dict[tuple, int] = {}
+    for t in members:
+        holders[t] = holders.get(t, 0) + 1
+    numeric_members = {t[: len(plan.numeric)] for t in members}
+    for attempt in range(1, REDRAWS + 1):
+        records = _tuples(synth, drawn[:-1], schema, plan)
+        if not any(r[: len(plan.numeric)] in numeric_members for r in records):
+            break
+        rare = np.array([0 < holders.get(r, 0) < plan.k for r in records])
+        if not rare.any():
+            break
+        fresh = _draw_categorical(rows, schema, plan, group, count, attempt)
+        drawn = [np.where(rare, f, d) for f, d in zip(fresh, drawn, strict=True)]
+    out: dict[str, np.ndarray] = {
+        schema.code_columns[i]: synth[:, j] for j, i in enumerate(plan.numeric)
+    }
+    for j, i in enumerate(plan.drawn):
+        out[schema.code_columns[i]] = drawn[j]
+    out[SENS] = drawn[-1]
+    out[GROUP] = np.full(count, group, dtype=np.int64)
+    return out
+
+
+def decode_synthetic(coded: dict[str, np.ndarray], schema: Schema) -> dict[str, np.ndarray]:
+    """Synthetic codes to published values (numeric in their unit, categories as labels)."""
+    out: dict[str, np.ndarray] = {GROUP: coded[GROUP]}
+    for kind, code in zip(schema.kinds, schema.code_columns, strict=True):
+        values = coded[code]
+        if isinstance(kind, ContinuousKind):
+            out[kind.name] = kind.raw(values).astype(np.float64)
+        else:
+            out[kind.name] = kind.decode(values)
+    labels = np.asarray(schema.sensitive.values, dtype=object)
+    out[schema.sensitive.name] = labels[coded[SENS]]
+    return out
+
+
+def make_condense_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function over one block's rows: every group of the block condensed."""
+    columns = [n for n, _ in synthetic_columns(schema)]
+
+    def condense(block: pd.DataFrame) -> pd.DataFrame:
+        block = block.iloc[np.argsort(block[RID].to_numpy(), kind="stable")]
+        block = block[block[CLASS].to_numpy() >= 0]
+        parts = [
+            decode_synthetic(condense_group(rows, int(group), schema, plan), schema)
+            for group, rows in block.groupby(CLASS, sort=True)
+        ]
+        if not parts:
+            return pd.DataFrame({c: [] for c in columns})
+        return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in columns})
+
+    return condense
+
+
+def condense_groups(
+    engine: Engine,
+    placed: Table,
+    schema: Schema,
+    plan: CondensePlan,
+    timer: StageTimer,
+    tmp_path: str | None,
+    fmt: str,
+) -> Publication:
+    """Condense every group and write the synthetic table to the staging location."""
+    with timer.stage("condense"):
+        table = engine.map_groups(
+            placed, BLOCK, make_condense_fn(schema, plan), synthetic_columns(schema)
+        )
+        publication = Publication({MAIN: table}, MAIN, [GROUP], schema.sensitive.name)
+        published = staged(engine, publication, tmp_path, fmt)
+        log.info("condense: %d numeric attributes condensed", len(plan.numeric))
+    return published
+
+
+# ------------------------------------------------------------------------- verification
+
+_N = "_n"
+
+
+def _origin(d: int) -> np.ndarray:
+    """The origin the verification sums are taken about: the middle of the encoded range."""
+    return np.full(d, 0.5)
+
+
+def _flat_columns(prefix: str, d: int) -> list[tuple[str, str]]:
+    return [(f"{prefix}{name}", "double") for name in flat_names(d)]
+
+
+def make_terms_fn(
+    codes_of: Callable[[pd.DataFrame], np.ndarray],
+    group_of: Callable[[pd.DataFrame], np.ndarray],
+    prefix: str,
+    d: int,
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function: each row's group and its terms (1, x_i, x_i x_j) for the sums."""
+    names = [n for n, _ in _flat_columns(prefix, d)]
+
+    def terms(batch: pd.DataFrame) -> pd.DataFrame:
+        t = row_terms(codes_of(batch), _origin(d))
+        out = pd.DataFrame(t, columns=names)
+        out.insert(0, GROUP, group_of(batch).astype(np.int64))
+        return out
+
+    return terms
+
+
+def group_sums(
+    engine: Engine,
+    table: Table,
+    terms: Callable[[pd.DataFrame], pd.DataFrame],
+    prefix: str,
+    d: int,
+) -> Table:
+    """Per group the sums of the row terms: its :class:`GroupStats` in flat form."""
+    columns = [(GROUP, "long"), *_flat_columns(prefix, d)]
+    rows = engine.map_batches(table, terms, columns)
+    return engine.aggregate(rows, [GROUP], {n: ("sum", n) for n, _ in columns[1:]})
+
+
+def make_check_fn(d: int, alpha: float) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function over joined (original, synthetic) group sums -> per-group verdicts."""
+    orig = [f"o{n}" for n in flat_names(d)]
+    synth = [f"s{n}" for n in flat_names(d)]
+
+    def check(batch: pd.DataFrame) -> pd.DataFrame:
+        o = batch[orig].to_numpy(dtype=np.float64)
+        s = batch[synth].to_numpy(dtype=np.float64)
+        n = np.empty(len(batch), dtype=np.int64)
+        mean_off = np.empty(len(batch))
+        cov_ratio = np.empty(len(batch))
+        for r in range(len(batch)):
+            original = GroupStats.from_flat(o[r], d, _origin(d))
+            synthetic = GroupStats.from_flat(s[r], d, _origin(d))
+            n[r] = original.count
+            mean_off[r] = float(np.abs(synthetic.mean() - original.mean()).max())
+            values, axes = eigen_axes(original.covariance())
+            gap = np.abs(axes.T @ synthetic.covariance() @ axes - np.diag(values))
+            floored = np.maximum(values, NULL_EIGENVALUE * (values[0] if d else 0.0))
+            bound = covariance_tolerance(floored, synthetic.count, alpha) + COVARIANCE_FLOOR
+            cov_ratio[r] = float(np.max(gap - bound)) if gap.size else 0.0
+        return pd.DataFrame(
+            {
+                _N: n,
+                "mean_off": mean_off,
+                "cov_excess": cov_ratio,
+                "mean_bad": (mean_off > MEAN_TOLERANCE).astype(np.int64),
+                "cov_bad": (cov_ratio > 0).astype(np.int64),
+            }
+        )
+
+    return check
+
+
+def verify_condensed(
+    engine: Engine,
+    placed: Table,
+    published: Publication,
+    schema: Schema,
+    plan: CondensePlan,
+    alpha: float,
+) -> dict[str, Any]:
+    """The staged synthetic release checked against each group's originals.
+
+    Returns:
+        ``groups``, ``represented`` (original records the groups hold), ``synthetic``
+        (the release's rows), ``smallest_group``, ``mean_failures``, ``covariance_failures``,
+        ``worst_mean_offset``, ``copies`` (synthetic records equal to an original record
+        on every published attribute) and ``failed`` (messages; empty when it holds).
+    """
+    d = len(plan.numeric)
+    codes = [schema.code_columns[i] for i in plan.numeric]
+    kinds = [schema.kinds[i] for i in plan.numeric]
+    grouped = engine.where(placed, CLASS, ">=", 0)
+    originals = group_sums(
+        engine,
+        grouped,
+        make_terms_fn(
+            lambda b: b[codes].to_numpy(dtype=np.float64), lambda b: b[CLASS].to_numpy(), "o", d
+        ),
+        "o",
+        d,
+    )
+    synthetic_table = published.tables[MAIN]
+
+    def encoded_synthetic(batch: pd.DataFrame) -> np.ndarray:
+        cols = [kind.encode(batch[kind.name])[0] for kind in kinds]
+        return np.stack(cols, axis=1) if cols else np.empty((len(batch), 0))
+
+    synthetic = group_sums(
+        engine,
+        synthetic_table,
+        make_terms_fn(encoded_synthetic, lambda b: pd.to_numeric(b[GROUP]).to_numpy(), "s", d),
+        "s",
+        d,
+    )
+    joined = engine.join(originals, synthetic, [GROUP], how="outer")
+    verdicts = engine.map_batches(
+        joined,
+        make_check_fn(d, alpha),
+        [
+            (_N, "long"),
+            ("mean_off", "double"),
+            ("cov_excess", "double"),
+            ("mean_bad", "long"),
+            ("cov_bad", "long"),
+        ],
+    )
+    totals = one_row(
+        engine,
+        verdicts,
+        {
+            "groups": ("count", _N),
+            "represented": ("sum", _N),
+            "smallest_group": ("min", _N),
+            "mean_failures": ("sum", "mean_bad"),
+            "covariance_failures": ("sum", "cov_bad"),
+            "worst_mean_offset": ("max", "mean_off"),
+        },
+    )
+    rows = engine.count(synthetic_table)
+    copies, shared_copies = count_copies(engine, grouped, synthetic_table, schema, plan.k)
+    widths = np.array([k.raw(np.ones(1))[0] - k.raw(np.zeros(1))[0] for k in kinds])
+    whole = {
+        which: _whole_covariance(engine, table, prefix, d) * np.outer(widths, widths)
+        for which, table, prefix in (
+            ("covariance", originals, "o"),
+            ("synthetic_covariance", synthetic, "s"),
+        )
+    }
+    figures: dict[str, Any] = {
+        "groups": int(totals["groups"]),
+        "represented": int(totals["represented"]),
+        "synthetic": int(rows),
+        "smallest_group": None
+        if totals["smallest_group"] is None
+        else int(totals["smallest_group"]),
+        "mean_failures": int(totals["mean_failures"]),
+        "covariance_failures": int(totals["covariance_failures"]),
+        "worst_mean_offset": totals["worst_mean_offset"],
+        "copies": copies,
+        "copies_of_shared_combinations": shared_copies,
+        "covariance": whole["covariance"].tolist(),
+        "synthetic_covariance": whole["synthetic_covariance"].tolist(),
+    }
+    failed: list[str] = []
+    if figures["smallest_group"] is not None and figures["smallest_group"] < plan.k:
+        failed.append(f"a group holds {figures['smallest_group']} records, fewer than k={plan.k}")
+    if figures["mean_failures"]:
+        failed.append(
+            f"{figures['mean_failures']} groups' synthetic mean is off the group's by more "
+            f"than {MEAN_TOLERANCE:g} (worst {figures['worst_mean_offset']:.3g})"
+        )
+    if figures["covariance_failures"]:
+        failed.append(
+            f"{figures['covariance_failures']} groups' synthetic covariance is outside its "
+            f"bound at significance {alpha:g}"
+        )
+    if copies:
+        failed.append(
+            f"{copies} synthetic records equal an original record on every quasi-identifier, "
+            f"a combination fewer than k={plan.k} records share"
+        )
+    figures["failed"] = failed
+    return figures
+
+
+def _whole_covariance(engine: Engine, sums: Table, prefix: str, d: int) -> np.ndarray:
+    """The covariance of every record of the groups' sums (the groups merged), encoded scale."""
+    names = [f"{prefix}{n}" for n in flat_names(d)]
+    total = one_row(engine, sums, {n: ("sum", n) for n in names})
+    stats = GroupStats.from_flat(np.array([float(total[n]) for n in names]), d, _origin(d))
+    return stats.covariance() if stats.count > 1 else np.zeros((d, d))
+
+
+def count_copies(
+    engine: Engine, grouped: Table, synthetic: Table, schema: Schema, k: int
+) -> tuple[int, int]:
+    """Synthetic records equal to an original record on every quasi-identifier.
+
+    Both sides in published form (numeric in their unit as doubles, categories as labels),
+    joined on all quasi-identifiers. Reading chosen: condensation protects as k-anonymity
+    does, so a synthetic record whose quasi-identifier values at least ``k`` original
+    records share discloses no one (a group of identical records condenses to itself, as
+    integer-valued attributes make common; the sensitive value is drawn from the group,
+    as a k-anonymous class publishes its values); one whose combination fewer than ``k``
+    originals hold is a copy that fails the release.
+
+    Returns:
+        ``(copies of combinations fewer than k records hold, copies of combinations at
+        least k records share)``.
+    """
+    names = [k.name for k in schema.kinds]
+    types = [(n, t) for n, t in synthetic_columns(schema) if n in names]
+
+    def decoded(batch: pd.DataFrame) -> pd.DataFrame:
+        out: dict[str, Any] = {}
+        for kind, code in zip(schema.kinds, schema.code_columns, strict=True):
+            values = batch[code].to_numpy()
+            out[kind.name] = (
+                kind.raw(values).astype(np.float64)
+                if isinstance(kind, ContinuousKind)
+                else kind.decode(values)
+            )
+        return pd.DataFrame(out)
+
+    def typed(batch: pd.DataFrame) -> pd.DataFrame:
+        out = batch[names].copy()
+        for kind in schema.kinds:
+            if isinstance(kind, ContinuousKind):
+                out[kind.name] = pd.to_numeric(out[kind.name]).astype(np.float64)
+        return out
+
+    combos = engine.aggregate(
+        engine.map_batches(grouped, decoded, types), names, {"_holders": ("count", names[0])}
+    )
+    rare = engine.select(engine.where(combos, "_holders", "<", k), names)
+    right = engine.map_batches(engine.select(synthetic, names), typed, types)
+    total = int(engine.count(right))
+    unmatched = int(
+        engine.count(engine.join(right, engine.select(combos, names), names, how="left_anti"))
+    )
+    rare_copies = total - int(engine.count(engine.join(right, rare, names, how="left_anti")))
+    return rare_copies, total - unmatched - rare_copies
+
+
+__all__ = [
+    "GROUP",
+    "CondensePlan",
+    "condense_groups",
+    "synthetic_columns",
+    "verify_condensed",
+]

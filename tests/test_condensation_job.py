@@ -1,0 +1,211 @@
+"""Static condensation end to end (Aggarwal and Yu 2004), and its bad input.
+
+Every run checks what the family promises: groups of at least ``k`` records, each
+released as synthetic records reproducing its mean and (within the stated bound) its
+covariance, no synthetic record equal to an original, and rows in equal to the records
+the groups represent plus the suppressed ones; a release off its group statistics exits
+3 and writes nothing; bad settings exit 2 naming the key. Spark publishes the same table:
+``tests/test_golden.py``'s Spark check runs the ``adult_condense_mixed`` case.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparkanon.cli import run_command
+from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
+from tests._inputs import leftovers, write_config, write_csv
+
+N_ROWS = 1500
+
+
+def people(n: int = N_ROWS, seed: int = 5) -> pd.DataFrame:
+    """Correlated numeric attributes, two categorical ones and a label."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    return pd.DataFrame(
+        {
+            "age": age,
+            "income_k": np.round(20 + 0.8 * age + rng.normal(0, 8, n), 2),
+            "hours": np.round(rng.normal(40, 8, n).clip(1, 99), 1),
+            "sex": rng.choice(["F", "M"], n),
+            "job": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+            "label": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
+        }
+    )
+
+
+def condense_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
+    """A condensation job over :func:`people`, output under ``tmp_path``."""
+    kinds = {"age": "continuous", "income_k": "continuous", "hours": "continuous"}
+    kinds |= {"sex": "nominal", "job": "nominal"}
+    cfg: dict[str, Any] = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [{"name": n, "kind": k} for n, k in kinds.items()],
+        "sensitive": {"name": "label"},
+        "model": {"name": "k", "k": 5},
+        "algorithm": {"name": "condensation"},
+        "partitioning": {"max_block_rows": 500},
+        "output": {"path": str(tmp_path / "out"), "format": "parquet", "mode": "error"},
+        "seed": 3,
+    }
+    for key, value in changes.items():
+        cfg[key] = value
+    return cfg
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return write_csv(tmp_path, people(), "people.csv")
+
+
+def _run(cfg: dict[str, Any], tmp_path: Path) -> int:
+    return run_command(str(write_config(tmp_path, cfg)), [], engine_name="local")
+
+
+def published(out: Path) -> pd.DataFrame:
+    files = sorted((out / "data").glob("*.parquet"))
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+
+
+def test_groups_are_released_as_synthetic_records_of_their_statistics(
+    tmp_path: Path, data: Path
+) -> None:
+    cfg = condense_config(tmp_path, data)
+    assert _run(cfg, tmp_path) == EXIT_OK
+    out = Path(cfg["output"]["path"])
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    table = published(out)
+    assert metrics["verified"] is True and metrics["family"] == "synthesis"
+    assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"] == N_ROWS
+    assert len(table) == metrics["synthetic_records"] == metrics["rows_out"]
+    assert list(table.columns) == ["group", "age", "income_k", "hours", "sex", "job", "label"]
+    sizes = table.groupby("group").size()
+    assert sizes.min() >= 5 and sizes.max() <= 2 * 5 - 1 + 5  # MDAV's k..2k-1, plus reconciled
+    assert set(table["sex"]) <= {"F", "M"} and set(table["label"]) <= {"no", "yes"}
+    original = people()
+    # No synthetic record copies an original one; the global means are the originals'.
+    key = ["age", "income_k", "hours", "sex", "job", "label"]
+    assert len(table.merge(original.astype({"age": float}), on=key)) == 0
+    for c in ("age", "income_k", "hours"):
+        assert table[c].mean() == pytest.approx(original[c].mean(), rel=1e-9)
+    # The correlation of age and income survives condensation (the groups are local).
+    r = np.corrcoef(table["age"], table["income_k"])[0, 1]
+    assert r == pytest.approx(np.corrcoef(original["age"], original["income_k"])[0, 1], abs=0.05)
+    assert metrics["covariance_compatibility"] > 0.95
+    assert metrics["verification"]["copies"] == 0
+
+
+def test_alpha_sets_the_synthetic_records_per_group(tmp_path: Path, data: Path) -> None:
+    cfg = condense_config(tmp_path, data, algorithm={"name": "condensation", "alpha": 2.0})
+    assert _run(cfg, tmp_path) == EXIT_OK
+    out = Path(cfg["output"]["path"])
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    table = published(out)
+    assert (table.groupby("group").size() == 10).all()
+    assert metrics["synthetic_records"] == 10 * metrics["groups"]
+    assert metrics["rows_out"] + metrics["rows_suppressed"] == N_ROWS
+
+
+def test_the_same_table_on_a_rerun(tmp_path: Path, data: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = condense_config(tmp_path / "a", data)
+    second = condense_config(tmp_path / "b", data)
+    assert _run(first, tmp_path / "a") == EXIT_OK and _run(second, tmp_path / "b") == EXIT_OK
+    a = (
+        published(Path(first["output"]["path"]))
+        .sort_values(["group", "age"])
+        .reset_index(drop=True)
+    )
+    b = (
+        published(Path(second["output"]["path"]))
+        .sort_values(["group", "age"])
+        .reset_index(drop=True)
+    )
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("mutation", ["shifted_mean", "inflated_spread"])
+def test_a_release_off_its_group_statistics_fails_and_writes_nothing(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, mutation: str
+) -> None:
+    """Inject a synthesis other than the groups' statistics: verification must catch it."""
+    import sparkanon.stages.condense as stage
+
+    real = stage.synthetic_records
+
+    def wrong(stats: Any, count: int, seed: int, group_id: int) -> np.ndarray:
+        records = real(stats, count, seed, group_id)
+        if mutation == "shifted_mean":
+            return records + 0.01
+        centre = records.mean(axis=0)
+        return centre + 3.0 * (records - centre)
+
+    monkeypatch.setattr(stage, "synthetic_records", wrong)
+    cfg = condense_config(tmp_path, data, model={"name": "k", "k": 30})
+    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+def test_a_synthetic_record_copying_a_rare_original_fails(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The first synthetic record of every group replaced by the group's first record."""
+    import sparkanon.stages.condense as stage
+
+    real = stage.condense_group
+
+    def copying(rows: pd.DataFrame, group: int, schema: Any, plan: Any) -> dict[str, np.ndarray]:
+        out = real(rows, group, schema, plan)
+        first = rows.sort_values("_rid").iloc[0]
+        for code in schema.code_columns:
+            out[code] = out[code].copy()
+            out[code][0] = first[code]
+        out["_s"] = out["_s"].copy()
+        out["_s"][0] = first["_s"]
+        return out
+
+    monkeypatch.setattr(stage, "condense_group", copying)
+    cfg = condense_config(tmp_path, data)
+    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert "equal an original record on every quasi-identifier" in capsys.readouterr().err
+    assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+BAD = [
+    # (id, changes, the key the message must name)
+    ("k_larger_than_the_data", {"model": {"name": "k", "k": 5000}}, "model"),
+    ("l_diversity", {"model": {"name": "distinct_l", "l": 2}}, "model"),
+    ("keep_column", {"attributes": [
+        {"name": "age", "kind": "continuous"}, {"name": "job", "kind": "keep"}]},
+     "attributes.1.kind"),
+    ("no_numeric_attribute", {"attributes": [{"name": "sex", "kind": "nominal"}]}, "attributes"),
+    ("decimals", {"output": {"path": "x", "decimals": 1}}, "output.decimals"),
+    ("alpha_zero", {"algorithm": {"name": "condensation", "alpha": 0}}, "algorithm.alpha"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("changes", "key"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_condensation_settings_exit_2_naming_the_key(
+    tmp_path: Path,
+    data: Path,
+    capsys: pytest.CaptureFixture[str],
+    changes: dict[str, Any],
+    key: str,
+) -> None:
+    cfg = condense_config(tmp_path, data, **changes)
+    if "output" in changes:
+        cfg["output"] = {"path": str(tmp_path / "out"), "format": "parquet"} | {
+            k: v for k, v in changes["output"].items() if k != "path"
+        }
+    assert _run(cfg, tmp_path) == EXIT_USER
+    err = capsys.readouterr().err
+    assert key in err, err
+    assert leftovers(tmp_path / "out") == []
