@@ -6,6 +6,13 @@ shared session; one kill-and-restart run in subprocesses (exactly once).
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +42,8 @@ from tests._stream_step import (
     state_count,
     write_records,
 )
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spec(tmp_path: Path, **changes: object) -> StreamSpec:
@@ -186,7 +195,10 @@ def test_available_now_batches_state_and_restart(spark: object, tmp_path: Path) 
 
 @pytest.mark.spark
 def test_key_as_engine_expression(spark: object, tmp_path: Path) -> None:
-    """A key given as an engine expression is computed per row (here ``rid // 5``)."""
+    """A key given as an engine expression is computed per row (here ``rid // 5``).
+
+    Restarting its checkpoint with a key of another type is a ConfigError.
+    """
     (tmp_path / "in").mkdir()
     write_records(tmp_path / "in", "p1.csv", range(0, 12), "ab")
     key = Arith("//", Col("rid"), Lit(5))
@@ -197,3 +209,100 @@ def test_key_as_engine_expression(spark: object, tmp_path: Path) -> None:
     out = read_sink(spark, spec, schema).toPandas()
     assert (out["key"] == out["rid"] // 5).all()
     assert out.groupby("key")["count_after"].max().to_dict() == {0: 5, 1: 5, 2: 2}
+    # the checkpoint holds long keys: a restart keyed by a string column is refused
+    write_records(tmp_path / "in", "p2.csv", range(12, 14), "ab")
+    with pytest.raises(ConfigError, match="another key or state schema"):
+        run_stateful_stream(spark, _spec(tmp_path), counting_step(), OUTPUT_SCHEMA)
+
+
+def _child(folder: Path, trigger: str) -> subprocess.Popen:
+    """The stream in a process group of its own (so a kill takes its JVM and workers too)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen(
+        [sys.executable, str(ROOT / "tests" / "_stream_child.py"), str(folder), trigger],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+
+
+def _wait_for(done: Callable[[], bool], seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+class _Lines:
+    """The lines a child prints, read in a thread (a pipe read must not block the test)."""
+
+    def __init__(self, child: subprocess.Popen) -> None:
+        self.lines: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(child,), daemon=True)
+        self._thread.start()
+
+    def _read(self, child: subprocess.Popen) -> None:
+        for line in child.stdout:  # type: ignore[union-attr]
+            self.lines.append(line.strip())
+
+    def batches(self) -> list[int]:
+        return [int(line.split()[1]) for line in self.lines if line.startswith("batch ")]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_exactly_once_over_a_kill_mid_batch_and_a_restart(spark: object, tmp_path: Path) -> None:
+    """SIGKILL while a batch runs, restart on the same checkpoint: nothing lost or doubled.
+
+    Round 1: two files, streamed with a 1-second processing-time trigger (one file a
+    batch) until both batches are committed. Round 2: a third file with the step made
+    slow; the whole process group (driver, JVM, Python workers) is killed with SIGKILL
+    while the step runs. Restart with ``available_now`` after a fourth file is dropped:
+    the killed batch is replayed and the fourth file streamed. Every record is in the
+    sink exactly once, each key's final state count is its record count (plus the
+    initial 100 of key ``a``), read both from the output rows and from the state store.
+    """
+    folder = tmp_path
+    for name in ("in", "ctl"):
+        (folder / name).mkdir()
+    write_records(folder / "in", "r1.csv", range(0, 9), "abc")
+    write_records(folder / "in", "r2.csv", range(9, 15), "ab")
+    child = _child(folder, "1 second")
+    try:
+        lines = _Lines(child)
+        _wait_for(lambda: len(lines.batches()) >= 2, 90, "round 1's two batches")
+        (folder / "ctl" / "slow").touch()
+        (folder / "ctl" / "running").unlink()
+        write_records(folder / "in", "r3.csv", range(15, 22), "bcd")
+        _wait_for((folder / "ctl" / "running").exists, 30, "the step of round 2 to run")
+        time.sleep(0.5)
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert lines.batches() == [0, 1]  # the batch of r3 never ended
+    # killed inside batch 2: its offsets were logged, its commit was not
+    assert (folder / "ck" / "offsets" / "2").exists()
+    assert not (folder / "ck" / "commits" / "2").exists()
+    (folder / "ctl" / "slow").unlink()
+    write_records(folder / "in", "r4.csv", range(22, 26), "ad")
+    child = _child(folder, "available_now")
+    out, _ = child.communicate(timeout=120)
+    assert child.returncode == 0
+    assert [ln.split()[:2] for ln in out.splitlines() if ln.startswith("batch")] == [
+        ["batch", "2"],
+        ["batch", "3"],
+    ]
+    assert "done 2 11 11" in out
+
+    spec = _spec(folder)
+    sink = read_sink(spark, spec, OUTPUT_SCHEMA).toPandas()
+    assert sorted(sink["rid"]) == list(range(26))  # each record once: none lost, none doubled
+    records = pd.concat([pd.read_csv(folder / "in" / f"r{i}.csv") for i in range(1, 5)])
+    expected = records.groupby("k").size().to_dict()
+    expected["a"] += 100
+    assert sink.groupby("key")["count_after"].max().to_dict() == expected
+    state = read_state(spark, spec.checkpoint).toPandas()
+    counts = {k: state_count(bytes(s)) for k, s in zip(state["key"], state["state"], strict=True)}
+    assert counts == expected

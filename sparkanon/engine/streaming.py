@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
@@ -376,6 +377,19 @@ def _new_batches(
     return fresh
 
 
+def _ended(query: Any, spec: StreamSpec, seconds: float) -> bool:
+    """Whether the query ended within ``seconds``; a checkpoint of another spec is a ConfigError."""
+    try:
+        return bool(query.awaitTermination(seconds))
+    except StreamingQueryException as exc:
+        if "SCHEMA_NOT_COMPATIBLE" in str(exc):
+            raise ConfigError(
+                f"stream checkpoint {spec.checkpoint}: its state was written by a stream of "
+                "another key or state schema; start a new checkpoint and sink"
+            ) from exc
+        raise
+
+
 def run_stateful_stream(
     spark: SparkSession,
     spec: StreamSpec,
@@ -411,7 +425,8 @@ def run_stateful_stream(
         The batches this run ran (ids, rows in and out, durations).
 
     Raises:
-        ConfigError: a spec the engine cannot run.
+        ConfigError: a spec the engine cannot run, or a checkpoint whose state was
+            written under another key or state schema.
         StreamingQueryException: the query failed (a step raised, a bad file...).
     """
     out = stateful_frame(spark, spec, step, output_schema, initial_state)
@@ -447,7 +462,7 @@ def run_stateful_stream(
                 batch_hook(batch)
 
     try:
-        while not query.awaitTermination(poll_seconds):
+        while not _ended(query, spec, poll_seconds):
             report()
             timed_out = stop_after_seconds is not None and (
                 time.monotonic() - started >= stop_after_seconds
