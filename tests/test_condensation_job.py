@@ -181,7 +181,8 @@ def test_a_synthetic_record_copying_a_rare_original_fails(
 
 BAD = [
     # (id, changes, the key the message must name)
-    ("k_larger_than_the_data", {"model": {"name": "k", "k": 5000}}, "model"),
+    ("k_larger_than_the_data", {"model": {"name": "k", "k": 5000},
+                                "partitioning": {"max_block_rows": 10000}}, "model.k"),
     ("l_diversity", {"model": {"name": "distinct_l", "l": 2}}, "model"),
     ("keep_column", {"attributes": [
         {"name": "age", "kind": "continuous"}, {"name": "job", "kind": "keep"}]},
