@@ -186,6 +186,26 @@ def _parser() -> argparse.ArgumentParser:
         help="check that this partition of the input table exists (sets input.partition)",
     )
     _add_reconstruct_parser(sub)
+    stream = _subcommand(
+        sub,
+        "stream",
+        "run a condensation stream: the config's input seeds the groups, files arriving in "
+        "stream.source join them, and due groups release synthetic records to output.path "
+        "(Aggarwal and Yu 2004's dynamic condensation)",
+    )
+    stream.add_argument("config", metavar="CONFIG", help="the job's YAML config (with stream:)")
+    stream.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config key (dotted path, YAML value), e.g. stream.trigger='10 seconds'",
+    )
+    stream.add_argument(
+        "--master", default=None, help="Spark master when not started by spark-submit"
+    )
+    _add_logging_arguments(stream)
     return parser
 
 
@@ -572,6 +592,25 @@ def reconstruct_command(
     return EXIT_OK
 
 
+def stream_command(config_path: str, overrides: Sequence[str], master: str | None = None) -> int:
+    """Run a condensation stream (exit 0, 2 on bad input, 3 when a release fails its check).
+
+    Prints the report as JSON: the batches this run ran and the state's counts.
+    """
+    from sparkanon.config import load_config
+    from sparkanon.streaming import run_stream, stream_problems
+
+    try:
+        config = load_config(config_path, list(overrides))
+        stream_problems(config)  # before a Spark session starts
+        engine = make_engine("spark", config, master)
+        report = run_stream(engine, config)
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    print(json.dumps(report, indent=2))
+    return EXIT_OK
+
+
 class _StderrHandler(logging.StreamHandler):
     """A stream handler that looks up the error stream at every record.
 
@@ -624,6 +663,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sparkanon`` console script."""
     args = _parser().parse_args(argv)
     configure_logging(args.quiet, args.log_level)
+    if args.command == "stream":
+        return stream_command(args.config, args.overrides, master=args.master)
     if args.command == "reconstruct":
         return reconstruct_command(
             args.output_dir,

@@ -34,6 +34,7 @@ COMMANDS = [
     "sparkanon backfill",
     "sparkanon reconstruct",
     "sparkanon run",
+    "sparkanon stream",
     "sparkanon validate",
 ]
 

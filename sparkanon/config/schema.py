@@ -602,6 +602,39 @@ class MetricsConfig(_Frozen):
     are: AreConfig = AreConfig()
 
 
+class StreamConfig(_Frozen):
+    """A condensation stream (``sparkanon stream``; Aggarwal and Yu 2004's dynamic algorithm).
+
+    The initial groups come from the job's ``input`` (a static batch); then records
+    arriving as files in ``source`` join the nearest group, a group reaching ``2k``
+    splits, and due groups release synthetic records to ``output.path``.
+
+    Attributes:
+        source: the folder the record files arrive in.
+        format: their format (``csv`` with a header, or ``parquet``).
+        options: reader options of a CSV source (``header`` defaults to true).
+        checkpoint: the checkpoint folder (state and progress): a restarted stream with
+            the same one continues where it stopped, no record counted twice or lost.
+        trigger: ``available_now`` (process what has arrived, then stop) or an interval
+            (``"10 seconds"``) to run until ``run_seconds`` pass or the process stops.
+        run_seconds: how long an interval-triggered stream runs (unset: until stopped).
+        max_files_per_trigger: files per micro-batch (unset: all that arrived).
+        release_pending: a group releases once this many of its records are pending
+            (unset: ``k``).
+        release_age: ... or once its last release is this many batches old.
+    """
+
+    source: str
+    format: Literal["csv", "parquet"] = "csv"
+    options: dict[str, Any] = Field(default_factory=dict)
+    checkpoint: str
+    trigger: str = "available_now"
+    run_seconds: Annotated[Float, Field(gt=0)] | None = None
+    max_files_per_trigger: Annotated[Int, Field(ge=1)] | None = None
+    release_pending: Annotated[Int, Field(ge=1)] | None = None
+    release_age: Annotated[Int, Field(ge=0)] = 3
+
+
 class JobConfig(_Frozen):
     """The whole job configuration."""
 
@@ -613,6 +646,7 @@ class JobConfig(_Frozen):
     partitioning: PartitioningConfig = PartitioningConfig()
     output: OutputConfig
     metrics: MetricsConfig = MetricsConfig()
+    stream: StreamConfig | None = None
     seed: Int = 0
 
     @field_validator("model", mode="before")

@@ -75,7 +75,7 @@ from pyspark.sql.types import StructType
 from sparkanon.engine.base import Columns
 from sparkanon.engine.expr import Col, Expr
 from sparkanon.engine.spark import _column, _conform, _ddl, _empty
-from sparkanon.errors import ConfigError
+from sparkanon.errors import ConfigError, PrivacyViolationError
 
 log = logging.getLogger("sparkanon")
 
@@ -386,6 +386,13 @@ def _ended(query: Any, spec: StreamSpec, seconds: float) -> bool:
             raise ConfigError(
                 f"stream checkpoint {spec.checkpoint}: its state was written by a stream of "
                 "another key or state schema; start a new checkpoint and sink"
+            ) from exc
+        text = str(exc)
+        if "PrivacyViolationError" in text:
+            # A step refused a release: the batch failed, nothing of it was committed.
+            found = re.search(r"PrivacyViolationError: ([^\n]*)", text)
+            raise PrivacyViolationError(
+                f"stream {spec.name}: " + (found.group(1) if found else "a release failed")
             ) from exc
         raise
 

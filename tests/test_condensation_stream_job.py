@@ -1,0 +1,120 @@
+"""``sparkanon stream``: dynamic condensation over arriving files, end to end, and its bad input.
+
+An initial static batch seeds the groups; files arriving in the source folder join them;
+due groups release synthetic records to the sink. A second run with the same checkpoint
+continues: records counted once (the state's accounting), every group's released count
+equal to its synthetic records in the sink. The engine's kill-and-restart test
+(``tests/test_streaming.py``) covers a process killed mid-batch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparkanon.cli import main
+from sparkanon.errors import EXIT_OK, EXIT_USER
+from tests._inputs import write_config
+
+COLUMNS = ["age", "income_k", "hours"]
+
+
+def records(n: int, seed: int) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    return pd.DataFrame(
+        {
+            "age": age,
+            "income_k": np.round(20 + 0.8 * age + rng.normal(0, 8, n), 2),
+            "hours": np.round(rng.normal(40, 8, n).clip(1, 99), 1),
+            "label": rng.choice(["no", "yes"], n),
+        }
+    )
+
+
+def stream_config(tmp_path: Path, **stream: Any) -> dict[str, Any]:
+    initial = tmp_path / "initial.csv"
+    records(120, 0).to_csv(initial, index=False)
+    return {
+        "input": {"format": "csv", "path": str(initial), "options": {"header": True}},
+        "attributes": [{"name": c, "kind": "continuous"} for c in COLUMNS],
+        "sensitive": {"name": "label"},
+        "model": {"name": "k", "k": 5},
+        "algorithm": {"name": "condensation"},
+        "output": {"path": str(tmp_path / "sink"), "format": "parquet"},
+        "stream": {"source": str(tmp_path / "in"), "checkpoint": str(tmp_path / "ck")} | stream,
+        "seed": 3,
+    }
+
+
+def _stream(tmp_path: Path, cfg: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> Any:
+    code = main(["stream", str(write_config(tmp_path, cfg)), "--quiet"])
+    out = capsys.readouterr()
+    return code, out
+
+
+@pytest.mark.spark
+def test_stream_condenses_arriving_files_and_continues_after_a_restart(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = tmp_path / "in"
+    source.mkdir()
+    for i in range(2):
+        records(60, 10 + i).to_csv(source / f"part-{i}.csv", index=False)
+    cfg = stream_config(tmp_path, max_files_per_trigger=1)
+    code, out = _stream(tmp_path, cfg, capsys)
+    assert code == EXIT_OK, out.err
+    first = json.loads(out.out)
+    state = first["state"]
+    assert first["this_run"]["batches"] == 2 and first["this_run"]["rows_in"] == 120
+    assert state["records_seen"] == 240 == state["records_in_groups"] + state["records_suppressed"]
+    assert state["smallest_group"] >= 5
+
+    records(60, 12).to_csv(source / "part-2.csv", index=False)
+    code, out = _stream(tmp_path, cfg, capsys)
+    assert code == EXIT_OK, out.err
+    second = json.loads(out.out)
+    assert second["this_run"]["batches"] == 1 and second["this_run"]["rows_in"] == 60
+    assert second["state"]["records_seen"] == 300  # the restart counted each record once
+    assert second["state"]["batches"] == 3
+
+    sink = spark.read.parquet(str(tmp_path / "sink")).toPandas()  # through _spark_metadata
+    assert list(sink.columns) == ["group", "batch", *COLUMNS]
+    assert len(sink) == second["state"]["records_released"]
+    assert first["this_run"]["synthetic_records_out"] + second["this_run"][
+        "synthetic_records_out"
+    ] == len(sink)
+    assert sink.groupby("group").size().min() >= 1
+    assert sorted(sink["batch"].unique()) == sorted(set(sink["batch"]))
+    # Synthetic values stay near the data (means within the records' spread).
+    original = pd.concat([records(120, 0), *(records(60, 10 + i) for i in range(3))])
+    for c in COLUMNS:
+        assert abs(sink[c].mean() - original[c].mean()) < original[c].std()
+
+
+BAD = [
+    ("no_checkpoint", {"stream": None}, "stream.checkpoint"),
+    ("nominal_attribute", {"attributes": [{"name": "age", "kind": "continuous"},
+                                          {"name": "label2", "kind": "nominal"}]},
+     "attributes.1.kind"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("changes", "key"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_bad_stream_settings_exit_2_naming_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], changes: dict[str, Any], key: str
+) -> None:
+    cfg = stream_config(tmp_path)
+    if changes.get("stream", 0) is None:
+        cfg["stream"] = {"source": str(tmp_path / "in")}
+    else:
+        cfg |= changes
+    code, out = _stream(tmp_path, cfg, capsys)
+    assert code == EXIT_USER
+    assert key in out.err, out.err
+    assert not (tmp_path / "sink").exists()
