@@ -222,7 +222,7 @@ def test_attribute_without_kind(raw: dict[str, Any]) -> None:
         (lambda c: c["attributes"][0].update(weight="heavy"), "attributes.0.weight", "'heavy'"),
         (lambda c: c["attributes"][0].update(weight=-1), "attributes.0.weight", "-1"),
         (lambda c: c["algorithm"].update(psi_weights="half"), "algorithm.psi_weights", "'half'"),
-        (lambda c: c["algorithm"].update(name="condensation"), "algorithm.name", "'condensation'"),
+        (lambda c: c["algorithm"].update(name="k_member"), "algorithm.name", "'k_member'"),
         (lambda c: c["input"].update(on_missing="ignore"), "input.on_missing", "'ignore'"),
         (lambda c: c["input"].update(format="xlsx"), "input.format", "'xlsx'"),
         (lambda c: c["output"].update(mode="append"), "output.mode", "'append'"),

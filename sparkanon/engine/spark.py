@@ -332,12 +332,12 @@ class SparkEngine(Engine):
             meta.getField("file_block_start").alias(block),
             F.monotonically_increasing_id().alias(place),
         )
-        with self.stage("row_ids", "row ids: the rows of each input split"):
-            splits = (
-                located.groupBy(file, block)
-                .agg(F.count(F.lit(1)).alias("rows"), F.min(place).alias("first"))
-                .collect()
-            )
+        # One Spark job of the caller's stage (``read``): per-split counts, never rows.
+        splits = (
+            located.groupBy(file, block)
+            .agg(F.count(F.lit(1)).alias("rows"), F.min(place).alias("first"))
+            .collect()
+        )
         offsets, seen = [], 0
         for split in sorted(splits, key=lambda r: (r[file], r[block])):
             offsets.append((split[file], split[block], seen - split["first"]))

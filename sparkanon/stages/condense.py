@@ -59,7 +59,7 @@ GROUP = "group"
 CATEGORY_LANE = 16
 """First lane of the categorical draws (lane ``CATEGORY_LANE + j`` for the ``j``-th drawn
 attribute, the sensitive one last); the numeric draws use
-:data:`~sparkanon.algorithms.condensation.synthesize` 's own lane."""
+:data:`~sparkanon.algorithms.condensation.synthesize.SYNTHESIS_LANE`."""
 
 MEAN_TOLERANCE = 1e-9
 """A synthetic group mean equals the group's when they differ by at most this (in the
