@@ -187,6 +187,9 @@ BAD = [
     ("keep_column", {"attributes": [
         {"name": "age", "kind": "continuous"}, {"name": "job", "kind": "keep"}]},
      "attributes.1.kind"),
+    ("semantic_attribute", {"attributes": [
+        {"name": "age", "kind": "continuous"}, {"name": "job", "kind": "semantic", "length": 1}]},
+     "attributes.1.kind"),
     ("no_numeric_attribute", {"attributes": [{"name": "sex", "kind": "nominal"}]}, "attributes"),
     ("decimals", {"output": {"path": "x", "decimals": 1}}, "output.decimals"),
     ("alpha_zero", {"algorithm": {"name": "condensation", "alpha": 0}}, "algorithm.alpha"),

@@ -485,6 +485,13 @@ def synthesis_problems(config: JobConfig) -> list[str]:
         for key, model in _models_where(config, lambda m: m.name not in grouping.guarantees)
     ]
     for i, a in enumerate(config.attributes):
+        if a.kind == "semantic":
+            problems.append(
+                f"attributes.{i}.kind: semantic: condensation has no reading for semantic "
+                f"codes ({a.name!r}): it condenses continuous attributes and draws nominal, "
+                "ordinal and categorical ones from each group's frequencies; declare it as "
+                "one of those"
+            )
         if a.kind == "keep":
             problems.append(
                 f"attributes.{i}.kind: keep: {a.name!r} cannot ride along in a synthetic "
