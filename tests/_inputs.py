@@ -250,3 +250,20 @@ def rt_long_config(tmp_path: Path, frame: pd.DataFrame, **changes: Any) -> dict[
         },
         **changes,
     )
+
+
+def correlated_people(n: int, seed: int) -> pd.DataFrame:
+    """Records with correlated numeric attributes (age and income), hours, two categories
+    and a label: the condensation tests' data (a group's covariance has an axis to keep)."""
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    return pd.DataFrame(
+        {
+            "age": age,
+            "income_k": np.round(20 + 0.8 * age + rng.normal(0, 8, n), 2),
+            "hours": np.round(rng.normal(40, 8, n).clip(1, 99), 1),
+            "sex": rng.choice(["F", "M"], n),
+            "job": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
+            "label": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
+        }
+    )

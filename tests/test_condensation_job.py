@@ -20,25 +20,14 @@ import pytest
 
 from sparkanon.cli import run_command
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
-from tests._inputs import leftovers, write_config, write_csv
+from tests._inputs import correlated_people, leftovers, write_config, write_csv
 
 N_ROWS = 1500
 
 
 def people(n: int = N_ROWS, seed: int = 5) -> pd.DataFrame:
-    """Correlated numeric attributes, two categorical ones and a label."""
-    rng = np.random.default_rng(seed)
-    age = rng.integers(18, 80, n)
-    return pd.DataFrame(
-        {
-            "age": age,
-            "income_k": np.round(20 + 0.8 * age + rng.normal(0, 8, n), 2),
-            "hours": np.round(rng.normal(40, 8, n).clip(1, 99), 1),
-            "sex": rng.choice(["F", "M"], n),
-            "job": rng.choice(["a", "b", "c"], n, p=[0.5, 0.3, 0.2]),
-            "label": rng.choice(["no", "yes"], n, p=[0.7, 0.3]),
-        }
-    )
+    """The job tests' input (:func:`tests._inputs.correlated_people`)."""
+    return correlated_people(n, seed)
 
 
 def condense_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:

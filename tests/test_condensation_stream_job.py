@@ -13,28 +13,19 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from sparkanon.cli import main
 from sparkanon.errors import EXIT_OK, EXIT_USER
-from tests._inputs import write_config
+from tests._inputs import correlated_people, write_config
 
 COLUMNS = ["age", "income_k", "hours"]
 
 
 def records(n: int, seed: int) -> pd.DataFrame:
-    rng = np.random.default_rng(seed)
-    age = rng.integers(18, 80, n)
-    return pd.DataFrame(
-        {
-            "age": age,
-            "income_k": np.round(20 + 0.8 * age + rng.normal(0, 8, n), 2),
-            "hours": np.round(rng.normal(40, 8, n).clip(1, 99), 1),
-            "label": rng.choice(["no", "yes"], n),
-        }
-    )
+    """Arriving records (:func:`tests._inputs.correlated_people`)."""
+    return correlated_people(n, seed)
 
 
 def stream_config(tmp_path: Path, **stream: Any) -> dict[str, Any]:

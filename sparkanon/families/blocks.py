@@ -106,6 +106,45 @@ def loss_with_suppressed(
 
 
 @dataclass(frozen=True)
+class Grouped:
+    """The rows in classes, block by block: what :func:`group_rows` returns.
+
+    Attributes:
+        encoded: the encoded usable rows (cached).
+        clustered: the rows with their block and class (cached).
+        placed: the rows after reconciliation (class ``-1``: unplaced, suppressed).
+        blocks: the block statistics of the cluster stage.
+        reconciled: what reconciliation did.
+    """
+
+    encoded: Table
+    clustered: Table
+    placed: Table
+    blocks: dict[str, Any]
+    reconciled: Reconciled
+
+
+def group_rows(run: Run, models: ModelSet, algorithm: str) -> Grouped:
+    """Encode -> plan_blocks -> cluster (``algorithm`` on every block) -> reconcile.
+
+    The spine every per-block family shares (the clustering families, and the synthesis
+    family's groups).
+    """
+    engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
+    # The input is scanned twice (profile, then encode). Caching the raw rows in the
+    # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
+    # unchanged (docs/benchmarks.md section 5).
+    encoded, _ = encode_input(engine, config, run.raw, schema, timer)
+    part = partitioning(config, schema, models)
+    plan = plan_job_top(engine, config, encoded, schema, part, run.profile.usable, timer)
+    ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
+    block_run = BlockRun(ctx, algorithm, config.seed)
+    clustered, blocks = cluster_rows(engine, encoded, plan, block_run, timer)
+    placed, reconciled = reconcile_rows(engine, clustered, blocks["unplaced"], block_run, timer)
+    return Grouped(encoded, clustered, placed, blocks, reconciled)
+
+
+@dataclass(frozen=True)
 class _State:
     """What verify and measure read: the bound models and what the stages counted."""
 
@@ -126,22 +165,13 @@ class BlockFamily(Family):
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
         domain, models = run.bound_models()
-        # The input is scanned twice (profile, then encode). Caching the raw rows in the
-        # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
-        # unchanged (docs/benchmarks.md section 5).
-        encoded, enc_cols = encode_input(engine, config, run.raw, schema, timer)
-        part = partitioning(config, schema, models)
-        usable = run.profile.usable
-        plan = plan_job_top(engine, config, encoded, schema, part, usable, timer)
-        ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
-        block_run = BlockRun(ctx, config.algorithm.name, config.seed)
-        clustered, blocks = cluster_rows(engine, encoded, plan, block_run, timer)
-        placed, reconciled = reconcile_rows(engine, clustered, blocks["unplaced"], block_run, timer)
+        grouped = group_rows(run, models, config.algorithm.name)
+        placed, blocks, reconciled = grouped.placed, grouped.blocks, grouped.reconciled
         publisher = PUBLISHERS[config.output.publish](schema, run.raw.passthrough_types)
         registry = default_metrics(len(schema.kinds))
         base = config.algorithm.entropy_base
         summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
-        cached = [encoded, clustered, summaries]
+        cached = [grouped.encoded, grouped.clustered, summaries]
         publication = publish(
             engine, publisher, placed, summaries, timer, run.staging(), config.output.format
         )

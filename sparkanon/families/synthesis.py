@@ -30,17 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from sparkanon.algorithms import BlockContext, algorithms_of, native_target
+from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.condensation._params import CondensationParams
 from sparkanon.algorithms.condensation.compatibility import covariance_compatibility
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
-from sparkanon.families.blocks import partitioning
+from sparkanon.families.blocks import Grouped, group_rows
 from sparkanon.models import ModelSet
-from sparkanon.stages.cluster import BlockRun, cluster_rows
 from sparkanon.stages.condense import CondensePlan, condense_groups, verify_condensed
-from sparkanon.stages.encode import encode_input
-from sparkanon.stages.plan_blocks import plan_job_top
-from sparkanon.stages.reconcile import Reconciled, reconcile_rows
 
 GROUPING = "mdav"
 """The per-block algorithm that forms the groups."""
@@ -52,9 +48,7 @@ class _State:
 
     models: ModelSet
     plan: CondensePlan
-    placed: Any
-    blocks: dict[str, Any]
-    reconciled: Reconciled
+    grouped: Grouped
 
 
 class SynthesisFamily(Family):
@@ -69,28 +63,21 @@ class SynthesisFamily(Family):
         assert isinstance(params, CondensationParams)
         _, models = run.bound_models()
         k = models.min_class_size()
-        encoded, _ = encode_input(engine, config, run.raw, schema, timer)
-        part = partitioning(config, schema, models)
-        plan_top = plan_job_top(engine, config, encoded, schema, part, run.profile.usable, timer)
-        ctx = BlockContext.of(schema, native_target(models), models, params)
-        block_run = BlockRun(ctx, GROUPING, config.seed)
-        clustered, blocks = cluster_rows(engine, encoded, plan_top, block_run, timer)
-        placed, reconciled = reconcile_rows(engine, clustered, blocks["unplaced"], block_run, timer)
+        grouped = group_rows(run, models, GROUPING)
         plan = CondensePlan.of(schema, k, lambda rows: params.synthetic_count(rows, k), config.seed)
         publication = condense_groups(
-            engine, placed, schema, plan, timer, run.staging(), config.output.format
+            engine, grouped.placed, schema, plan, timer, run.staging(), config.output.format
         )
-        state = _State(models, plan, placed, blocks, reconciled)
-        return Anonymized(
-            publication, {"unplaced": reconciled.unplaced}, state, [encoded, clustered]
-        )
+        state = _State(models, plan, grouped)
+        cached = [grouped.encoded, grouped.clustered]
+        return Anonymized(publication, {"unplaced": grouped.reconciled.unplaced}, state, cached)
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
         params = run.config.algorithm
         assert isinstance(params, CondensationParams)
         found = verify_condensed(
-            run.engine, s.placed, done.publication, run.schema, s.plan, params.significance
+            run.engine, s.grouped.placed, done.publication, run.schema, s.plan, params.significance
         )
         failed = found["failed"]
         return Verdict(
@@ -108,8 +95,8 @@ class SynthesisFamily(Family):
             "synthetic_records": found["synthetic"],
             "groups": found["groups"],
             "group_size": {"min": found["smallest_group"], "k": s.plan.k},
-            "rows_reconciled": s.reconciled.reconciled,
-            "blocks": int(s.blocks["blocks"]),
+            "rows_reconciled": s.grouped.reconciled.reconciled,
+            "blocks": int(s.grouped.blocks["blocks"]),
             "verification": {
                 "worst_mean_offset": found["worst_mean_offset"],
                 "mean_failures": found["mean_failures"],
