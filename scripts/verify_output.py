@@ -75,6 +75,13 @@ code. What is never checked: that the noise is independent across columns and ro
 randomized response spreads a changed value uniformly over the other values (only the
 retention is tested), and that the noise is the seed's (the generator is sparkanon's).
 
+For a condensation release (``algorithm.name: condensation``; Aggarwal and Yu 2004) it
+checks the group sizes against ``k`` (or ``alpha``), the published categories and
+sensitive values against the input's usable rows, ``rows_out`` against the recount, the
+whole table's mean of each numeric attribute (every group's mean is reproduced, so the
+table's is) and that no synthetic record copies an input record whose quasi-identifier
+combination fewer than ``k`` input records share (:func:`check_synthetic`).
+
 Usage::
 
     python scripts/verify_output.py OUTPUT_DIR                       # the config the job ran
@@ -825,6 +832,101 @@ def check_perturbed(cfg: dict, output_dir: Path) -> int:
     return 0 if not report.failures else 1
 
 
+def check_synthetic(cfg: dict, output_dir: Path) -> int:
+    """Check a condensation release (``algorithm.name: condensation``); exit code 0 or 1.
+
+    Independently of sparkanon (Aggarwal and Yu 2004; the family's readings in
+    ``docs/method.md``): the columns are ``group``, the attributes and the sensitive
+    column; every group has at least ``k`` synthetic records (``round(alpha k)`` each
+    when ``algorithm.alpha`` is set, else as many as the original records it stands for,
+    at least ``k``); every published category and sensitive value occurs in the input's
+    usable rows; ``rows_out`` of ``metrics.json`` equals the usable rows recounted from
+    the input minus its ``suppressed_unplaced``; without ``alpha`` and unplaced rows, the
+    synthetic table's mean of each numeric attribute equals the usable rows' (each
+    group's mean is reproduced, so the whole table's is); no synthetic record equals a
+    usable input record on every quasi-identifier unless at least ``k`` input records
+    share that combination.
+    """
+    report = Report()
+    table = read_published(output_dir)
+    metrics_path = output_dir / "metrics.json"
+    metrics = json.loads(metrics_path.read_text(encoding="utf-8")) if metrics_path.exists() else {}
+    models = cfg["model"] if isinstance(cfg["model"], list) else [cfg["model"]]
+    k = max(int(m.get("k", 1)) for m in models)
+    alpha = (cfg.get("algorithm") or {}).get("alpha")
+    qi = [a for a in cfg["attributes"] if a["kind"] in QI_KINDS]
+    names = [a["name"] for a in qi]
+    numeric = [a["name"] for a in qi if a["kind"] == "continuous"]
+    sensitive = cfg["sensitive"]["name"]
+    wanted = ["group", *names, sensitive]
+    report.expect(
+        sorted(table.columns) == sorted(wanted),
+        f"columns: published {sorted(table.columns)}, expected {sorted(wanted)}",
+    )
+    sizes = table.groupby("group").size() if "group" in table else pd.Series(dtype=int)
+    if alpha is not None:
+        want = max(1, round(float(alpha) * k))
+        report.expect(bool((sizes == want).all()), f"groups: not all of {want} records")
+    else:
+        small = int((sizes < k).sum())
+        report.expect(small == 0, f"groups: {small} groups with fewer than k={k} records")
+    frame, why = read_input(cfg)
+    if frame is None:
+        report.unchecked.append(f"{why}: the row count, the values, the means and the copies")
+    else:
+        usable, _ = usable_rows(cfg, frame, report)
+        unplaced = int(metrics.get("suppressed_unplaced", 0))
+        if "rows_out" in metrics:
+            report.expect(
+                metrics["rows_out"] == len(usable) - unplaced,
+                f"metrics.json rows_out={metrics['rows_out']}, recounted "
+                f"{len(usable) - unplaced} (usable minus unplaced)",
+            )
+        for name in [n for n in names if n not in numeric] + [sensitive]:
+            seen = set(trimmed(usable[name]).dropna())
+            outside = int((~trimmed(table[name]).isin(seen)).sum())
+            report.expect(outside == 0, f"{name}: {outside} published values not in the input")
+        values = {
+            n: pd.to_numeric(trimmed(usable[n]), errors="coerce").astype(float) for n in numeric
+        }
+        if alpha is None and unplaced == 0 and len(table) == len(usable):
+            for n in numeric:
+                got = float(pd.to_numeric(table[n]).mean())
+                want_mean = float(values[n].mean())
+                scale = float(values[n].max() - values[n].min()) or 1.0
+                report.expect(
+                    abs(got - want_mean) <= 1e-9 * scale,
+                    f"{n}: synthetic mean {got:.12g}, input mean {want_mean:.12g}",
+                )
+        else:
+            report.unchecked.append("the means (alpha set or rows unplaced)")
+        original = pd.DataFrame(
+            {n: values[n] if n in numeric else trimmed(usable[n]) for n in names}
+        )
+        holders = original.groupby(names, dropna=False).size().rename("_holders").reset_index()
+        published = pd.DataFrame(
+            {
+                n: pd.to_numeric(table[n]).astype(float) if n in numeric else trimmed(table[n])
+                for n in names
+            }
+        )
+        matched = published.merge(holders, on=names, how="inner")
+        rare = int((matched["_holders"] < k).sum())
+        report.lines.append(
+            f"copies: {len(matched)} synthetic records equal an input record on every "
+            f"quasi-identifier, {rare} of a combination fewer than k={k} records share"
+        )
+        report.expect(rare == 0, f"copies: {rare} synthetic records copy a rare input record")
+    for line in report.lines:
+        print(line)
+    for line in report.unchecked:
+        print(f"NOT CHECKED {line}")
+    for line in report.failures:
+        print(f"FAILED {line}")
+    print(f"rows={len(table)} groups={len(sizes)} k={k} violations={len(report.failures)}")
+    return 0 if not report.failures else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", metavar="[CONFIG] OUTPUT_DIR")
@@ -839,6 +941,8 @@ def main(argv: list[str] | None = None) -> int:
         apply_set(cfg, item)
     if (cfg.get("algorithm") or {}).get("name") == "perturb":
         return check_perturbed(cfg, output_dir)
+    if (cfg.get("algorithm") or {}).get("name") == "condensation":
+        return check_synthetic(cfg, output_dir)
     models = cfg["model"] if isinstance(cfg["model"], list) else [cfg["model"]]
     if models[0]["name"] == "kl_diversity":
         return check_kl_diversity(cfg, models[0], output_dir)

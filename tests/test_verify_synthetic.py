@@ -1,0 +1,107 @@
+"""``scripts/verify_output.py`` on a condensation release, independently of sparkanon.
+
+A committed release of ``conf/adult_condense_mixed.yaml`` on an Adult sample passes; the
+same release tampered (a group cut under k, a synthetic record replaced by a rare input
+record, a category the input never holds) fails with the matching ``FAILED`` line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from sparkanon.cli import run_command
+from sparkanon.errors import EXIT_OK
+from tests._adult import ROOT, adult_config
+from tests._inputs import write_adult_csv, write_config
+
+CONF = ROOT / "conf" / "adult_condense_mixed.yaml"
+
+
+def _verify_output() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "verify_output_synthetic", ROOT / "scripts" / "verify_output.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+verify = _verify_output()
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("condense_release")
+    data = write_adult_csv(base, 2000)
+    cfg = adult_config(base, data, base / "out", CONF)
+    assert run_command(str(write_config(base, cfg)), [], engine_name="local") == EXIT_OK
+    return base / "out"
+
+
+def _edited(release: Path, tmp_path: Path, change: Any) -> Path:
+    out = tmp_path / "release"
+    shutil.copytree(release, out)
+    (part,) = sorted((out / "data").glob("*.parquet"))
+    frame = pd.read_parquet(part)
+    change(frame, out)
+    frame.to_parquet(part, index=False)
+    return out
+
+
+def test_a_committed_condensation_release_passes(
+    release: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert verify.main([str(release)]) == 0
+    out = capsys.readouterr().out
+    assert "violations=0" in out and "of a combination fewer than k=10 records share" in out
+
+
+def _cut_a_group(frame: pd.DataFrame, out: Path) -> None:
+    first = frame["group"].iloc[0]
+    drop = frame.index[frame["group"] == first][1:]
+    frame.drop(index=drop, inplace=True)
+
+
+def _copy_a_rare_record(frame: pd.DataFrame, out: Path) -> None:
+    cfg = verify.yaml.safe_load((out / "config.yaml").read_text(encoding="utf-8"))
+    source = pd.read_csv(cfg["input"]["path"], dtype=str, skipinitialspace=True)
+    names = ["age", "education-num", "hours-per-week", "sex", "race", "marital-status"]
+    usable = source[~(source[names] == "?").any(axis=1)]
+    counts = usable.groupby(names).size()
+    rare = counts[counts == 1].index[0]
+    for name, value in zip(names, rare, strict=True):
+        frame.loc[frame.index[0], name] = (
+            float(value) if name in ("age", "education-num", "hours-per-week") else value
+        )
+
+
+def _unknown_category(frame: pd.DataFrame, out: Path) -> None:
+    frame.loc[frame.index[0], "race"] = "Martian"
+
+
+@pytest.mark.parametrize(
+    ("change", "failure"),
+    [
+        (_cut_a_group, "groups: 1 groups with fewer than k=10 records"),
+        (_copy_a_rare_record, "copies: 1 synthetic records copy a rare input record"),
+        (_unknown_category, "race: 1 published values not in the input"),
+    ],
+    ids=["group_under_k", "rare_copy", "unknown_category"],
+)
+def test_a_tampered_release_fails(
+    release: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: Any,
+    failure: str,
+) -> None:
+    out = _edited(release, tmp_path, change)
+    assert verify.main([str(out)]) == 1
+    assert f"FAILED {failure}" in capsys.readouterr().out
