@@ -359,7 +359,9 @@ def test_exp_condensation_tiny(tmp_path: Path) -> None:
     ]
     for r in compat:
         k = int(r["k"])
-        assert r["records"] == "1500" and int(r["size_min"]) >= k
+        assert int(r["size_min"]) >= k
+        if r["reading"] in ("all", "released", "flushed"):
+            assert r["records"] == "1500"
         assert -1 <= float(r["offdiag"]) <= 1 and -1 <= float(r["standardized"]) <= 1
         # A release without associations keeps the diagonal only: below 1 on standardized data.
         assert float(r["independent_standardized"]) < 1
