@@ -62,6 +62,7 @@ Usage::
     python scripts/exp_condensation.py                  # a few minutes on one core
     python scripts/exp_condensation.py --rows 1500 --train-rows 1000 --k 5 --out-dir /tmp/x
     python scripts/exp_condensation.py --report [--out-dir DIR]   # Markdown tables
+    python scripts/exp_condensation.py --plot [--out-dir DIR]     # the figure, from the CSVs
 """
 
 from __future__ import annotations
@@ -458,13 +459,13 @@ def plot(compat: list[dict[str, Any]], clf: list[dict[str, Any]], path: Path) ->
     styles = {"raw": "-", "standardized": "--", "offdiag": ":"}
     for mode, reading, marker in (
         ("static", "all", "o"),
-        ("static", "income>50K", "^"),
+        ("static", "income<=50K", "^"),
         ("stream", "flushed", "s"),
     ):
         rows = [r for r in compat if r["mode"] == mode and r["reading"] == reading]
         for field, style in styles.items():
             left.plot(
-                [r["k"] for r in rows],
+                [int(r["k"]) for r in rows],
                 [float(r[field]) for r in rows],
                 style,
                 marker=marker,
@@ -483,7 +484,10 @@ def plot(compat: list[dict[str, Any]], clf: list[dict[str, Any]], path: Path) ->
         "acc_majority",
     ):
         right.plot(
-            [r["k"] for r in clf], [float(r[field]) for r in clf], marker="o", label=field[4:]
+            [int(r["k"]) for r in clf],
+            [float(r[field]) for r in clf],
+            marker="o",
+            label=field[4:],
         )
     right.set_xlabel("k")
     right.set_ylabel("test accuracy (logistic regression)")
@@ -543,10 +547,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--initial-share", type=float, default=0.1, help="stream's first batch")
     parser.add_argument("--batches", type=int, default=20, help="stream batches after it")
     parser.add_argument("--only", choices=("compat", "clf"), help="run one target only")
+    parser.add_argument("--plot", action="store_true", help="redraw the figure from the CSVs")
     _bench.add_run_arguments(parser)
     args = parser.parse_args(argv)
     if args.report:
         return report(args.out_dir)
+    if args.plot:
+        compat = _rows(args.out_dir / "condensation_compat.csv")
+        plot(
+            compat, _rows(args.out_dir / "condensation_clf.csv"), args.out_dir / "condensation.png"
+        )
+        return 0
 
     sha, prov = _bench.use_code(args.code, args.in_place)
     df = pd.read_csv(_bench.ADULT_CSV, nrows=args.rows)

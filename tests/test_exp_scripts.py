@@ -389,6 +389,9 @@ def test_exp_condensation_tiny(tmp_path: Path) -> None:
     assert meta["rows"] == 1500 and meta["k"] == [5, 10] and "code_sha" in meta
     assert (tmp_path / "condensation.png").stat().st_size > 0
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+    (tmp_path / "condensation.png").unlink()
+    assert exp.main(["--plot", "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "condensation.png").stat().st_size > 0
 
 
 def test_exp_condensation_pieces() -> None:
