@@ -334,3 +334,90 @@ def test_bench_perturb_ratios_report_and_input(tmp_path: Path, capsys) -> None:
     assert made.name == "adult_50_s3.parquet" and made.stat().st_size > 0
     stamp = made.stat().st_mtime_ns
     assert bench.input_file(tmp_path, 50, 3) == made and made.stat().st_mtime_ns == stamp
+
+
+def test_exp_condensation_tiny(tmp_path: Path) -> None:
+    import json
+
+    exp = _load("exp_condensation")
+    argv = ["--rows", "1500", "--train-rows", "1000", "--k", "5", "10", "--batches", "3"]
+    assert exp.main([*argv, "--out-dir", str(tmp_path), "--in-place"]) == 0
+
+    compat = _rows(tmp_path / "condensation_compat.csv")
+    assert set(exp.COMPAT_FIELDS) == set(compat[0])
+    assert sorted((r["mode"], r["k"], r["reading"]) for r in compat) == [
+        ("static", "10", "all"),
+        ("static", "10", "income<=50K"),
+        ("static", "10", "income>50K"),
+        ("static", "5", "all"),
+        ("static", "5", "income<=50K"),
+        ("static", "5", "income>50K"),
+        ("stream", "10", "flushed"),
+        ("stream", "10", "released"),
+        ("stream", "5", "flushed"),
+        ("stream", "5", "released"),
+    ]
+    for r in compat:
+        k = int(r["k"])
+        assert int(r["size_min"]) >= k
+        if r["reading"] in ("all", "released", "flushed"):
+            assert r["records"] == "1500"
+        assert -1 <= float(r["offdiag"]) <= 1 and -1 <= float(r["standardized"]) <= 1
+        # A release without associations keeps the diagonal only: below 1 on standardized data.
+        assert float(r["independent_standardized"]) < 1
+        if r["mode"] == "static" and r["reading"] == "all":
+            assert r["synthetic"] == "1500" and r["splits"] == ""
+            assert abs(float(r["product"]) - float(r["raw"])) < 1e-6
+        elif r["mode"] == "static":
+            assert r["product"] == "" and 0 < int(r["synthetic"]) < 1500
+            assert 0 < int(r["records"]) < 1500
+        else:
+            # Groups hold k .. 2k - 1 records; 1,350 streamed records into 150 made splits.
+            assert int(r["size_max"]) <= 2 * k - 1 and int(r["splits"]) > 0
+            expected = "1500" if r["reading"] == "flushed" else r["synthetic"]
+            assert r["synthetic"] == expected and int(r["synthetic"]) <= 1500
+    clf = _rows(tmp_path / "condensation_clf.csv")
+    assert [r["k"] for r in clf] == ["5", "10"] and set(exp.CLF_FIELDS) == set(clf[0])
+    for r in clf:
+        assert r["train_rows"] == "1000" and r["test_rows"] == "500"
+        for field in exp.CLF_FIELDS:
+            if field.startswith("acc_"):
+                assert 0.5 < float(r[field]) <= 1
+        assert float(r["acc_original"]) > float(r["acc_majority"])
+        assert 0.1 < float(r["original_positive_share"]) < 0.5  # the train split's >50K share
+    meta = json.loads((tmp_path / "condensation.meta.json").read_text(encoding="utf-8"))
+    assert meta["rows"] == 1500 and meta["k"] == [5, 10] and "code_sha" in meta
+    assert (tmp_path / "condensation.png").stat().st_size > 0
+    assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
+    (tmp_path / "condensation.png").unlink()
+    assert exp.main(["--plot", "--out-dir", str(tmp_path)]) == 0
+    assert (tmp_path / "condensation.png").stat().st_size > 0
+
+
+def test_exp_condensation_pieces() -> None:
+    import numpy as np
+    import pandas as pd
+    import pytest
+
+    exp = _load("exp_condensation")
+    generalized = pd.Series(["[1, 3]", "5", "[10, 20]", "0"], name="age")
+    np.testing.assert_allclose(exp.interval_midpoints(generalized), [2.0, 5.0, 15.0, 0.0])
+    with pytest.raises(RuntimeError, match="age"):
+        exp.interval_midpoints(pd.Series(["[1, 3]", "Adult"], name="age"))
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 2)) * [1.0, 1000.0]
+    y = (x[:, 0] + x[:, 1] / 1000.0 > 0).astype(float)
+    assert exp.accuracy(exp.fit_logistic(x, y), x, y) > 0.97
+
+    # Identical tables: every reading is 1; the independent floors are not.
+    a = rng.normal(size=(500, 3)) @ np.array([[1.0, 0.8, 0.0], [0.0, 0.6, 0.5], [0.0, 0.0, 30.0]])
+    found = exp.compatibilities(a, a)
+    assert found["raw"] == pytest.approx(1) and found["offdiag"] == pytest.approx(1)
+    assert found["standardized"] == pytest.approx(1)
+    assert found["independent_standardized"] < 0.99
+    # One column's variance dominating the raw entries hides a lost association.
+    b = a.copy()
+    b[:, 1] = rng.permutation(b[:, 1])
+    shuffled = exp.compatibilities(a, b)
+    assert shuffled["raw"] > 0.99 and shuffled["offdiag"] < 0.9
