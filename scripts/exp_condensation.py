@@ -187,17 +187,19 @@ def compatibilities(original: np.ndarray, synthetic: np.ndarray) -> dict[str, fl
         original: the original rows (attributes as columns).
         synthetic: the synthetic rows, same columns.
     """
-    from sparkanon.algorithms.condensation.compatibility import covariance_compatibility
+    from sparkanon.algorithms.condensation.compatibility import (
+        correlation_compatibility,
+        covariance_compatibility,
+    )
 
     co, cs = covariance(original), covariance(synthetic)
     d = np.sqrt(np.diag(co))
     d = np.where(d > 0, d, 1.0)
     so, ss = co / np.outer(d, d), cs / np.outer(d, d)
-    upper = np.triu_indices(len(co), 1)
     return {
         "raw": covariance_compatibility(co, cs),
         "standardized": covariance_compatibility(so, ss),
-        "offdiag": float(np.corrcoef(so[upper], ss[upper])[0, 1]),
+        "offdiag": correlation_compatibility(co, cs),
         "independent_raw": covariance_compatibility(co, np.diag(np.diag(co))),
         "independent_standardized": covariance_compatibility(so, np.diag(np.diag(so))),
     }

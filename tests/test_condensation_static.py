@@ -151,3 +151,21 @@ def test_condensed_release_keeps_covariance_compatibility_high():
     # Negative control: independent columns with the same variances lose the covariances.
     shuffled = np.column_stack([rng.permutation(synthetic[:, j]) for j in range(4)])
     assert covariance_compatibility(np.cov(x.T), np.cov(shuffled.T)) < mu
+
+
+def test_correlation_compatibility_reads_associations_not_scale() -> None:
+    """A dominant variance makes the raw measure ~1 whatever the associations; this one is not."""
+    from sparkanon.algorithms.condensation.compatibility import (
+        correlation_compatibility,
+        covariance_compatibility,
+    )
+
+    sd = np.array([1.0, 2.0, 1e5])
+    corr = np.array([[1.0, 0.8, -0.3], [0.8, 1.0, 0.1], [-0.3, 0.1, 1.0]])
+    original = corr * np.outer(sd, sd)
+    swapped = np.array([[1.0, -0.3, 0.8], [-0.3, 1.0, 0.1], [0.8, 0.1, 1.0]])
+    wrong = swapped * np.outer(sd, sd)
+    assert covariance_compatibility(original, wrong) > 0.999999  # fnlwgt-like floor
+    assert correlation_compatibility(original, original) == 1.0
+    assert correlation_compatibility(original, wrong) < 0.0  # associations permuted
+    assert np.isnan(correlation_compatibility(original[:2, :2], original[:2, :2]))

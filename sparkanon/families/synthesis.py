@@ -32,7 +32,10 @@ import numpy as np
 
 from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.condensation._params import CondensationParams
-from sparkanon.algorithms.condensation.compatibility import covariance_compatibility
+from sparkanon.algorithms.condensation.compatibility import (
+    correlation_compatibility,
+    covariance_compatibility,
+)
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.families.blocks import Grouped, group_rows
 from sparkanon.models import ModelSet
@@ -104,17 +107,24 @@ class SynthesisFamily(Family):
                 "copies": found["copies"],
                 "copies_of_shared_combinations": found["copies_of_shared_combinations"],
             },
-            "covariance_compatibility": _compatibility(found),
+            "covariance_compatibility": _compatibility(found, covariance_compatibility),
+            "correlation_compatibility": _compatibility(found, correlation_compatibility),
         }
         return metrics
 
 
-def _compatibility(found: dict[str, Any]) -> float | None:
-    """Aggarwal and Yu 2004's measure over the whole release (original vs synthetic)."""
+def _compatibility(found: dict[str, Any], measure: Any) -> float | None:
+    """A compatibility measure over the whole release (original vs synthetic covariance).
+
+    ``covariance_compatibility`` is Aggarwal and Yu 2004's (raw entries);
+    ``correlation_compatibility`` reads the associations only (off-diagonal, standardized).
+    ``None`` where undefined (too few attributes).
+    """
     original, synthetic = found.get("covariance"), found.get("synthetic_covariance")
     if original is None or synthetic is None or np.asarray(original).size < 2:
         return None
-    return float(covariance_compatibility(np.asarray(original), np.asarray(synthetic)))
+    value = float(measure(np.asarray(original), np.asarray(synthetic)))
+    return None if np.isnan(value) else value
 
 
 __all__ = ["SynthesisFamily"]
