@@ -162,9 +162,10 @@ def test_a_synthetic_record_copying_a_rare_original_fails(
 
     real = stage.condense_group
 
-    def copying(rows: pd.DataFrame, group: int, schema: Any, plan: Any) -> dict[str, np.ndarray]:
+    def copying(rows: Any, group: int, schema: Any, plan: Any) -> dict[str, np.ndarray]:
         out = real(rows, group, schema, plan)
-        first = rows.sort_values("_rid").iloc[0]
+        at = int(np.argmin(rows["_rid"]))
+        first = {c: rows[c][at] for c in [*schema.code_columns, "_s"]}
         for code in schema.code_columns:
             out[code] = out[code].copy()
             out[code][0] = first[code]

@@ -32,7 +32,7 @@ represent plus the suppressed ones are the rows in (the runner's accounting).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,7 +126,12 @@ REDRAWS = 16
 
 
 def _draw_categorical(
-    rows: pd.DataFrame, schema: Schema, plan: CondensePlan, group: int, count: int, attempt: int
+    rows: Mapping[str, np.ndarray],
+    schema: Schema,
+    plan: CondensePlan,
+    group: int,
+    count: int,
+    attempt: int,
 ) -> list[np.ndarray]:
     """Each drawn attribute's codes, then the sensitive codes, for ``count`` records.
 
@@ -138,9 +143,9 @@ def _draw_categorical(
     for j, i in enumerate(plan.drawn):
         kind = schema.kinds[i]
         assert isinstance(kind, DiscreteKind)
-        codes = rows[schema.code_columns[i]].to_numpy(dtype=np.int64)
+        codes = np.asarray(rows[schema.code_columns[i]], dtype=np.int64)
         out.append(draw_categories(codes, kind.size, count, plan.seed, group, base + j))
-    sens = rows[SENS].to_numpy(dtype=np.int64)
+    sens = np.asarray(rows[SENS], dtype=np.int64)
     lane = base + len(plan.drawn)
     out.append(draw_categories(sens, len(schema.sensitive.values), count, plan.seed, group, lane))
     return out
@@ -153,9 +158,12 @@ def _tuples(numeric: np.ndarray, categorical: list[np.ndarray], schema: Schema, 
 
 
 def condense_group(
-    rows: pd.DataFrame, group: int, schema: Schema, plan: CondensePlan
+    rows: Mapping[str, np.ndarray], group: int, schema: Schema, plan: CondensePlan
 ) -> dict[str, np.ndarray]:
     """One group's synthetic records, in codes (numeric: encoded scale; others: codes).
+
+    ``rows`` holds the group's columns (the block's code columns, sensitive code and row
+    id) as arrays, in row-id order.
 
     A synthetic record can equal one of the group's records on every quasi-identifier
     only where the group's records agree on every numeric attribute (an eigenvalue-0
@@ -165,14 +173,19 @@ def condense_group(
     whole release against every original (:func:`count_copies`).
     """
     numeric_codes = [schema.code_columns[i] for i in plan.numeric]
-    values = rows[numeric_codes].to_numpy(dtype=np.float64)
-    count = plan.counts(len(rows))
+    size = len(rows[SENS])
+    # column-major, as pandas hands a frame's float columns out: the sums' BLAS calls
+    # then round as they did when groups were pandas frames (same release, bit for bit)
+    values = np.empty((size, len(numeric_codes)), dtype=np.float64, order="F")
+    for j, c in enumerate(numeric_codes):
+        values[:, j] = rows[c]
+    count = plan.counts(size)
     synth = synthetic_records(GroupStats.of(values), count, plan.seed, group)
     drawn = _draw_categorical(rows, schema, plan, group, count, 0)
     members = _tuples(
         values,
-        [rows[schema.code_columns[i]].to_numpy(np.int64) for i in plan.drawn]
-        + [rows[SENS].to_numpy(np.int64)],
+        [np.asarray(rows[schema.code_columns[i]], np.int64) for i in plan.drawn]
+        + [np.asarray(rows[SENS], np.int64)],
         schema,
         plan,
     )
@@ -213,20 +226,35 @@ def decode_synthetic(coded: dict[str, np.ndarray], schema: Schema) -> dict[str, 
     return out
 
 
+def group_slices(block: pd.DataFrame) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """A block's groups in group order, each as its columns' arrays in row-id order.
+
+    Rows without a group (``CLASS < 0``) are left out. One sort of the block by
+    ``(group, row id)``, then slices: no per-group pandas selection.
+    """
+    label = block[CLASS].to_numpy()
+    keep = np.flatnonzero(label >= 0)
+    order = keep[np.lexsort((block[RID].to_numpy()[keep], label[keep]))]
+    arrays = {c: block[c].to_numpy()[order] for c in block.columns}
+    sorted_label = label[order]
+    starts = (
+        np.flatnonzero(np.r_[True, sorted_label[1:] != sorted_label[:-1]]) if len(order) else []
+    )
+    ends = [*starts[1:], len(order)]
+    for start, end in zip(starts, ends, strict=True):
+        yield int(sorted_label[start]), {c: a[start:end] for c, a in arrays.items()}
+
+
 def make_condense_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Batch function over one block's rows: every group of the block condensed."""
     columns = [n for n, _ in synthetic_columns(schema)]
 
     def condense(block: pd.DataFrame) -> pd.DataFrame:
-        block = block.iloc[np.argsort(block[RID].to_numpy(), kind="stable")]
-        block = block[block[CLASS].to_numpy() >= 0]
-        parts = [
-            decode_synthetic(condense_group(rows, int(group), schema, plan), schema)
-            for group, rows in block.groupby(CLASS, sort=True)
-        ]
+        parts = [condense_group(rows, group, schema, plan) for group, rows in group_slices(block)]
         if not parts:
             return pd.DataFrame({c: [] for c in columns})
-        return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in columns})
+        coded = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+        return pd.DataFrame(decode_synthetic(coded, schema))[columns]
 
     return condense
 
