@@ -6,8 +6,8 @@ with the records seen (about one group per ``1.5 k`` records). This module finds
 nearest group without looking at most of them:
 
 * the centroids are kept sorted by one coordinate (``axis``, the one whose centroids
-  spread most when the batch starts); a record's search starts where its own value of
-  that coordinate would sit and walks outwards both ways;
+  spread most, by interquartile range, when the batch starts); a record's search starts
+  where its own value of that coordinate would sit and walks outwards both ways;
 * a walk stops once the squared difference on ``axis`` alone exceeds the best squared
   distance found: every centroid further out is at least that far (the distance is a
   sum of non-negative squares that includes that term, and float rounding of such a sum
