@@ -44,6 +44,7 @@ Usage::
 
     python scripts/bench_stream.py --seen 200000 500000 1000000 --file-rows 50000
     python scripts/bench_stream.py --report
+    python scripts/bench_stream.py --search 5000 --seen 50000 200000 500000 1000000
 """
 
 from __future__ import annotations
@@ -295,6 +296,65 @@ def run(args: argparse.Namespace) -> int:
     return report_tables(args.out_dir, args.tag)
 
 
+SEARCH_FIELDS = ["seen", "groups", "records", "numpy_us_per_record", "jit_us_per_record", "same"]
+
+
+def search(args: argparse.Namespace) -> int:
+    """The nearest-centroid search alone: numpy path against the compiled one, in process.
+
+    The stream's first ``--initial`` records seed the groups (as ``run_stream`` does),
+    then the records up to each ``--seen`` point join them (compiled path); at each point
+    the next ``--search`` records are assigned by both paths from the same groups
+    (``SPARKANON_NO_JIT=1``, then unset), timed, and their group ids compared. A call
+    includes ``assign_records``' per-call work (the groups' arrays built and returned).
+    Writes ``OUT_DIR/stream_search{tag}.csv``.
+    """
+    sha = _bench.use_snapshot(args.code)
+    import bench_perturb
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from sparkanon.algorithms.condensation.stream import assign_records
+    from sparkanon.config import load_config
+    from sparkanon.stages.condense_stream import initial_state
+
+    config = load_config(str(args.config), ["output.path=/tmp/unused"])
+    k = config.models.min_class_size()
+    columns = [a.name for a in config.attributes if a.kind == "continuous"]
+    points = sorted(args.seen)
+    path = bench_perturb.input_file(args.data_dir, points[-1] + args.search, args.seed)
+    x = pq.read_table(path, columns=columns).to_pandas().to_numpy(dtype=np.float64)
+    state = initial_state(x[: args.initial], k, config.seed)
+    groups, next_id, at = state.groups, state.next_id, args.initial
+    rows = []
+    for seen in points:
+        os.environ.pop("SPARKANON_NO_JIT", None)
+        groups, _, next_id, _ = assign_records(groups, x[at:seen], k, state.scale, next_id)
+        at = seen
+        chunk = x[at : at + args.search]
+        timed = {}
+        for name, env in (("numpy", "1"), ("jit", "0")):
+            os.environ["SPARKANON_NO_JIT"] = env
+            t0 = time.perf_counter()
+            timed[name] = assign_records(groups, chunk, k, state.scale, next_id)
+            timed[name + "_s"] = time.perf_counter() - t0
+        os.environ.pop("SPARKANON_NO_JIT", None)
+        row = {
+            "seen": seen,
+            "groups": len(groups.stats),
+            "records": len(chunk),
+            "numpy_us_per_record": round(timed["numpy_s"] / len(chunk) * 1e6, 1),
+            "jit_us_per_record": round(timed["jit_s"] / len(chunk) * 1e6, 1),
+            "same": bool(np.array_equal(timed["numpy"][1], timed["jit"][1])),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    _bench.write_csv(args.out_dir / f"stream_search{args.tag}.csv", rows, SEARCH_FIELDS)
+    meta = {"command": _bench.command_line(), "input": str(path), **_bench.provenance(sha)}
+    _bench.write_json(args.out_dir / f"stream_search{args.tag}.meta.json", meta)
+    return 0
+
+
 def report_tables(out_dir: Path, tag: str = "") -> int:
     """Markdown tables of the checkpoints and of the batches' latency."""
     import csv
@@ -344,9 +404,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag", default="", help="suffix of the output files")
     parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
     parser.add_argument("--report", action="store_true")
+    parser.add_argument(
+        "--search",
+        type=_args.positive_int,
+        metavar="RECORDS",
+        help="time the nearest-centroid search alone (numpy and compiled) on RECORDS records",
+    )
     args = parser.parse_args(argv)
     if args.report:
         return report_tables(args.out_dir, args.tag)
+    if args.search:
+        return search(args)
     return run(args)
 
 
