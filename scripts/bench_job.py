@@ -62,6 +62,7 @@ STAGES = [
     "plan_blocks",
     "cluster",
     "reconcile",
+    "condense",  # the synthesis family's stage (condensation)
     "summarise",
     "publish",
     "verify",

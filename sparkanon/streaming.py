@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -108,8 +109,22 @@ def _initial_fn(columns: tuple[str, ...], k: int, seed: int):  # noqa: ANN202
     return initial
 
 
-def run_stream(engine: Any, config: JobConfig, stop_after: float | None = None) -> dict[str, Any]:
+def run_stream(
+    engine: Any,
+    config: JobConfig,
+    stop_after: float | None = None,
+    batch_hook: Callable[[Any], None] | None = None,
+) -> dict[str, Any]:
     """Run the condensation stream the config describes (module docstring).
+
+    Args:
+        engine: the Spark engine.
+        config: the job config (with its ``stream`` section).
+        stop_after: stop an interval-triggered stream after this many seconds
+            (default: ``stream.run_seconds``).
+        batch_hook: called on the driver with each finished batch's
+            :class:`~sparkanon.engine.streaming.BatchProgress` (rows in and out, Spark's
+            durations); the benchmark (``scripts/bench_stream.py``) reads them.
 
     Returns:
         The report: the stream's settings, the batches this run ran (rows in and out),
@@ -174,6 +189,7 @@ def run_stream(engine: Any, config: JobConfig, stop_after: float | None = None) 
         step,
         output,
         initial_state=initial,
+        batch_hook=batch_hook,
         stop_after_seconds=stop_after if stop_after is not None else stream.run_seconds,
     )
     committed = read_state(engine.spark, stream.checkpoint).toPandas()

@@ -151,9 +151,10 @@ def test_a_synthetic_record_copying_a_rare_original_fails(
 
     real = stage.condense_group
 
-    def copying(rows: pd.DataFrame, group: int, schema: Any, plan: Any) -> dict[str, np.ndarray]:
+    def copying(rows: Any, group: int, schema: Any, plan: Any) -> dict[str, np.ndarray]:
         out = real(rows, group, schema, plan)
-        first = rows.sort_values("_rid").iloc[0]
+        at = int(np.argmin(rows["_rid"]))
+        first = {c: rows[c][at] for c in [*schema.code_columns, "_s"]}
         for code in schema.code_columns:
             out[code] = out[code].copy()
             out[code][0] = first[code]
@@ -202,3 +203,34 @@ def test_bad_condensation_settings_exit_2_naming_the_key(
     err = capsys.readouterr().err
     assert key in err, err
     assert leftovers(tmp_path / "out") == []
+
+
+def test_stacked_group_check_matches_the_per_group_check() -> None:
+    """The verification's stacked check gives the per-group loop's figures and verdicts.
+
+    Groups with a constant attribute (an eigenvalue 0) and groups of one repeated record
+    among ordinary ones; a synthetic covariance pushed off its bound in a few groups.
+    """
+    from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
+    from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.stages.condense import _origin, looped_check, stacked_check
+
+    rng = np.random.default_rng(5)
+    d, o, s = 4, [], []
+    for g in range(300):
+        x = rng.random((int(rng.integers(5, 12)), d))
+        if g % 7 == 0:
+            x[:, 2] = 0.25
+        if g % 11 == 0:
+            x[:] = x[0]
+        y = synthetic_records(GroupStats.of(x), len(x), 1, g)
+        if g % 13 == 0:
+            y = y + rng.normal(0, 0.2, y.shape)  # off its bound
+        o.append(row_terms(x, _origin(d)).sum(axis=0))
+        s.append(row_terms(y, _origin(d)).sum(axis=0))
+    loop = looped_check(np.array(o), np.array(s), d, 1e-6)
+    stack = stacked_check(np.array(o), np.array(s), d, 1e-6)
+    assert loop[0].tolist() == stack[0].tolist()
+    assert np.array_equal(loop[1], stack[1])
+    np.testing.assert_allclose(stack[2], loop[2], rtol=0, atol=1e-12)
+    assert ((stack[2] > 0) == (loop[2] > 0)).all() and 0 < (loop[2] > 0).sum() < 300

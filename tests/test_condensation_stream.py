@@ -160,3 +160,33 @@ def test_accounting_invariant(k, batch_sizes, seed, min_pending, max_age):
         assert all(groups.pending()[p] == 0 for p in due)
     total_released = sum(groups.released)
     assert total_released + int(groups.pending().sum()) == assigned
+
+
+@pytest.mark.parametrize("k", [2, 5])
+def test_compiled_search_assigns_as_the_numpy_path(k, monkeypatch):
+    # Every group present twice and values on a coarse grid: records tie between
+    # centroids and centroids share the sorted coordinate, so the ties (lowest position)
+    # and the pruned walk of the compiled search (_assign_kernel) are exercised; both paths
+    # must give the same group to every record, the same splits and the same sums.
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(k)
+    scale = np.array([1.0, 2.0, 0.5])
+    x0 = np.round(rng.normal(size=(40, 3)), 1)
+    x = np.round(rng.normal(size=(800, 3)) * [1, 3, 1], 0)
+    seeded, _, nid = initial_groups(x0, k, seed=1, scale=scale, shift=x0.mean(axis=0))
+    # every group twice (the copy later): a record's nearest centroid always ties
+    n = len(seeded.stats)
+    twice = [GroupStats(s.count, s.sums.copy(), s.products.copy(), s.shift) for s in seeded.stats]
+    groups = StreamGroups(seeded.stats + twice, [0] * 2 * n, [0] * 2 * n, list(range(2 * n)))
+    nid = 2 * n
+    results = []
+    for no_jit in ("1", "0"):
+        monkeypatch.setenv("SPARKANON_NO_JIT", no_jit)
+        results.append(assign_records(groups, x, k, scale, nid, batch_index=1))
+    (a, ids_a, nid_a, s_a), (b, ids_b, nid_b, s_b) = results
+    assert s_a == s_b > 10 and nid_a == nid_b
+    assert ids_a.tolist() == ids_b.tolist()
+    assert a.ids == b.ids and a.released == b.released and a.born == b.born
+    for p, q in zip(a.stats, b.stats, strict=True):
+        assert p.count == q.count
+        assert np.array_equal(p.sums, q.sums) and np.array_equal(p.products, q.products)

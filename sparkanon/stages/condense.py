@@ -32,7 +32,7 @@ represent plus the suppressed ones are the rows in (the runner's accounting).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,7 +126,12 @@ REDRAWS = 16
 
 
 def _draw_categorical(
-    rows: pd.DataFrame, schema: Schema, plan: CondensePlan, group: int, count: int, attempt: int
+    rows: Mapping[str, np.ndarray],
+    schema: Schema,
+    plan: CondensePlan,
+    group: int,
+    count: int,
+    attempt: int,
 ) -> list[np.ndarray]:
     """Each drawn attribute's codes, then the sensitive codes, for ``count`` records.
 
@@ -138,9 +143,9 @@ def _draw_categorical(
     for j, i in enumerate(plan.drawn):
         kind = schema.kinds[i]
         assert isinstance(kind, DiscreteKind)
-        codes = rows[schema.code_columns[i]].to_numpy(dtype=np.int64)
+        codes = np.asarray(rows[schema.code_columns[i]], dtype=np.int64)
         out.append(draw_categories(codes, kind.size, count, plan.seed, group, base + j))
-    sens = rows[SENS].to_numpy(dtype=np.int64)
+    sens = np.asarray(rows[SENS], dtype=np.int64)
     lane = base + len(plan.drawn)
     out.append(draw_categories(sens, len(schema.sensitive.values), count, plan.seed, group, lane))
     return out
@@ -153,9 +158,12 @@ def _tuples(numeric: np.ndarray, categorical: list[np.ndarray], schema: Schema, 
 
 
 def condense_group(
-    rows: pd.DataFrame, group: int, schema: Schema, plan: CondensePlan
+    rows: Mapping[str, np.ndarray], group: int, schema: Schema, plan: CondensePlan
 ) -> dict[str, np.ndarray]:
     """One group's synthetic records, in codes (numeric: encoded scale; others: codes).
+
+    ``rows`` holds the group's columns (the block's code columns, sensitive code and row
+    id) as arrays, in row-id order.
 
     A synthetic record can equal one of the group's records on every quasi-identifier
     only where the group's records agree on every numeric attribute (an eigenvalue-0
@@ -165,14 +173,19 @@ def condense_group(
     whole release against every original (:func:`count_copies`).
     """
     numeric_codes = [schema.code_columns[i] for i in plan.numeric]
-    values = rows[numeric_codes].to_numpy(dtype=np.float64)
-    count = plan.counts(len(rows))
+    size = len(rows[SENS])
+    # column-major, as pandas hands a frame's float columns out: the sums' BLAS calls
+    # then round as they did when groups were pandas frames (same release, bit for bit)
+    values = np.empty((size, len(numeric_codes)), dtype=np.float64, order="F")
+    for j, c in enumerate(numeric_codes):
+        values[:, j] = rows[c]
+    count = plan.counts(size)
     synth = synthetic_records(GroupStats.of(values), count, plan.seed, group)
     drawn = _draw_categorical(rows, schema, plan, group, count, 0)
     members = _tuples(
         values,
-        [rows[schema.code_columns[i]].to_numpy(np.int64) for i in plan.drawn]
-        + [rows[SENS].to_numpy(np.int64)],
+        [np.asarray(rows[schema.code_columns[i]], np.int64) for i in plan.drawn]
+        + [np.asarray(rows[SENS], np.int64)],
         schema,
         plan,
     )
@@ -213,20 +226,35 @@ def decode_synthetic(coded: dict[str, np.ndarray], schema: Schema) -> dict[str, 
     return out
 
 
+def group_slices(block: pd.DataFrame) -> Iterator[tuple[int, dict[str, np.ndarray]]]:
+    """A block's groups in group order, each as its columns' arrays in row-id order.
+
+    Rows without a group (``CLASS < 0``) are left out. One sort of the block by
+    ``(group, row id)``, then slices: no per-group pandas selection.
+    """
+    label = block[CLASS].to_numpy()
+    keep = np.flatnonzero(label >= 0)
+    order = keep[np.lexsort((block[RID].to_numpy()[keep], label[keep]))]
+    arrays = {c: block[c].to_numpy()[order] for c in block.columns}
+    sorted_label = label[order]
+    starts = (
+        np.flatnonzero(np.r_[True, sorted_label[1:] != sorted_label[:-1]]) if len(order) else []
+    )
+    ends = [*starts[1:], len(order)]
+    for start, end in zip(starts, ends, strict=True):
+        yield int(sorted_label[start]), {c: a[start:end] for c, a in arrays.items()}
+
+
 def make_condense_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Batch function over one block's rows: every group of the block condensed."""
     columns = [n for n, _ in synthetic_columns(schema)]
 
     def condense(block: pd.DataFrame) -> pd.DataFrame:
-        block = block.iloc[np.argsort(block[RID].to_numpy(), kind="stable")]
-        block = block[block[CLASS].to_numpy() >= 0]
-        parts = [
-            decode_synthetic(condense_group(rows, int(group), schema, plan), schema)
-            for group, rows in block.groupby(CLASS, sort=True)
-        ]
+        parts = [condense_group(rows, group, schema, plan) for group, rows in group_slices(block)]
         if not parts:
             return pd.DataFrame({c: [] for c in columns})
-        return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in columns})
+        coded = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+        return pd.DataFrame(decode_synthetic(coded, schema))[columns]
 
     return condense
 
@@ -304,30 +332,106 @@ def make_check_fn(d: int, alpha: float) -> Callable[[pd.DataFrame], pd.DataFrame
     def check(batch: pd.DataFrame) -> pd.DataFrame:
         o = batch[orig].to_numpy(dtype=np.float64)
         s = batch[synth].to_numpy(dtype=np.float64)
-        n = np.empty(len(batch), dtype=np.int64)
-        mean_off = np.empty(len(batch))
-        cov_ratio = np.empty(len(batch))
-        for r in range(len(batch)):
-            original = GroupStats.from_flat(o[r], d, _origin(d))
-            synthetic = GroupStats.from_flat(s[r], d, _origin(d))
-            n[r] = original.count
-            mean_off[r] = float(np.abs(synthetic.mean() - original.mean()).max())
-            values, axes = eigen_axes(original.covariance())
-            gap = np.abs(axes.T @ synthetic.covariance() @ axes - np.diag(values))
-            floored = np.maximum(values, NULL_EIGENVALUE * (values[0] if d else 0.0))
-            bound = covariance_tolerance(floored, synthetic.count, alpha) + COVARIANCE_FLOOR
-            cov_ratio[r] = float(np.max(gap - bound)) if gap.size else 0.0
-        return pd.DataFrame(
-            {
-                _N: n,
-                "mean_off": mean_off,
-                "cov_excess": cov_ratio,
-                "mean_bad": (mean_off > MEAN_TOLERANCE).astype(np.int64),
-                "cov_bad": (cov_ratio > 0).astype(np.int64),
-            }
-        )
+        counts = np.concatenate([o[:, 0], s[:, 0]])
+        if len(batch) and np.all(np.isfinite(counts)) and np.all(counts >= 1):
+            return _verdicts(*stacked_check(o, s, d, alpha))
+        return _verdicts(*looped_check(o, s, d, alpha))
 
     return check
+
+
+def looped_check(
+    o: np.ndarray, s: np.ndarray, d: int, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per group (one at a time): records, mean offset, covariance excess over the bound.
+
+    Args:
+        o: the original groups' flat sums (about :func:`_origin`), one row per group.
+        s: the synthetic groups' flat sums, same rows.
+        d: the condensed attributes.
+        alpha: the per-entry significance of the covariance bound.
+    """
+    n = np.empty(len(o), dtype=np.int64)
+    mean_off = np.empty(len(o))
+    cov_ratio = np.empty(len(o))
+    for r in range(len(o)):
+        original = GroupStats.from_flat(o[r], d, _origin(d))
+        synthetic = GroupStats.from_flat(s[r], d, _origin(d))
+        n[r] = original.count
+        mean_off[r] = float(np.abs(synthetic.mean() - original.mean()).max())
+        values, axes = eigen_axes(original.covariance())
+        gap = np.abs(axes.T @ synthetic.covariance() @ axes - np.diag(values))
+        floored = np.maximum(values, NULL_EIGENVALUE * (values[0] if d else 0.0))
+        bound = covariance_tolerance(floored, synthetic.count, alpha) + COVARIANCE_FLOOR
+        cov_ratio[r] = float(np.max(gap - bound)) if gap.size else 0.0
+    return n, mean_off, cov_ratio
+
+
+def _verdicts(n: np.ndarray, mean_off: np.ndarray, cov_excess: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            _N: n,
+            "mean_off": mean_off,
+            "cov_excess": cov_excess,
+            "mean_bad": (mean_off > MEAN_TOLERANCE).astype(np.int64),
+            "cov_bad": (cov_excess > 0).astype(np.int64),
+        }
+    )
+
+
+def _stacked_moments(flat: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Counts, means and covariances of many groups' flat sums (as :class:`GroupStats`).
+
+    The operations of :meth:`GroupStats.mean` and :meth:`GroupStats.covariance`,
+    element for element, over a stack of groups (every count at least 1).
+    """
+    rows, cols = np.triu_indices(d)
+    count = flat[:, 0]
+    sums = flat[:, 1 : 1 + d]
+    products = np.zeros((len(flat), d, d))
+    products[:, rows, cols] = flat[:, 1 + d :]
+    products[:, cols, rows] = flat[:, 1 + d :]
+    mean = _origin(d) + sums / count[:, None]
+    m = sums / count[:, None]
+    cov = products / count[:, None, None] - m[:, :, None] * m[:, None, :]
+    return count, mean, (cov + np.swapaxes(cov, 1, 2)) / 2.0
+
+
+def stacked_check(
+    o: np.ndarray, s: np.ndarray, d: int, alpha: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`looped_check`'s figures for a stack of groups at once (every count >= 1).
+
+    The original group's eigen-decomposition (:func:`eigen_axes`: descending, clipped at
+    0, each vector's largest component positive) by one stacked ``eigh``, the synthetic
+    covariance in that basis, the bound :func:`covariance_tolerance` of the floored
+    eigenvalues at the synthetic count, plus :data:`COVARIANCE_FLOOR`.
+
+    Returns:
+        ``(records per group, mean offset, covariance excess)``.
+    """
+    n_o, mean_o, cov_o = _stacked_moments(o, d)
+    n_s, mean_s, cov_s = _stacked_moments(s, d)
+    mean_off = np.abs(mean_s - mean_o).max(axis=1) if d else np.zeros(len(o))
+    if not d:
+        return n_o.astype(np.int64), mean_off, np.zeros(len(o))
+    values, vectors = np.linalg.eigh((cov_o + np.swapaxes(cov_o, 1, 2)) / 2.0)
+    values = np.clip(values[:, ::-1], 0.0, None)
+    vectors = vectors[:, :, ::-1]
+    lead = np.argmax(np.abs(vectors), axis=1)
+    at_lead = np.take_along_axis(vectors, lead[:, None, :], axis=1)
+    axes = vectors * np.where(at_lead < 0.0, -1.0, 1.0)
+    in_basis = np.swapaxes(axes, 1, 2) @ cov_s @ axes
+    gap = np.abs(in_basis - values[:, :, None] * np.eye(d))
+    floored = np.maximum(values, NULL_EIGENVALUE * values[:, :1])
+    a = np.sqrt(3.0 * floored)
+    l_diag, l_off = np.log(4.0 / alpha), np.log(6.0 / alpha)
+    n = n_s[:, None, None]
+    bound = a[:, :, None] * a[:, None, :] * (np.sqrt(2.0 * l_off / n) + 2.0 * l_off / n)
+    diagonal = a * a * (np.sqrt(l_diag / (2.0 * n_s[:, None])) + 2.0 * l_diag / n_s[:, None])
+    bound[:, np.arange(d), np.arange(d)] = diagonal
+    excess = (gap - (bound + COVARIANCE_FLOOR)).reshape(len(o), -1).max(axis=1)
+    return n_o.astype(np.int64), mean_off, excess
 
 
 def verify_condensed(

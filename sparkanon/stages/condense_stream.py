@@ -100,7 +100,8 @@ class StreamState:
         z = np.load(io.BytesIO(data))
         scale = z["scale"]
         d = len(scale)
-        stats = [GroupStats.from_flat(row, d, z["shift"]) for row in z["flat"]]
+        shift = z["shift"]  # read once: each z[...] reads the entry from the archive anew
+        stats = [GroupStats.from_flat(row, d, shift) for row in z["flat"]]
         groups = StreamGroups(
             stats,
             z["released"].tolist(),

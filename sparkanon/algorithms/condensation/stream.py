@@ -35,9 +35,11 @@ Every group holds ``k`` to ``2k - 1`` records once seeded by :func:`initial_grou
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import ModuleType
 
 import numpy as np
 
+from sparkanon.algorithms._base import compiled_kernel
 from sparkanon.algorithms.condensation.group_stats import GroupStats, _as_matrix, _as_shift
 from sparkanon.algorithms.condensation.split import split_group
 from sparkanon.algorithms.condensation.static import scaled, static_groups
@@ -200,6 +202,9 @@ def assign_records(
     sc = _check_scale(scale, d)
     y = x - shift
     xs = scaled(x, sc)
+    kernel = compiled_kernel("condensation._assign_kernel")
+    if kernel is not None and x.shape[0]:
+        return _assign_compiled(kernel, groups, xs, y, k, sc, next_id, batch_index)
     counts = np.array([s.count for s in groups.stats], dtype=np.int64)
     sums = np.array([s.sums for s in groups.stats])
     prods = np.array([s.products for s in groups.stats])
@@ -211,8 +216,7 @@ def assign_records(
     record_ids = np.empty(x.shape[0], dtype=np.int64)
     splits = 0
     for r in range(x.shape[0]):
-        diff = cent - xs[r]
-        g = int(np.argmin(np.einsum("ij,ij->i", diff, diff)))
+        g = int(np.argmin(_squared_distances(cent, xs[r])))
         record_ids[r] = ids[g]
         counts[g] += 1
         sums[g] += y[r]
@@ -240,6 +244,114 @@ def assign_records(
         splits += 1
     stats = [GroupStats(int(c), s, p, shift) for c, s, p in zip(counts, sums, prods, strict=True)]
     return StreamGroups(stats, released, born, ids, last), record_ids, next_id, splits
+
+
+def _squared_distances(cent: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Each centroid's squared distance to ``x``, summed over the columns in order.
+
+    The order is the compiled path's (:mod:`._assign_kernel`), so both find the same
+    nearest group, ties included.
+    """
+    diff = cent - x
+    out = diff[:, 0] * diff[:, 0]
+    for j in range(1, diff.shape[1]):
+        out += diff[:, j] * diff[:, j]
+    return out
+
+
+def _grown(array: np.ndarray, rows: int) -> np.ndarray:
+    """``array`` with room for at least ``rows`` rows (doubling; the new rows zero)."""
+    if rows <= array.shape[0]:
+        return array
+    out = np.zeros((max(rows, 2 * array.shape[0]), *array.shape[1:]), dtype=array.dtype)
+    out[: array.shape[0]] = array
+    return out
+
+
+def _sort_axis(cent: np.ndarray) -> int:
+    """The coordinate the compiled search sorts centroids by: the widest interquartile range.
+
+    Any coordinate gives the same result; one the centroids spread along prunes most.
+    The interquartile range, not the variance: a column that is mostly one value with
+    rare far outliers (Adult's capital-gain) has a large variance and prunes nothing.
+    """
+    if cent.shape[0] < 2:
+        return 0
+    q1, q3 = np.percentile(cent, [25, 75], axis=0)
+    return int(np.argmax(q3 - q1))
+
+
+def _assign_compiled(
+    kernel: ModuleType,
+    groups: StreamGroups,
+    xs: np.ndarray,
+    y: np.ndarray,
+    k: int,
+    sc: np.ndarray,
+    next_id: int,
+    batch_index: int | None,
+) -> tuple[StreamGroups, np.ndarray, int, int]:
+    """:func:`assign_records` with the compiled nearest-centroid search (same result).
+
+    The centroids are kept sorted by the coordinate they spread most along when the batch
+    starts (:func:`_sort_axis`); the kernel assigns records until a group reaches ``2k``,
+    this function splits it as the numpy path does and places the children in the sorted
+    order.
+    """
+    shift = groups.stats[0].shift
+    n = len(groups.stats)
+    d = xs.shape[1]
+    counts = np.array([s.count for s in groups.stats], dtype=np.int64)
+    sums = np.array([s.sums for s in groups.stats], dtype=np.float64).reshape(n, d)
+    prods = np.array([s.products for s in groups.stats], dtype=np.float64).reshape(n, d, d)
+    cent = (shift + sums / counts[:, None]) / sc
+    ids = np.asarray(groups.ids, dtype=np.int64)
+    axis = _sort_axis(cent)
+    order = np.argsort(cent[:, axis], kind="stable").astype(np.int64)
+    key = cent[order, axis].copy()
+    where = np.empty(n, dtype=np.int64)
+    where[order] = np.arange(n, dtype=np.int64)
+    released = list(groups.released)
+    born = list(groups.born)
+    last = list(groups.last_release)
+    record_ids = np.empty(xs.shape[0], dtype=np.int64)
+    splits, r = 0, 0
+    while True:
+        r, g = kernel.assign_until_split(
+            xs, y, r, 2 * k, counts, sums, prods, cent, n, key, order, where, ids,
+            record_ids, shift, sc, axis,
+        )  # fmt: skip
+        if g < 0:
+            break
+        first, second = split_group(GroupStats(int(counts[g]), sums[g], prods[g], shift))
+        counts, sums, prods, cent, ids, key, order, where = (
+            _grown(a, n + 1) for a in (counts, sums, prods, cent, ids, key, order, where)
+        )
+        counts[g], sums[g], prods[g] = first.count, first.sums, first.products
+        cent[g] = first.mean() / sc
+        kernel.move(key, order, where, n, g, cent[g, axis])
+        counts[n], sums[n], prods[n] = second.count, second.sums, second.products
+        cent[n] = second.mean() / sc
+        n += 1
+        kernel.insert(key, order, where, n, n - 1, cent[n - 1, axis])
+        child_born = born[g] if batch_index is None else batch_index
+        rel = released[g]
+        released[g] = rel // 2
+        released.append(rel - rel // 2)
+        born[g] = child_born
+        born.append(child_born)
+        last.append(last[g])
+        ids[g], ids[n - 1] = next_id, next_id + 1
+        next_id += 2
+        splits += 1
+        r += 1
+    stats = [GroupStats(int(counts[i]), sums[i].copy(), prods[i].copy(), shift) for i in range(n)]
+    return (
+        StreamGroups(stats, released, born, ids[:n].tolist(), last),
+        record_ids,
+        next_id,
+        splits,
+    )
 
 
 def due_for_release(
