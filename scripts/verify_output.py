@@ -285,7 +285,7 @@ REL_TOL = 1e-9
 
 
 class Report:
-    """What a perturbed release's check found: one line per figure, one per failure.
+    """What a perturbed or synthetic release's check found: a line per figure, per failure.
 
     A plain class, not a dataclass: the tests load this script by path, without
     registering it in ``sys.modules``, which ``dataclass`` needs.
@@ -305,6 +305,15 @@ class Report:
         """Record ``text`` as a failure unless ``ok``."""
         if not ok:
             self.fail(text)
+
+    def print_all(self) -> None:
+        """The figures, then ``NOT CHECKED`` and ``FAILED`` lines (no data values)."""
+        for line in self.lines:
+            print(line)
+        for line in self.unchecked:
+            print(f"NOT CHECKED {line}")
+        for line in self.failures:
+            print(f"FAILED {line}")
 
 
 def close(a: float, b: float) -> bool:
@@ -819,12 +828,7 @@ def check_perturbed(cfg: dict, output_dir: Path) -> int:
         report.unchecked.append(
             "the residuals: the published rows cannot be paired with the input's"
         )
-    for line in report.lines:
-        print(line)
-    for line in report.unchecked:
-        print(f"NOT CHECKED {line}")
-    for line in report.failures:
-        print(f"FAILED {line}")
+    report.print_all()
     print(
         f"rows={len(table)} perturbed_columns={len(specs)} significance={alpha:g} "
         f"violations={len(report.failures)}"
@@ -917,12 +921,7 @@ def check_synthetic(cfg: dict, output_dir: Path) -> int:
             f"quasi-identifier, {rare} of a combination fewer than k={k} records share"
         )
         report.expect(rare == 0, f"copies: {rare} synthetic records copy a rare input record")
-    for line in report.lines:
-        print(line)
-    for line in report.unchecked:
-        print(f"NOT CHECKED {line}")
-    for line in report.failures:
-        print(f"FAILED {line}")
+    report.print_all()
     print(f"rows={len(table)} groups={len(sizes)} k={k} violations={len(report.failures)}")
     return 0 if not report.failures else 1
 

@@ -8,7 +8,6 @@ release on an Adult sample passes; each tampered copy fails, naming what broke.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import shutil
@@ -22,23 +21,14 @@ import pytest
 from sparkanon.cli import run_command
 from sparkanon.errors import EXIT_OK
 from tests._adult import ROOT, adult_config
+from tests._helpers import load_script
 from tests._inputs import Row, write_adult_csv, write_config
 
 PERTURB_CONF = ROOT / "conf" / "adult_perturb.yaml"
 N_ROWS = 2000
 
 
-def _verify_output() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "verify_output", ROOT / "scripts" / "verify_output.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-verify = _verify_output()
+verify = load_script("verify_output")
 
 
 def with_gaps(rows: list[Row]) -> None:

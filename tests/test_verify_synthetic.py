@@ -7,7 +7,6 @@ record, a category the input never holds) fails with the matching ``FAILED`` lin
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 from typing import Any
@@ -18,22 +17,13 @@ import pytest
 from sparkanon.cli import run_command
 from sparkanon.errors import EXIT_OK
 from tests._adult import ROOT, adult_config
+from tests._helpers import load_script
 from tests._inputs import write_adult_csv, write_config
 
 CONF = ROOT / "conf" / "adult_condense_mixed.yaml"
 
 
-def _verify_output() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "verify_output_synthetic", ROOT / "scripts" / "verify_output.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-verify = _verify_output()
+verify = load_script("verify_output")
 
 
 @pytest.fixture(scope="module")
