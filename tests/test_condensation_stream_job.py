@@ -109,3 +109,69 @@ def test_bad_stream_settings_exit_2_naming_the_key(
     assert code == EXIT_USER
     assert key in out.err, out.err
     assert not (tmp_path / "sink").exists()
+
+
+def _wait_for(done: Any, seconds: float, what: str) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_stream_killed_mid_batch_restarts_with_exact_accounting(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sparkanon stream`` killed (SIGKILL, its process group) while a batch runs.
+
+    Two files are streamed and committed by a 1-second processing-time trigger in a
+    process of its own; a third, larger file is dropped and the process group killed as
+    soon as that batch's offsets are logged (before its commit). The restart, with
+    ``available_now`` on the same checkpoint, replays it: every record is counted once in
+    the state, and the sink holds exactly the synthetic records the state says were
+    released, group by group.
+    """
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    source = tmp_path / "in"
+    source.mkdir()
+    cfg = stream_config(tmp_path, max_files_per_trigger=1, trigger="1 second")
+    config = write_config(tmp_path, cfg)
+    records(60, 20).to_csv(source / "part-0.csv", index=False)
+    records(60, 21).to_csv(source / "part-1.csv", index=False)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "sparkanon.cli", "stream", str(config), "--quiet",
+         "--master", "local[2]"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        start_new_session=True,
+    )  # fmt: skip
+    commits = tmp_path / "ck" / "commits"
+    offsets = tmp_path / "ck" / "offsets"
+    try:
+        _wait_for(lambda: (commits / "1").exists(), 120, "the first two batches' commits")
+        records(20_000, 22).to_csv(source / "part-2.csv", index=False)
+        _wait_for(lambda: (offsets / "2").exists(), 60, "the third batch to start")
+    finally:
+        os.killpg(child.pid, signal.SIGKILL)
+        child.wait()
+    assert not (commits / "2").exists()  # killed inside batch 2
+    restart = stream_config(tmp_path, max_files_per_trigger=1)
+    code, out = _stream(tmp_path, restart, capsys)
+    assert code == EXIT_OK, out.err
+    report = json.loads(out.out)
+    assert report["this_run"]["rows_in"] == 20_000  # the replayed batch only
+    state = report["state"]
+    assert state["records_seen"] == 120 + 60 + 60 + 20_000  # each record counted once
+    assert state["records_in_groups"] + state["records_suppressed"] == state["records_seen"]
+    sink = spark.read.parquet(str(tmp_path / "sink")).toPandas()  # committed files only
+    assert len(sink) == state["records_released"]
+    assert not sink.duplicated().any()
