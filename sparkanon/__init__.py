@@ -50,7 +50,16 @@ Map of the package:
 * :mod:`sparkanon.pipeline` - the runner, :func:`~sparkanon.pipeline.run_job`: read,
   profile, the family's anonymization, verify, measure, report (row accounting by
   cause), the release checks and the commit, written once for every family.
-* :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``.
+* :mod:`sparkanon.risk` - disclosure risk as pure code over class-size frequencies and
+  per-class statistics: ARX's attacker models and population uniqueness, sdcMicro's
+  individual and global risk and SUDA2, the homogeneity, similarity, skewness and
+  linkage attacks, and singling-out, linkability and inference against a control set.
+* :mod:`sparkanon.report` - the self-contained HTML report of an evaluation.
+* :mod:`sparkanon.stages.evaluate` - the evaluation of a release or an input by
+  aggregations (risk before and after, attacks, utility via
+  :mod:`sparkanon.stages.utility`); :func:`evaluate` is its Python entry point.
+* :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``, ``evaluate``,
+  ``validate``, ``backfill``, ``reconstruct``, ``stream``.
 
 Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...) are
 ``_``-prefixed.
@@ -64,7 +73,7 @@ if TYPE_CHECKING:
     from sparkanon.config import JobConfig
 
 __version__ = "0.1.0"
-__all__ = ["anonymize"]
+__all__ = ["anonymize", "evaluate"]
 
 
 def anonymize(df: Any, config: JobConfig | str, write: bool = False) -> tuple[Any, dict[str, Any]]:
@@ -102,3 +111,47 @@ def anonymize(df: Any, config: JobConfig | str, write: bool = False) -> tuple[An
         engine = SparkEngine(df.sparkSession)
     result = run_job(engine, cfg, table=df, commit=write)
     return result.published, result.metrics
+
+
+def evaluate(
+    target: str,
+    engine: str = "local",
+    out: str | None = None,
+    write: bool = True,
+    **options: Any,
+) -> dict[str, Any]:
+    """Evaluate a committed release (its output directory) or a config's raw input.
+
+    Args:
+        target: a job's ``output.path`` (the release, with its input as "before"), or a
+            YAML config (its input alone).
+        engine: ``local`` (pandas) or ``spark`` (the active or a new local session).
+        out: where ``evaluation.json`` and ``report.html`` go (default: the output
+            directory; for a config, ``evaluation/<config name>``).
+        write: write the two files; otherwise only return the evaluation.
+        **options: the ``report`` settings to use instead of the config's
+            (``sampling_fraction``, ``threshold``, ``suda_max_size``, ``label``,
+            ``holdout``, ``attacks``, ``bins``) and ``quasi_identifiers`` (a list).
+
+    Returns:
+        The evaluation (what ``evaluation.json`` holds).
+
+    Raises:
+        UserError: not an output directory or a config, a bad option, a
+            quasi-identifier that is not a column.
+    """
+    from sparkanon.stages.evaluate import default_out, evaluate_target, write_evaluation
+
+    if engine == "local":
+        from sparkanon.engine.local import LocalEngine
+
+        runner: Any = LocalEngine()
+    else:
+        from sparkanon.engine.session import get_or_create_session
+        from sparkanon.engine.spark import SparkEngine
+
+        runner = SparkEngine(get_or_create_session())
+    result = evaluate_target(runner, target, **options)
+    if write:
+        write_evaluation(runner, result, out or default_out(target))
+    return result

@@ -1,10 +1,12 @@
-"""The ``sparkanon`` command line: ``run``, ``backfill`` and ``validate`` a job config.
+"""The ``sparkanon`` command line: ``run``, ``backfill``, ``validate`` and ``evaluate``.
 
 ``sparkanon run CONFIG [--set key=value ...] [--partition ds=2026-11-23]``,
 ``sparkanon backfill CONFIG --from ds=2026-11-01 --to ds=2026-11-23``,
 ``sparkanon validate CONFIG``, ``sparkanon --version``; and
 ``sparkanon reconstruct OUTPUT_DIR [--bins K] [--integer-bins] [--by COLUMN] [--out DIR]``,
-the distributions of a committed perturbed release reconstructed from its published values.
+the distributions of a committed perturbed release reconstructed from its published values;
+``sparkanon evaluate OUTPUT_DIR|CONFIG [--sampling-fraction F] [--holdout PATH] ...``, the
+re-identification risk, attacks and utility of a release (or an input) with an HTML report.
 
 Exit codes: 0 success, 2 invalid config or input (nothing written), 3 the
 published table failed privacy verification (nothing written), 1 an internal
@@ -186,6 +188,7 @@ def _parser() -> argparse.ArgumentParser:
         help="check that this partition of the input table exists (sets input.partition)",
     )
     _add_reconstruct_parser(sub)
+    _add_evaluate_parser(sub)
     stream = _subcommand(
         sub,
         "stream",
@@ -246,6 +249,95 @@ def _add_reconstruct_parser(sub: Any) -> None:
         metavar="DIR",
         help="where to write reconstruction.json, distributions.csv and the plots "
         "(default OUTPUT_DIR/reconstruction)",
+    )
+    cmd.add_argument(
+        "--engine",
+        choices=["spark", "local"],
+        default="spark",
+        help="spark (default) or local (pandas, one process, for small data)",
+    )
+    cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
+    _add_logging_arguments(cmd)
+
+
+def _add_evaluate_parser(sub: Any) -> None:
+    """``sparkanon evaluate TARGET ...``."""
+    cmd = _subcommand(
+        sub,
+        "evaluate",
+        "measure re-identification risk, attacks and utility of a committed release (its "
+        "output directory, beside its input) or of a config's raw input, and write "
+        "evaluation.json and report.html",
+    )
+    cmd.add_argument(
+        "target", metavar="OUTPUT_DIR|CONFIG", help="a job's output.path, or a YAML config"
+    )
+    cmd.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a key of a CONFIG target (as sparkanon run --set)",
+    )
+    cmd.add_argument(
+        "--sampling-fraction",
+        type=float,
+        default=None,
+        metavar="F",
+        help="the input's share of the population, in (0, 1] (default: "
+        "report.sampling_fraction of the config, 1)",
+    )
+    cmd.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        metavar="T",
+        help="a record whose risk exceeds T is at risk (default 0.2)",
+    )
+    cmd.add_argument(
+        "--suda-max-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help="SUDA2's largest quasi-identifier subset (0: no SUDA2)",
+    )
+    cmd.add_argument(
+        "--label", default=None, metavar="COLUMN", help="the column a classifier predicts (utility)"
+    )
+    cmd.add_argument(
+        "--holdout",
+        default=None,
+        metavar="PATH",
+        help="held-out original rows, read like the input: the classifier's "
+        "test rows and the attacks' control set",
+    )
+    cmd.add_argument(
+        "--attacks",
+        type=int,
+        default=None,
+        metavar="N",
+        help="targets per singling-out, linkability and inference attack",
+    )
+    cmd.add_argument(
+        "--bins",
+        type=int,
+        default=None,
+        metavar="K",
+        help="bins of a numeric column's distribution (utility)",
+    )
+    cmd.add_argument(
+        "--quasi-identifiers",
+        default=None,
+        metavar="A,B,...",
+        help="the columns the attacker knows (default: the config's)",
+    )
+    cmd.add_argument(
+        "--out",
+        default=None,
+        metavar="DIR",
+        help="where evaluation.json and report.html go (default: the output "
+        "directory; for a config, evaluation/<config name>)",
     )
     cmd.add_argument(
         "--engine",
@@ -592,6 +684,45 @@ def reconstruct_command(
     return EXIT_OK
 
 
+def evaluate_command(args: argparse.Namespace) -> int:
+    """Evaluate a release or an input (exit 0, or 2 on bad input, naming it).
+
+    Writes ``evaluation.json`` and ``report.html`` and prints a summary as JSON: the
+    files, and per table evaluated its rows, classes and ARX's headline risks.
+    """
+    from sparkanon.stages.evaluate import default_out, evaluate_target, write_evaluation
+
+    qis = args.quasi_identifiers
+    options = {
+        "sampling_fraction": args.sampling_fraction,
+        "threshold": args.threshold,
+        "suda_max_size": args.suda_max_size,
+        "label": args.label,
+        "holdout": args.holdout,
+        "attacks": args.attacks,
+        "bins": args.bins,
+        "quasi_identifiers": [q.strip() for q in qis.split(",") if q.strip()] if qis else None,
+    }
+    try:
+        engine = make_engine(args.engine, None, args.master)
+        result = evaluate_target(engine, args.target, args.overrides, **options)
+        out = args.out or default_out(args.target)
+        files = write_evaluation(engine, result, out)
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    summary: dict[str, Any] = {"files": files, "table": result["table"]}
+    for when, block in result["risk"].items():
+        if block is not None:
+            summary[f"risk_{when}"] = {
+                "rows": block["rows"],
+                "classes": block["classes"],
+                "arx": block["arx"],
+            }
+    summary["warnings"] = result["warnings"]
+    print(json.dumps(summary, indent=2))
+    return EXIT_OK
+
+
 def stream_command(config_path: str, overrides: Sequence[str], master: str | None = None) -> int:
     """Run a condensation stream (exit 0, 2 on bad input, 3 when a release fails its check).
 
@@ -665,6 +796,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(args.quiet, args.log_level)
     if args.command == "stream":
         return stream_command(args.config, args.overrides, master=args.master)
+    if args.command == "evaluate":
+        return evaluate_command(args)
     if args.command == "reconstruct":
         return reconstruct_command(
             args.output_dir,

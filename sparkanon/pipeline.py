@@ -1,7 +1,8 @@
 """The runner: one job, whatever the family of method, written once against the engine.
 
 read -> profile -> the family's anonymization (its own stages, ending with the
-publication at the staging location) -> verify -> measure -> report -> commit. The
+publication at the staging location) -> verify -> measure -> report -> evaluate (risk,
+attacks and utility, ``report.html`` beside ``metrics.json``) -> commit. The
 runner owns what every family shares: the output target (checked and locked before any
 work, cleaned up on failure), the verify and metrics stages (timed, logged with counts
 only, their Spark jobs labelled), the row accounting (rows in = rows out + rows
@@ -24,6 +25,7 @@ from sparkanon.models import describe_models
 from sparkanon.publications import Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.commit import OutputTarget, opened_output
+from sparkanon.stages.evaluate import evaluate_run
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import read_input
 from sparkanon.stages.release import check_release_size
@@ -95,6 +97,12 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
         )
     hint = family.empty_hint(metrics, run.config)
     check_release_size(metrics, run.config.output.max_suppressed_share, hint)
+    staging = run.staging()
+    if staging is not None and run.config.report.enabled:
+        with timer.stage("evaluate"):
+            evaluate_run(
+                engine, run.config, run.raw.table, done.publication.tables, metrics, staging
+            )
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
 

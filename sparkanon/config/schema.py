@@ -635,6 +635,40 @@ class StreamConfig(_Frozen):
     release_age: Annotated[Int, Field(ge=0)] = 3
 
 
+class ReportConfig(_Frozen):
+    """The evaluation and HTML report written beside ``metrics.json``.
+
+    ``sparkanon evaluate`` takes the same settings as options.
+
+    Attributes:
+        enabled: ``sparkanon run`` evaluates the release before the commit and writes
+            ``evaluation.json`` and ``report.html`` beside ``metrics.json``.
+        sampling_fraction: the share of the population the input is (``(0, 1]``; 1: the
+            input is the whole population): the journalist and marketer attackers and
+            the population uniqueness estimators read it.
+        threshold: a record whose re-identification risk exceeds it is *at risk* (ARX's
+            records-at-risk threshold), in ``(0, 1]``.
+        suda_max_size: SUDA2's largest quasi-identifier subset searched for minimal
+            sample uniques; 0 leaves SUDA2 out (its cost grows with the subsets).
+        label: the column a classifier predicts for the utility measure (e.g. Adult's
+            ``income``); unset: no classifier.
+        holdout: held-out original rows of the same population (not in the input), read
+            like the input: the classifier's test rows and the control set of the
+            singling-out, linkability and inference attacks; unset: neither runs.
+        attacks: targets per singling-out, linkability and inference attack.
+        bins: equal-width bins of a numeric column's distribution (utility).
+    """
+
+    enabled: bool = True
+    sampling_fraction: Annotated[Float, Field(gt=0, le=1)] = 1.0
+    threshold: Annotated[Float, Field(gt=0, le=1)] = 0.2
+    suda_max_size: Annotated[Int, Field(ge=0, le=8)] = 0
+    label: str | None = None
+    holdout: str | None = None
+    attacks: Annotated[Int, Field(ge=10, le=100_000)] = 2000
+    bins: Annotated[Int, Field(ge=2, le=1000)] = 20
+
+
 class JobConfig(_Frozen):
     """The whole job configuration."""
 
@@ -647,6 +681,7 @@ class JobConfig(_Frozen):
     output: OutputConfig
     metrics: MetricsConfig = MetricsConfig()
     stream: StreamConfig | None = None
+    report: ReportConfig = ReportConfig()
     seed: Int = 0
 
     @field_validator("model", mode="before")

@@ -37,6 +37,7 @@ from pydantic import Field, PrivateAttr, model_validator
 
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.errors import ConfigError
+from sparkanon.metrics.distribution import ordered_emd, variational
 from sparkanon.models.base import (
     TOLERANCE,
     ClassSummaries,
@@ -215,7 +216,7 @@ class TCloseness(PrivacyModel):
         p = s.shares()
         diff = p - ref.q
         if self.distance == "variational":
-            return 0.5 * np.abs(diff).sum(axis=1)
+            return variational(p, ref.q)
         if self.distance == "kl":
             with np.errstate(divide="ignore"):
                 log_q = np.log(ref.q)
@@ -224,11 +225,7 @@ class TCloseness(PrivacyModel):
             return terms.sum(axis=1)
         if self.ground == "ordered":
             assert ref.line is not None
-            length = ref.line.shape[1]
-            if length < 2:
-                return np.zeros(s.m)
-            cumulative = np.cumsum(diff @ ref.line, axis=1)
-            return np.abs(cumulative).sum(axis=1) / (length - 1)
+            return ordered_emd(p @ ref.line, ref.q @ ref.line)
         if self.ground == "hierarchical":
             return self._hierarchical_emd(diff, ref)
         return np.maximum(diff, 0.0).sum(axis=1)

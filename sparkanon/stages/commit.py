@@ -57,8 +57,15 @@ _OLD = ".__sparkanon_old_"
 
 
 def resolved_config_yaml(config: JobConfig) -> str:
-    """The job's config, overrides applied, as YAML (what ``scripts/verify_output.py`` reads)."""
-    return yaml.safe_dump(config.model_dump(mode="json", by_alias=True), sort_keys=False)
+    """The job's config, overrides applied, as YAML (what ``scripts/verify_output.py`` reads).
+
+    It loads back as the same config (``sparkanon evaluate`` reads it): an empty model
+    list (a perturbation job has no class model) is left out, as the user wrote it.
+    """
+    dumped = config.model_dump(mode="json", by_alias=True)
+    if not dumped.get("model"):
+        dumped.pop("model", None)
+    return yaml.safe_dump(dumped, sort_keys=False)
 
 
 def config_sha256(config: JobConfig) -> str:

@@ -475,10 +475,34 @@ def reconstruct_release(
             that are not numbers or not declared, or a reconstruction the pure modules
             refuse (exit 2).
     """
-    if bins < 2:
-        raise UserError(f"--bins {bins}: need at least 2 bins")
     release = load_release(output_dir)
     table = engine.read_table(release.data, release.fmt)
+    return reconstruct_table(engine, table, release, bins, integer_bins, by)
+
+
+def reconstruct_table(
+    engine: Engine,
+    table: Table,
+    release: Release,
+    bins: int = DEFAULT_BINS,
+    integer_bins: bool = False,
+    by: str | None = None,
+) -> dict[str, Any]:
+    """:func:`reconstruct_release` of a perturbed table already read (a run's staged release).
+
+    Args:
+        engine: the engine.
+        table: the published rows.
+        release: where they are and their declared noise.
+        bins: x-bins per numeric column (at least 2).
+        integer_bins: bins of whole integers instead.
+        by: a class label column.
+
+    Raises:
+        UserError: as :func:`reconstruct_release`.
+    """
+    if bins < 2:
+        raise UserError(f"--bins {bins}: need at least 2 bins")
     _check_table(engine, table, release, by)
     numeric = [n for n, d in release.noise.items() if is_numeric(d)]
     categorical = [n for n, d in release.noise.items() if not is_numeric(d)]

@@ -1,0 +1,560 @@
+"""Stage ``evaluate``: what an attacker could still do with a table, and what it is worth.
+
+``sparkanon evaluate`` runs it on a raw input (the config's quasi-identifiers and
+sensitive attribute) or on a committed release of any family; ``sparkanon run`` runs it
+on the verified release before the commit (``report.enabled``), so ``evaluation.json``
+and ``report.html`` are committed with ``metrics.json`` in one step. Every figure comes
+from engine aggregations; the driver holds class-size frequencies, per-bin counts and
+per-attack success counts, never rows:
+
+* **risk** before (the input) and after (the release): the class-size frequency table
+  (one aggregation by the quasi-identifiers, a second by class size), from which ARX's
+  prosecutor, journalist and marketer risks and population uniqueness estimates
+  (:mod:`sparkanon.risk.arx`) and sdcMicro's individual and global risk
+  (:mod:`sparkanon.risk.sdcmicro`) follow; SUDA2 (:mod:`sparkanon.risk.suda`) when
+  ``suda_max_size`` > 0;
+* **attacks** on the release's classes (:mod:`sparkanon.risk.attacks`), and for
+  perturbed and synthetic releases singling-out, linkability and inference against the
+  held-out control rows (:mod:`sparkanon.risk.anonymeter`);
+* **utility** (:mod:`sparkanon.stages.utility`): per-attribute distance over the
+  original bins, the family's losses from ``metrics.json``, and a classifier trained on
+  the release and scored on the held-out rows;
+* the family's own view: a perturbed release's reconstructed distributions, a synthetic
+  release's covariance beside the original's.
+
+**Our readings.** A table's equivalence classes are its rows grouped by the published
+quasi-identifier values as they are (a range, a centroid or a taxonomy node is one
+value; a null a value of its own). The *input* is every well-formed input row as read,
+missing values included (the risk of publishing it as it is). For a perturbed or
+synthetic release the classes are mostly single rows, so the class-based risks are
+upper bounds that say little; their protection is measured by the attacks against the
+control set, and the evaluation says so in its warnings.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from sparkanon.config import (
+    CategoricalAttribute,
+    ContinuousAttribute,
+    ItemsetConfig,
+    JobConfig,
+    OrdinalAttribute,
+    ReportConfig,
+)
+from sparkanon.engine.base import Engine, Table
+from sparkanon.errors import ConfigError, InputError, UserError
+from sparkanon.io import MALFORMED
+from sparkanon.risk.view import TableView
+from sparkanon.stages._common import log
+from sparkanon.stages.utility import ColumnSpec, utility
+
+EVALUATION = "evaluation.json"
+"""The evaluation's figures, beside ``metrics.json``."""
+REPORT = "report.html"
+"""The self-contained HTML report, beside ``metrics.json``."""
+SCHEMA = 1
+
+_FAMILY_LOSSES = (
+    "NCP",
+    "GCP",
+    "DM",
+    "CAVG",
+    "R_IL",
+    "AVG_IL",
+    "AVG_Ent",
+    "EPP",
+    "NCP_published",
+    "item_ncp",
+    "are",
+    "covariance_compatibility",
+    "correlation_compatibility",
+    "NCP_by_attribute",
+)
+"""``metrics.json`` keys the report shows as the family's loss metrics, when present."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How an evaluation runs (``report:`` in a config, or ``sparkanon evaluate`` options).
+
+    Attributes:
+        report: the config's ``report`` section (sampling fraction, threshold, SUDA2's
+            size, label, holdout, attacks, bins).
+        quasi_identifiers: the columns an attacker knows (default: the config's).
+    """
+
+    report: ReportConfig = ReportConfig()
+    quasi_identifiers: tuple[str, ...] | None = None
+
+
+def settings_of(config: JobConfig, **options: Any) -> Settings:
+    """The config's ``report`` section with ``options`` (not ``None``) over it.
+
+    Raises:
+        UserError: an option out of its range, naming it (e.g. a sampling fraction
+            outside ``(0, 1]``).
+    """
+    qis = options.pop("quasi_identifiers", None)
+    given = {k: v for k, v in options.items() if v is not None}
+    try:
+        report = ReportConfig.model_validate(config.report.model_dump() | given)
+    except ValueError as exc:
+        bad = ", ".join(
+            f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')} {e.get('input')!r}: "
+            f"{e['msg']}"
+            for e in getattr(exc, "errors", lambda: [])()
+        )
+        raise ConfigError(f"evaluate: {bad or exc}") from exc
+    return Settings(report, tuple(qis) if qis else None)
+
+
+def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where: str) -> TableView:
+    """The columns of a table (``columns``) the evaluation reads, from the config.
+
+    Raises:
+        InputError: a quasi-identifier (or the label) is not a column of the table.
+    """
+    kinds = {
+        a.name: ("numeric" if isinstance(a, ContinuousAttribute) else "categorical")
+        for a in config.quasi_identifiers
+    }
+    qis = settings.quasi_identifiers or tuple(kinds)
+    missing = [q for q in qis if q not in columns]
+    if missing:
+        raise InputError(
+            f"{where}: quasi-identifier {', '.join(missing)} is not a column of the table "
+            f"(its columns: {', '.join(c for c in columns if not c.startswith('_'))})"
+        )
+    label = settings.report.label
+    if label is not None and label not in columns:
+        raise InputError(f"{where}: report.label {label!r} is not a column of the table")
+    sens = config.sensitive
+    sensitive = None if isinstance(sens, ItemsetConfig) else sens.name
+    if sensitive is not None and sensitive not in columns:
+        sensitive = None
+    levels = {v: lv.name for lv in (getattr(sens, "levels", None) or ()) for v in lv.values}
+    order = tuple(getattr(sens, "values", None) or ())
+    return TableView(
+        quasi_identifiers=tuple(qis),
+        kinds={q: kinds.get(q, "categorical") for q in qis},
+        sensitive=sensitive,
+        sensitive_kind="categorical" if sensitive is not None else None,
+        sensitive_levels=levels,
+        sensitive_order=order,
+    )
+
+
+def class_sizes(engine: Engine, table: Table, keys: Sequence[str]) -> dict[int, int]:
+    """``{class size: classes of that size}`` of ``table`` grouped by ``keys``.
+
+    Two aggregations; the driver gets one row per distinct class size.
+    """
+    classes = engine.aggregate(table, list(keys), {"f": ("count", keys[0])})
+    sizes = engine.aggregate(classes, ["f"], {"classes": ("count", "f")})
+    got = engine.collect_small(sizes, 1_000_000)
+    return {int(r.f): int(r.classes) for r in got.itertuples()}
+
+
+def risk_of(engine: Engine, table: Table, view: TableView, settings: Settings) -> dict[str, Any]:
+    """One table's re-identification risk (the evaluation's ``RISK`` block)."""
+    from sparkanon.risk import arx, sdcmicro
+
+    report = settings.report
+    sizes = class_sizes(engine, table, view.quasi_identifiers)
+    rows = sum(f * c for f, c in sizes.items())
+    block: dict[str, Any] = {
+        "rows": rows,
+        "classes": sum(sizes.values()),
+        "class_sizes": {str(f): c for f, c in sorted(sizes.items())},
+        "arx": arx.summary(sizes, report.threshold, report.sampling_fraction),
+        "sdcmicro": sdcmicro.summary(sizes, report.sampling_fraction, report.threshold),
+        "suda2": None,
+    }
+    if report.suda_max_size > 0:
+        from sparkanon.risk import suda
+
+        block["suda2"] = suda.suda2_on_engine(engine, table, view, report.suda_max_size)
+    return block
+
+
+def utility_columns(config: JobConfig, view: TableView) -> list[ColumnSpec]:
+    """The quasi-identifiers (and the sensitive column) as the utility compares them."""
+    from sparkanon.attributes.hierarchy import load_arx_hierarchy
+
+    by_name = {a.name: a for a in config.attributes}
+    out = []
+    for name in view.quasi_identifiers:
+        attr = by_name.get(name)
+        if isinstance(attr, ContinuousAttribute):
+            out.append(ColumnSpec(name, numeric=True))
+        elif isinstance(attr, CategoricalAttribute):
+            tax = load_arx_hierarchy(attr.hierarchy, name)
+            out.append(ColumnSpec(name, numeric=False, paths=tuple(tax.paths)))
+        elif isinstance(attr, OrdinalAttribute):
+            out.append(ColumnSpec(name, numeric=False, order=tuple(attr.order)))
+        else:
+            out.append(ColumnSpec(name, numeric=False))
+    if view.sensitive is not None and view.sensitive not in view.quasi_identifiers:
+        out.append(ColumnSpec(view.sensitive, numeric=False, order=view.sensitive_order))
+    return out
+
+
+def family_losses(metrics: Mapping[str, Any]) -> dict[str, Any]:
+    """The family's loss metrics from ``metrics.json`` (those present)."""
+    return {k: metrics[k] for k in _FAMILY_LOSSES if k in metrics}
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What is evaluated: the release (or the input alone) and where it came from.
+
+    Attributes:
+        config: the job config.
+        release: the table evaluated (the input itself for a raw input).
+        original: the input rows the release was made from; ``None`` for a raw input.
+        metrics: the release's ``metrics.json`` (empty for a raw input).
+        source: a path or table name, for the report.
+    """
+
+    config: JobConfig
+    release: Table
+    original: Table | None
+    metrics: Mapping[str, Any]
+    source: str
+
+
+def evaluate(
+    engine: Engine, subject: Subject, settings: Settings, holdout: Table | None = None
+) -> dict[str, Any]:
+    """The evaluation dict (schema 1) of a release or a raw input."""
+    config, metrics = subject.config, subject.metrics
+    report = settings.report
+    columns = [c for c, _ in engine.schema_of(subject.release)]
+    view = view_of(config, columns, settings, subject.source)
+    family = metrics.get("family")
+    warnings: list[str] = []
+    with engine.stage("evaluate_risk", "evaluate: re-identification risk"):
+        after = risk_of(engine, subject.release, view, settings)
+        before = None
+        if subject.original is not None:
+            before = risk_of(engine, subject.original, view, settings)
+    if family in ("perturbation", "synthesis"):
+        warnings.append(
+            "the class-based risks of a perturbed or synthetic release count identical "
+            "published rows, which are rare, so they are upper bounds; the protection of "
+            "such a release is measured by the singling-out, linkability and inference "
+            "attacks against the control set"
+        )
+    with engine.stage("evaluate_attacks", "evaluate: attacks on the classes"):
+        attacks = _attacks(engine, subject.release, view, report)
+    anonymeter = None
+    if family in ("perturbation", "synthesis") and subject.original is not None:
+        if holdout is None:
+            warnings.append(
+                "no report.holdout: the singling-out, linkability and inference attacks "
+                "need held-out original rows as their control set, and did not run"
+            )
+        else:
+            with engine.stage("evaluate_anonymeter", "evaluate: attacks against a control set"):
+                anonymeter = _anonymeter(engine, subject, view, holdout, settings)
+    utility_block: dict[str, Any] = {
+        "distance": {},
+        "family_losses": family_losses(metrics),
+        "classification": None,
+    }
+    if subject.original is not None:
+        with engine.stage("evaluate_utility", "evaluate: utility"):
+            measured, notes = utility(
+                engine,
+                subject.original,
+                subject.release,
+                utility_columns(config, view),
+                bins=report.bins,
+                label=report.label,
+                holdout=holdout,
+            )
+        utility_block |= measured
+        warnings += notes
+    return {
+        "schema": SCHEMA,
+        "table": {
+            "kind": "input" if subject.original is None else "release",
+            "family": family,
+            "algorithm": (metrics.get("algorithm") or {}).get("name"),
+            "model": metrics.get("model"),
+            "rows": after["rows"],
+            "source": subject.source,
+            "verified": metrics.get("verified"),
+        },
+        "view": {
+            "quasi_identifiers": list(view.quasi_identifiers),
+            "sensitive": view.sensitive,
+            "sampling_fraction": report.sampling_fraction,
+            "threshold": report.threshold,
+        },
+        "risk": {"before": before, "after": after},
+        "attacks": attacks,
+        "anonymeter": anonymeter,
+        "utility": utility_block,
+        "family": _family_view(engine, subject, family),
+        "warnings": warnings,
+    }
+
+
+def _attacks(engine: Engine, table: Table, view: TableView, report: ReportConfig) -> dict:
+    from sparkanon.risk import attacks
+
+    return attacks.attacks_on_engine(engine, table, view)
+
+
+def _anonymeter(
+    engine: Engine, subject: Subject, view: TableView, holdout: Table, settings: Settings
+) -> dict:
+    from sparkanon.risk import anonymeter
+
+    assert subject.original is not None
+    return anonymeter.anonymeter_on_engine(
+        engine,
+        subject.original,
+        subject.release,
+        holdout,
+        view,
+        n_attacks=settings.report.attacks,
+        seed=subject.config.seed,
+    )
+
+
+def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[str, Any]:
+    """A perturbed release's reconstructions; a synthetic release's covariances."""
+    out: dict[str, Any] = {"name": family, "reconstruction": None, "covariance": None}
+    noise = subject.metrics.get("noise")
+    if family == "perturbation" and noise:
+        from sparkanon.stages.reconstruct import Release, reconstruct_table
+
+        declared = Release(subject.source, f"{subject.source}/data", "", noise)
+        with engine.stage("evaluate_reconstruct", "evaluate: reconstruct the distributions"):
+            out["reconstruction"] = reconstruct_table(engine, subject.release, declared)
+    if family == "synthesis" and subject.original is not None:
+        numeric = [
+            a.name for a in subject.config.quasi_identifiers if isinstance(a, ContinuousAttribute)
+        ]
+        if len(numeric) >= 2:
+            with engine.stage("evaluate_covariance", "evaluate: covariances"):
+                out["covariance"] = {
+                    "columns": numeric,
+                    "original": covariance(engine, subject.original, numeric).tolist(),
+                    "synthetic": covariance(engine, subject.release, numeric).tolist(),
+                }
+    return out
+
+
+_MOMENT_COLUMNS = [("i", "long"), ("j", "long"), ("s", "double")]
+
+
+def covariance(engine: Engine, table: Table, columns: Sequence[str]) -> np.ndarray:
+    """The sample covariance matrix of ``columns`` (rows with a non-number left out).
+
+    One pass: per batch the row count, the sums and the cross-products (as
+    ``(i, j, sum)`` rows, ``i = -1`` the sums, ``i = j = -1`` the count), summed on the
+    engine; the driver gets ``(d + 1)^2`` numbers.
+    """
+    d = len(columns)
+
+    def moments(batch: pd.DataFrame) -> pd.DataFrame:
+        x = batch[list(columns)].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
+        x = x[np.isfinite(x).all(axis=1)]
+        ext = np.hstack([np.ones((len(x), 1)), x])
+        prod = ext.T @ ext
+        i, j = np.meshgrid(np.arange(d + 1) - 1, np.arange(d + 1) - 1, indexing="ij")
+        return pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "s": prod.ravel()})
+
+    rows = engine.map_batches(table, moments, _MOMENT_COLUMNS)
+    got = engine.collect_small(
+        engine.aggregate(rows, ["i", "j"], {"s": ("sum", "s")}), (d + 1) ** 2 + 1
+    )
+    m = np.zeros((d + 1, d + 1))
+    m[got["i"].to_numpy(int) + 1, got["j"].to_numpy(int) + 1] = got["s"].to_numpy(float)
+    n = m[0, 0]
+    if n < 2:
+        return np.full((d, d), np.nan)
+    mean = m[0, 1:] / n
+    return (m[1:, 1:] - n * np.outer(mean, mean)) / (n - 1)
+
+
+# --- reading what is evaluated ------------------------------------------------------------
+
+
+def read_input_rows(engine: Engine, config: JobConfig) -> Table:
+    """The config's input as the job reads it, malformed CSV records left out."""
+    from sparkanon.stages._common import StageTimer
+    from sparkanon.stages.read import read_input
+
+    raw = read_input(engine, config, StageTimer(engine)).table
+    if MALFORMED in dict(engine.schema_of(raw)):
+        raw = engine.where(raw, MALFORMED, "==", 0)
+    return raw
+
+
+def read_holdout(engine: Engine, config: JobConfig, path: str | None) -> Table | None:
+    """Held-out original rows, read with the input's format and options (``None``: none).
+
+    Raises:
+        InputError: no such file or directory.
+    """
+    if path is None:
+        return None
+    if not engine.path_exists(path):
+        raise InputError(f"report.holdout: {path}: no such file or directory")
+    spec = config.input.model_copy(update={"path": path, "table": None, "partition": None})
+    table = engine.read(spec)
+    if MALFORMED in dict(engine.schema_of(table)):
+        table = engine.where(table, MALFORMED, "==", 0)
+    return table
+
+
+def load_output(output_dir: str) -> tuple[JobConfig, dict[str, Any], str]:
+    """A committed output's config, metrics and the name of its class table.
+
+    Raises:
+        UserError: not a committed output (no directory, no ``metrics.json`` or
+            ``config.yaml``, unreadable files).
+    """
+    from sparkanon.config import parse_config
+
+    root = Path(output_dir)
+    if not root.is_dir():
+        raise UserError(f"{output_dir}: no such directory (give a job's output.path or a config)")
+    metrics_file, config_file = root / "metrics.json", root / "config.yaml"
+    if not metrics_file.is_file():
+        raise UserError(
+            f"{output_dir}: no metrics.json, so not a committed sparkanon output (evaluate "
+            "reads a job's output.path, or a config to evaluate its input)"
+        )
+    if not config_file.is_file():
+        raise UserError(f"{output_dir}: no config.yaml beside metrics.json")
+    try:
+        metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(config_file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, yaml.YAMLError) as exc:
+        raise UserError(f"{output_dir}: unreadable metrics.json or config.yaml: {exc}") from exc
+    config = parse_config(raw, str(config_file))
+    table = "rt" if (root / "rt").is_dir() else "data"
+    return config, metrics, table
+
+
+def evaluate_target(
+    engine: Engine, target: str, overrides: Sequence[str] = (), **options: Any
+) -> dict[str, Any]:
+    """Evaluate a committed output directory, or (a YAML file) a config's raw input."""
+    from sparkanon.config import load_config
+
+    if Path(target).is_file() and target.endswith((".yaml", ".yml")):
+        config = load_config(target, list(overrides))
+        settings = settings_of(config, **options)
+        rows = read_input_rows(engine, config)
+        holdout = read_holdout(engine, config, settings.report.holdout)
+        subject = Subject(config, rows, None, {}, config.input.source)
+        return evaluate(engine, subject, settings, holdout)
+    config, metrics, table = load_output(target)
+    settings = settings_of(config, **options)
+    release = engine.read_table(f"{target}/{table}", config.output.format)
+    original = read_input_rows(engine, config)
+    holdout = read_holdout(engine, config, settings.report.holdout)
+    subject = Subject(config, release, original, metrics, target)
+    return evaluate(engine, subject, settings, holdout)
+
+
+def evaluate_run(
+    engine: Engine,
+    config: JobConfig,
+    original: Table,
+    tables: Mapping[str, Table],
+    metrics: Mapping[str, Any],
+    staging: str,
+) -> dict[str, Any]:
+    """Evaluate a run's verified release and write the report into its staging directory.
+
+    The runner calls it before the commit (``report.enabled``), so ``evaluation.json``
+    and ``report.html`` are published with the data in one step.
+
+    Args:
+        engine: the engine.
+        config: the job config.
+        original: the input rows as read (with the row id; malformed records flagged).
+        tables: the staged published tables by name.
+        metrics: the release's metrics (what ``metrics.json`` will hold).
+        staging: the staging directory.
+    """
+    settings = settings_of(config)
+    qis = [a.name for a in config.quasi_identifiers]
+    release = next(
+        (t for t in tables.values() if set(qis) <= {c for c, _ in engine.schema_of(t)}),
+        next(iter(tables.values())),
+    )
+    if MALFORMED in dict(engine.schema_of(original)):
+        original = engine.where(original, MALFORMED, "==", 0)
+    holdout = read_holdout(engine, config, settings.report.holdout)
+    source = config.output.path or config.output.table or ""
+    evaluation = evaluate(
+        engine, Subject(config, release, original, metrics, source), settings, holdout
+    )
+    write_evaluation(engine, evaluation, staging)
+    return evaluation
+
+
+def default_out(target: str) -> str:
+    """Where ``evaluate`` writes by default: the output directory, or ``evaluation/NAME``."""
+    if Path(target).is_file():
+        return str(Path("evaluation") / Path(target).stem)
+    return target
+
+
+def write_evaluation(engine: Engine, evaluation: Mapping[str, Any], directory: str) -> list[str]:
+    """``evaluation.json`` and ``report.html`` in ``directory``; returns their paths."""
+    from sparkanon.report import render_html
+
+    text = json.dumps(_jsonable(evaluation), indent=2, allow_nan=False)
+    html = render_html(json.loads(text))
+    paths = [f"{directory}/{EVALUATION}", f"{directory}/{REPORT}"]
+    engine.write_text(paths[0], text)
+    engine.write_text(paths[1], html)
+    log.info("evaluate: wrote %s and %s", EVALUATION, REPORT)
+    return paths
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with numpy scalars as Python numbers and non-finite floats as ``None``."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist())
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        return f if np.isfinite(f) else None
+    return value
+
+
+__all__ = [
+    "EVALUATION",
+    "REPORT",
+    "Settings",
+    "Subject",
+    "evaluate",
+    "evaluate_target",
+    "settings_of",
+    "write_evaluation",
+]

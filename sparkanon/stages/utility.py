@@ -1,0 +1,361 @@
+"""Utility of a release against its input, by aggregations: distances and a classifier.
+
+Three engine passes, each reducing rows to per-bin counts before the driver sees them:
+
+1. **Domains** (input): per numeric column its smallest and largest value, per
+   categorical column its distinct values and their counts (at most ``max_values``; a
+   column with more is left out, with a warning).
+2. **Histograms** (input and release): per column and label, the rows over the
+   original bins, a published value spread over the original values it stands for
+   (:mod:`sparkanon.metrics.distribution`); pre-summed per batch.
+3. **Scoring** (held-out originals): a naive Bayes classifier from the release's
+   histograms (and one from the input's, the baseline) predicts each held-out row's
+   label; per batch the correct predictions are counted.
+
+Results: per column the total variation distance between the input's and the release's
+distributions over the same bins (and the ordered earth mover's distance of a numeric
+column), and the classifier's accuracy trained on the release and on the input, with
+the majority rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from sparkanon.engine.base import Engine, Table
+from sparkanon.metrics.distribution import (
+    Binning,
+    NaiveBayes,
+    categorical_binning,
+    histogram_by_label,
+    numeric_binning,
+    ordered_emd,
+    shares,
+    variational,
+)
+from sparkanon.stages._common import log
+
+_DOMAIN_COLUMNS = [
+    ("col", "long"),
+    ("value", "string"),
+    ("n", "long"),
+    ("lo", "double"),
+    ("hi", "double"),
+]
+_HIST_COLUMNS = [("col", "long"), ("label", "long"), ("bin", "long"), ("w", "double")]
+_UNREAD, _NULL = -1, -2
+_SCORE_COLUMNS = [("model", "long"), ("correct", "long"), ("n", "long")]
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column the utility compares.
+
+    Attributes:
+        name: the column.
+        numeric: compared over equal-width bins of the input's range.
+        paths: a taxonomy's leaf-to-root chains (categorical with a hierarchy file).
+        order: an ordinal column's declared order.
+    """
+
+    name: str
+    numeric: bool
+    paths: tuple[tuple[str, ...], ...] = ()
+    order: tuple[str, ...] = ()
+
+
+def _text(series: pd.Series) -> pd.Series:
+    return series.astype("string").str.strip()
+
+
+def make_domain_fn(columns: Sequence[ColumnSpec]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per batch: numeric columns' range and row count, categorical columns' value counts."""
+
+    def domain(batch: pd.DataFrame) -> pd.DataFrame:
+        parts = []
+        for c, spec in enumerate(columns):
+            if spec.numeric:
+                x = pd.to_numeric(batch[spec.name], errors="coerce").to_numpy(dtype=np.float64)
+                x = x[np.isfinite(x)]
+                if x.size:
+                    parts.append(
+                        pd.DataFrame(
+                            {
+                                "col": [c],
+                                "value": [""],
+                                "n": [x.size],
+                                "lo": [x.min()],
+                                "hi": [x.max()],
+                            }
+                        )
+                    )
+                continue
+            counts = _text(batch[spec.name]).dropna().value_counts()
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "col": c,
+                        "value": counts.index.astype(str),
+                        "n": counts.to_numpy(),
+                        "lo": np.nan,
+                        "hi": np.nan,
+                    }
+                )
+            )
+        if not parts:
+            return pd.DataFrame({k: pd.Series(dtype=_np(t)) for k, t in _DOMAIN_COLUMNS})
+        out = pd.concat(parts, ignore_index=True)
+        return out.astype({k: _np(t) for k, t in _DOMAIN_COLUMNS})
+
+    return domain
+
+
+def _np(ddl: str) -> Any:
+    return {"long": "int64", "double": "float64", "string": "object"}[ddl]
+
+
+def binnings(
+    engine: Engine, table: Table, columns: Sequence[ColumnSpec], bins: int, max_values: int
+) -> tuple[list[Binning], list[str]]:
+    """The bins of each column over ``table`` (the input), and warnings for those left out."""
+    per_batch = engine.map_batches(table, make_domain_fn(columns), _DOMAIN_COLUMNS)
+    summed = engine.aggregate(
+        per_batch, ["col", "value"], {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")}
+    )
+    # Categorical values per column are capped on the engine before the driver sees them.
+    counted = engine.aggregate(summed, ["col"], {"values": ("count", "col")})
+    sizes = engine.collect_small(counted, len(columns) + 1)
+    too_many = {int(r.col) for r in sizes.itertuples() if int(r.values) > max_values}
+    small = summed
+    for c in sorted(too_many):
+        small = engine.where(small, "col", "!=", c)
+    rows = engine.collect_small(small, max_values * max(len(columns), 1) + 1)
+    out, warnings = [], []
+    for c, spec in enumerate(columns):
+        mine = rows[rows["col"] == c]
+        if c in too_many:
+            warnings.append(
+                f"utility: column {spec.name} has more than {max_values} distinct values; "
+                "its distribution is not compared"
+            )
+            continue
+        if mine.empty:
+            warnings.append(f"utility: column {spec.name} holds no value in the input")
+            continue
+        if spec.numeric:
+            out.append(
+                numeric_binning(spec.name, float(mine["lo"].min()), float(mine["hi"].max()), bins)
+            )
+        else:
+            leaves = sorted(mine["value"].astype(str))
+            if spec.order:
+                rank = {v: i for i, v in enumerate(spec.order)}
+                leaves.sort(key=lambda v: (rank.get(v, len(rank)), v))
+            out.append(categorical_binning(spec.name, leaves, spec.paths, spec.order))
+    return out, warnings
+
+
+def make_histogram_fn(
+    bins_of: Sequence[Binning], label: str | None, labels: Mapping[str, int]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per batch: per column, label and bin the summed weight of the rows (spread)."""
+    n_labels = max(len(labels), 1)
+
+    def histogram(batch: pd.DataFrame) -> pd.DataFrame:
+        if label is None:
+            codes = np.zeros(len(batch), dtype=np.int64)
+        else:
+            codes = _text(batch[label]).map(labels).fillna(-1).to_numpy(dtype=np.int64)
+        parts = []
+        for c, b in enumerate(bins_of):
+            if b.column not in batch.columns:
+                continue
+            counts, unread, nulls = histogram_by_label(b, batch[b.column], codes, n_labels)
+            y, k = np.nonzero(counts)
+            parts.append(pd.DataFrame({"col": c, "label": y, "bin": k, "w": counts[y, k]}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "col": [c, c],
+                        "label": [0, 0],
+                        "bin": [_UNREAD, _NULL],
+                        "w": [float(unread), float(nulls)],
+                    }
+                )
+            )
+        if not parts:
+            return pd.DataFrame({k: pd.Series(dtype=_np(t)) for k, t in _HIST_COLUMNS})
+        return pd.concat(parts, ignore_index=True).astype({k: _np(t) for k, t in _HIST_COLUMNS})
+
+    return histogram
+
+
+@dataclass
+class Histograms:
+    """Per column, ``(labels, bins)`` weights, and the unread and null rows."""
+
+    counts: dict[str, np.ndarray]
+    unread: dict[str, int]
+    nulls: dict[str, int]
+
+
+def histograms(
+    engine: Engine,
+    table: Table,
+    bins_of: Sequence[Binning],
+    label: str | None,
+    labels: Mapping[str, int],
+) -> Histograms:
+    """The histograms of ``table``'s columns over ``bins_of`` (one engine pass)."""
+    n_labels = max(len(labels), 1)
+    rows = engine.map_batches(table, make_histogram_fn(bins_of, label, labels), _HIST_COLUMNS)
+    summed = engine.aggregate(rows, ["col", "label", "bin"], {"w": ("sum", "w")})
+    cap = sum(b.n_bins + 2 for b in bins_of) * n_labels + 1
+    got = engine.collect_small(summed, cap)
+    out = Histograms({}, {}, {})
+    for c, b in enumerate(bins_of):
+        mine = got[got["col"] == c]
+        counts = np.zeros((n_labels, b.n_bins))
+        real = mine[mine["bin"] >= 0]
+        np.add.at(
+            counts,
+            (real["label"].to_numpy(int), real["bin"].to_numpy(int)),
+            real["w"].to_numpy(float),
+        )
+        out.counts[b.column] = counts
+        out.unread[b.column] = int(round(mine.loc[mine["bin"] == _UNREAD, "w"].sum()))
+        out.nulls[b.column] = int(round(mine.loc[mine["bin"] == _NULL, "w"].sum()))
+    return out
+
+
+def distances(original: Histograms, release: Histograms, bins_of: Sequence[Binning]) -> dict:
+    """Per column: total variation distance (and ordered EMD for numbers), input vs release."""
+    out: dict[str, Any] = {}
+    for b in bins_of:
+        if b.column not in release.counts or release.counts[b.column].sum() == 0:
+            continue
+        p = shares(original.counts[b.column].sum(axis=0))
+        q = shares(release.counts[b.column].sum(axis=0))
+        entry: dict[str, Any] = {"tvd": float(variational(p, q)), "bins": b.n_bins}
+        if b.numeric:
+            entry["emd"] = float(ordered_emd(p, q))
+        if release.unread.get(b.column):
+            entry["unread_rows"] = release.unread[b.column]
+        out[b.column] = entry
+    return out
+
+
+def make_score_fn(
+    models: Sequence[NaiveBayes], label: str, labels: Mapping[str, int]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per batch: per model, the held-out rows of a known label and those predicted right."""
+
+    def score(batch: pd.DataFrame) -> pd.DataFrame:
+        truth = _text(batch[label]).map(labels).fillna(-1).to_numpy(dtype=np.int64)
+        known = truth >= 0
+        rows = batch[known]
+        out = []
+        for m, model in enumerate(models):
+            correct = int((model.predict(rows) == truth[known]).sum()) if len(rows) else 0
+            out.append((m, correct, int(known.sum())))
+        return pd.DataFrame(out, columns=[c for c, _ in _SCORE_COLUMNS]).astype("int64")
+
+    return score
+
+
+def accuracies(
+    engine: Engine,
+    holdout: Table,
+    models: Sequence[NaiveBayes],
+    label: str,
+    labels: Mapping[str, int],
+) -> tuple[list[float], int]:
+    """Each model's accuracy on the held-out rows (of a label the training knew)."""
+    scored = engine.map_batches(holdout, make_score_fn(models, label, labels), _SCORE_COLUMNS)
+    summed = engine.collect_small(
+        engine.aggregate(scored, ["model"], {"correct": ("sum", "correct"), "n": ("sum", "n")}),
+        len(models) + 1,
+    ).sort_values("model")
+    n = int(summed["n"].iloc[0]) if len(summed) else 0
+    return [float(r.correct) / n if n else float("nan") for r in summed.itertuples()], n
+
+
+def label_domain(engine: Engine, table: Table, label: str, cap: int = 1000) -> dict[str, int]:
+    """The label's values in ``table`` (the input), each to its code (sorted)."""
+    spec = ColumnSpec(label, numeric=False)
+    per_batch = engine.map_batches(table, make_domain_fn([spec]), _DOMAIN_COLUMNS)
+    values = engine.collect_small(engine.aggregate(per_batch, ["value"], {"n": ("sum", "n")}), cap)
+    return {v: i for i, v in enumerate(sorted(values["value"].astype(str)))}
+
+
+def utility(
+    engine: Engine,
+    original: Table,
+    release: Table,
+    columns: Sequence[ColumnSpec],
+    *,
+    bins: int = 20,
+    max_values: int = 10_000,
+    label: str | None = None,
+    holdout: Table | None = None,
+) -> tuple[dict[str, Any], list[str]]:
+    """Distances per column, and the classifier's accuracy when a label and holdout are given.
+
+    Returns:
+        ``({"distance": {...}, "classification": {...} | None}, warnings)``.
+    """
+    features = [c for c in columns if c.name != label]
+    bins_of, warnings = binnings(engine, original, features, bins, max_values)
+    labels = label_domain(engine, original, label) if label is not None else {}
+    before = histograms(engine, original, bins_of, label, labels)
+    after = histograms(engine, release, bins_of, label, labels)
+    result: dict[str, Any] = {"distance": distances(before, after, bins_of), "classification": None}
+    if label is None or holdout is None:
+        return result, warnings
+    n_labels = len(labels)
+    models = []
+    for hist in (before, after):
+        priors = shares(next(iter(hist.counts.values())).sum(axis=1)) if hist.counts else None
+        if priors is None or priors.sum() == 0:
+            priors = np.full(n_labels, 1.0 / n_labels)
+        models.append(
+            NaiveBayes(tuple(bins_of), tuple(hist.counts[b.column] for b in bins_of), priors)
+        )
+    (acc_original, acc_release), n = accuracies(engine, holdout, models, label, labels)
+    majority = _majority(engine, holdout, label, labels, models[0].priors)
+    result["classification"] = {
+        "target": label,
+        "model": "naive Bayes over the original bins (published values spread)",
+        "features": [b.column for b in bins_of],
+        "accuracy_original": acc_original,
+        "accuracy_release": acc_release,
+        "majority": majority,
+        "test_rows": n,
+    }
+    log.info(
+        "utility: classifier on %d held-out rows: %.4f (input) %.4f (release)",
+        n,
+        acc_original,
+        acc_release,
+    )
+    return result, warnings
+
+
+def _majority(
+    engine: Engine, holdout: Table, label: str, labels: Mapping[str, int], priors: np.ndarray
+) -> float:
+    """The share of held-out rows holding the training data's most frequent label."""
+    spec = ColumnSpec(label, numeric=False)
+    per_batch = engine.map_batches(holdout, make_domain_fn([spec]), _DOMAIN_COLUMNS)
+    counts = engine.collect_small(
+        engine.aggregate(per_batch, ["value"], {"n": ("sum", "n")}), 10_000
+    )
+    known = counts[counts["value"].isin(list(labels))]
+    total = int(known["n"].sum())
+    top = [v for v, i in labels.items() if i == int(np.argmax(priors))][0]
+    return float(known.loc[known["value"] == top, "n"].sum()) / total if total else float("nan")
