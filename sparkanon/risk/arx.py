@@ -449,6 +449,10 @@ def _hypergeometric_one(population: int, successes: int, draws: int) -> float:
     """P(X = 1) for X ~ Hypergeometric(population N, successes K, draws n)."""
     if successes < 1 or draws < 1 or draws - 1 > population - successes:
         return 0.0
+    if successes == population and draws == 1:
+        # commons-math's saddle-point form (ARX's HypergeometricDistribution) evaluates
+        # 0 * log(0) here: NaN. Only a one-record table at a fraction > 2/3 gets here.
+        return math.nan
     log_p = (
         math.log(successes)
         + _log_binomial(population - successes, draws - 1)
