@@ -288,3 +288,18 @@ def test_agreement_script_exits_1_on_a_disagreement(tmp_path, capsys):
     bad.write_text(json.dumps(doc), encoding="utf-8")
     assert script.main(["--reference", str(bad)]) == 1
     assert "| B | pitman @ 0.1 |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fraction", [0.01, 0.1])
+def test_pitman_finite_sum_equations_reach_the_closed_form_root(fraction):
+    # ARX falls back to the finite-sum score equations when the closed form fails; none
+    # of the reference cases needs it, so check here that from ARX's initial guess both
+    # forms reach one root and one estimate (on the table of ARX's own test suite)
+    s = arx._Sample(ARX_TEST_ADULT, arx.population_size(30162, fraction))
+    start = arx._pitman_start(s)
+    closed = arx._newton(arx._pitman_master_closed(s), start, lambda x: x[0] >= 0)
+    finite = arx._newton(arx._pitman_master_iterative(s), start, lambda x: x[0] >= 0)
+    assert not math.isnan(closed[0]) and not math.isnan(finite[0])
+    assert close(closed[0], finite[0], rel=1e-6) and close(closed[1], finite[1], rel=1e-6)
+    ours = arx._pitman_result(finite, s.population) / s.population
+    assert close(ours, arx.population_uniqueness(ARX_TEST_ADULT, fraction)["pitman"], rel=1e-6)

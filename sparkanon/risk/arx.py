@@ -522,7 +522,9 @@ def _pitman_sums(s: _Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     i_n = np.arange(1, math.ceil(s.n), dtype=np.float64)
     top = int(s.sizes.max()) if s.sizes.size else 1
     j = np.arange(1, top, dtype=np.float64)
-    weights = np.array([s.counts[s.sizes > jj].sum() for jj in j], dtype=np.float64)
+    by_size = np.zeros(top + 1, dtype=np.float64)
+    by_size[s.sizes.astype(np.int64)] = s.counts
+    weights = s.counts.sum() - np.cumsum(by_size)[1:top]  # classes larger than j
     return iu, i_n, np.stack([j, weights]) if j.size else np.zeros((2, 0))
 
 
@@ -576,6 +578,18 @@ def _pitman_result(x: Vec, population: float) -> float:
     return max(val1, val2)
 
 
+def _pitman_start(s: _Sample) -> Vec:
+    """ARX's initial guess of Pitman's (theta, alpha) from c1, c2 (c2 = 0 read as 1)."""
+    c1, u, n = s.c1, s.u, s.n
+    c2 = s.c2 if s.c2 != 0 else 1.0
+    with np.errstate(all="ignore"):
+        c = np.float64(c1 * (c1 - 1)) / c2
+        t = float(((n * u * c) - (c1 * (n - 1) * (2 * u + c))) / ((2 * c1 * u + c1 * c) - n * c))
+        a = float(((t * (c1 - n)) + ((n - 1) * c1)) / (n * u))
+
+    return (t, a)
+
+
 def _pitman(s: _Sample) -> float:
     """Population uniques by Pitman's sampling formula (Pitman 1996; Hoshino 2001).
 
@@ -584,12 +598,7 @@ def _pitman(s: _Sample) -> float:
     closed-form (polygamma) equations, then - if that gives NaN or its root does not
     satisfy the finite-sum equations within 1e-6 - with the finite-sum equations.
     """
-    c1, u, n = s.c1, s.u, s.n
-    c2 = s.c2 if s.c2 != 0 else 1.0
-    with np.errstate(all="ignore"):
-        c = np.float64(c1 * (c1 - 1)) / c2
-        t = float(((n * u * c) - (c1 * (n - 1) * (2 * u + c))) / ((2 * c1 * u + c1 * c) - n * c))
-        a = float(((t * (c1 - n)) + ((n - 1) * c1)) / (n * u))
+    t, a = _pitman_start(s)
 
     def theta_nonnegative(x: Vec) -> bool:
         return x[0] >= 0
