@@ -947,7 +947,8 @@ def _covariance(cov: Mapping[str, Any]) -> str:
         + _figure(svg.heatmap(orig, cols, title="Original covariance", vmax=vmax or 1.0))
         + _figure(svg.heatmap(syn, cols, title="Synthetic covariance", vmax=vmax or 1.0))
         + _figure(svg.heatmap(diff, cols, title="Synthetic minus original", vmax=dmax or 1.0))
-        + "</div>"
+        + "</div><p>Columns are in the order of the rows. The original and synthetic maps "
+        "share one colour scale; the difference has its own.</p>"
     )
     return "".join(out)
 

@@ -319,7 +319,7 @@ def heatmap(
     *,
     title: str,
     vmax: float,
-    size: int = 300,
+    size: int = 240,
 ) -> str:
     """A square matrix (e.g. a covariance) as coloured cells, symmetric scale ``+-vmax``.
 
@@ -359,8 +359,8 @@ def heatmap(
                     f"{esc(tick(float(v)))}</text>"
                 )
     out.append(
-        f'<text x="{left}" y="{height - 6}" class="tick">colour scale: -{esc(tick(vmax))} (blue)'
-        f" to +{esc(tick(vmax))} (red); columns in the order of the rows</text>"
+        f'<text x="{left}" y="{height - 6}" class="tick">blue -{esc(tick(vmax))}, white 0, '
+        f"red +{esc(tick(vmax))}</text>"
     )
     out.append("</svg>")
     return "".join(out)
