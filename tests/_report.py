@@ -1,0 +1,255 @@
+"""Evaluation dicts (schema 1) of each family shape, for the report tests.
+
+The figures are made up but consistent (class sizes sum to the rows). The ARX, sdcMicro,
+SUDA2, attack and anonymeter sub-dicts use plausible keys: the report renders them
+without knowing the keys, so any shape will do.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+QIS = ["age", "education", "marital-status", "race", "sex"]
+
+
+def _risk(class_sizes: dict[int, int], uniques_share: float) -> dict[str, Any]:
+    rows = sum(f * n for f, n in class_sizes.items())
+    return {
+        "rows": rows,
+        "classes": sum(class_sizes.values()),
+        "class_sizes": {str(f): n for f, n in sorted(class_sizes.items())},
+        "arx": {
+            "prosecutor": {
+                "highest": 1.0 / min(class_sizes),
+                "average": 0.12,
+                "records_at_risk": 0.3,
+            },
+            "journalist": {"highest": 0.5, "average": 0.05},
+            "marketer": {"average": 0.04},
+            "sample_uniques": uniques_share,
+            "population_uniques": {"pitman": 0.01, "zayatz": 0.012, "snb": 0.009, "dankar": 0.01},
+        },
+        "sdcmicro": {
+            "individual_risk": {
+                "max": 0.9,
+                "mean": 0.02,
+                "histogram": {"edges": [0, 0.1, 0.2, 0.5, 1.0], "counts": [900, 60, 30, 10]},
+            },
+            "global_risk": {"expected": 12.5, "share": 0.0125},
+        },
+        "suda2": {"max_size": 3, "special_uniques": 17, "max_score": 0.42},
+    }
+
+
+def one_table() -> dict[str, Any]:
+    """A k-anonymous one-table release: risk before and after, attacks, utility."""
+    ev = {
+        "schema": 1,
+        "table": {
+            "kind": "release",
+            "family": "one_table",
+            "algorithm": "maa_slie",
+            "model": {"name": "hpk", "k": 5, "p": 2},
+            "rows": 1000,
+            "source": "out/adult_k5",
+            "verified": True,
+        },
+        "view": {
+            "quasi_identifiers": QIS,
+            "sensitive": "occupation",
+            "sampling_fraction": 0.1,
+            "threshold": 0.2,
+            "known": [["age", "sex"], ["age", "education", "sex"]],
+        },
+        "risk": {
+            "before": _risk({1: 300, 2: 100, 3: 50, 10: 20, 200: 1}, 0.3),
+            "after": _risk({5: 60, 6: 50, 10: 10, 100: 1, 200: 1}, 0.0),
+        },
+        "attacks": {
+            "homogeneity": {"share": 0.05, "classes": 3, "records": 15},
+            "similarity": {"share": 0.02, "classes": 1},
+            "skewness": {
+                "max": 0.41,
+                "mean": 0.12,
+                "histogram": {"edges": [0, 0.1, 0.2, 0.3, 0.5], "counts": [60, 40, 18, 3]},
+            },
+            "linkage": {"rate": 0.08, "known": ["age", "sex"]},
+        },
+        "anonymeter": None,
+        "utility": {
+            "distance": {
+                "age": {"metric": "wasserstein_norm", "value": 0.03},
+                "education": {"metric": "tvd", "value": 0.12},
+                "marital-status": {"metric": "tvd", "value": 0.2},
+                "race": {"metric": "tvd", "value": 0.05},
+                "sex": {"metric": "tvd", "value": 0.0},
+            },
+            "family_losses": {"ncp": 0.21, "are": {"mean": 0.1, "queries": 1000}},
+            "classification": {
+                "target": "salary-class",
+                "model": "naive_bayes",
+                "accuracy_original": 0.83,
+                "accuracy_release": 0.79,
+                "majority": 0.76,
+                "test_rows": 500,
+            },
+        },
+        "family": {"name": "one_table", "reconstruction": None, "covariance": None},
+        "warnings": ["3 classes of the release are smaller than 10 (counts only shown)"],
+    }
+    after = ev["risk"]["after"]["sdcmicro"]["individual_risk"]["histogram"]
+    after["counts"] = [985, 15, 0, 0]
+    return ev
+
+
+def _numeric_rec(edges: list[float]) -> dict[str, Any]:
+    k = len(edges) - 1
+    flat = [1.0 / k] * k
+    peak = [(i + 1) / sum(range(1, k + 1)) for i in range(k)]
+    smooth = [0.5 * a + 0.5 / k for a in peak]
+    return {
+        "kind": "numeric",
+        "noise": {"distribution": "gaussian", "scale": 5.0},
+        "x_edges": edges,
+        "z_edges": [edges[0] - 10, *edges, edges[-1] + 10],
+        "all": {
+            "rows": 1000,
+            "outside_z_range": 0,
+            "noisy": {"method": "noisy", "edges": edges, "probabilities": flat},
+            "bayes": {
+                "method": "bayes",
+                "edges": edges,
+                "probabilities": smooth,
+                "iterations": 40,
+                "stopped_by": "chi_square",
+            },
+            "em": {
+                "method": "em",
+                "edges": edges,
+                "probabilities": peak,
+                "iterations": 120,
+                "stopped_by": "likelihood_gain_below_tolerance",
+            },
+        },
+    }
+
+
+def _categorical_rec(values: list[str]) -> dict[str, Any]:
+    k = len(values)
+    p = [1.0 / k] * k
+    return {
+        "kind": "categorical",
+        "noise": {
+            "distribution": "randomized_response",
+            "p": 0.7,
+            "values": values,
+            "transition_matrix": [[0.7, 0.3], [0.3, 0.7]],
+        },
+        "values": values,
+        "all": {
+            "rows": 1000,
+            "values": values,
+            "noisy": {"method": "noisy", "probabilities": p},
+            "categorical_ibu": {
+                "method": "categorical_ibu",
+                "probabilities": p,
+                "iterations": 9,
+                "stopped_by": "change_below_tolerance",
+                "values": values,
+            },
+            "categorical_inversion": {
+                "method": "categorical_inversion",
+                "probabilities": p,
+                "iterations": 0,
+                "stopped_by": "closed_form",
+            },
+        },
+    }
+
+
+def perturbed() -> dict[str, Any]:
+    """A perturbed release with its reconstruction (the shape of reconstruction.json)."""
+    ev = one_table()
+    ev["table"] |= {"family": "perturbation", "algorithm": "additive_noise", "model": None}
+    ev["risk"]["after"] = _risk({1: 1000}, 1.0)
+    ev["anonymeter"] = {
+        "singling_out": {"risk": 0.01, "ci": [0.0, 0.03], "attacks": 500},
+        "linkability": {"risk": 0.02, "ci": [0.0, 0.05], "attacks": 500},
+        "inference": {"risk": 0.1, "ci": [0.05, 0.15], "attacks": 500, "secret": "occupation"},
+    }
+    ev["family"] = {
+        "name": "perturbation",
+        "reconstruction": {
+            "release": "out/adult_noise",
+            "rows": 1000,
+            "by": "salary-class",
+            "labels": {"<=50K": 760, ">50K": 240},
+            "bins": 10,
+            "integer_bins": False,
+            "columns": {
+                "age": _numeric_rec([17 + 7.3 * i for i in range(11)]),
+                "sex": _categorical_rec(["Female", "Male"]),
+            },
+        },
+        "covariance": None,
+    }
+    ev["warnings"] = []
+    return ev
+
+
+def synthetic() -> dict[str, Any]:
+    """A condensed (synthetic) release with its covariance matrices."""
+    ev = perturbed()
+    ev["table"] |= {"family": "synthesis", "algorithm": "condensation"}
+    ev["family"] = {
+        "name": "synthesis",
+        "reconstruction": None,
+        "covariance": {
+            "columns": ["age", "education-num", "hours-per-week"],
+            "original": [[180.0, 3.2, 20.1], [3.2, 6.5, 2.1], [20.1, 2.1, 150.0]],
+            "synthetic": [[170.0, 2.9, 18.0], [2.9, 6.1, 1.5], [18.0, 1.5, 140.0]],
+        },
+    }
+    return ev
+
+
+def raw_input() -> dict[str, Any]:
+    """A raw input: risk only (no before, no utility, no family figures)."""
+    return {
+        "schema": 1,
+        "table": {
+            "kind": "input",
+            "family": None,
+            "algorithm": None,
+            "model": None,
+            "rows": 650,
+            "source": "data/adult.csv",
+        },
+        "view": {
+            "quasi_identifiers": QIS,
+            "sensitive": None,
+            "sampling_fraction": 0.01,
+            "threshold": 0.1,
+            "known": [],
+        },
+        "risk": {"before": None, "after": _risk({1: 300, 2: 100, 3: 50}, 0.46)},
+        "attacks": {},
+        "anonymeter": None,
+        "utility": {"distance": {}, "family_losses": {}, "classification": None},
+        "family": {"name": None, "reconstruction": None, "covariance": None},
+        "warnings": [],
+    }
+
+
+SHAPES = {
+    "one_table": one_table,
+    "perturbed": perturbed,
+    "synthetic": synthetic,
+    "raw_input": raw_input,
+}
+
+
+def deep_copy(ev: dict[str, Any]) -> dict[str, Any]:
+    """A copy the test may change."""
+    return copy.deepcopy(ev)

@@ -1,0 +1,222 @@
+"""The HTML report of an evaluation dict: sections per family shape, privacy, determinism."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sparkanon.report import render_html, write_report
+from sparkanon.report.html import (
+    SECTIONS,
+    is_histogram,
+    prosecutor_summary,
+    risk_buckets,
+    size_buckets,
+)
+from tests._helpers import load_script
+from tests._report import SHAPES, one_table, perturbed, raw_input, synthetic
+
+check_report = load_script("check_report")
+
+
+def _section(page: str, name: str) -> str:
+    start = page.index(f'<section id="{name}"')
+    return page[start : page.index("</section>", start)]
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_every_section_present_for_each_shape(shape):
+    page = render_html(SHAPES[shape]())
+    for name in SECTIONS:
+        assert page.count(f'<section id="{name}"') == 1, name
+    assert page.startswith("<!DOCTYPE html>")
+    assert check_report.remote_references(page) == []
+    assert "<script" not in page
+    # the two risk plots are always there (class sizes and risk distribution)
+    risk = _section(page, "risk")
+    assert "Class-size histogram" in risk and "Risk distribution" in risk
+
+
+def test_one_table_shows_before_and_after_side_by_side():
+    page = render_html(one_table())
+    risk = _section(page, "risk")
+    assert "before (input)" in risk and "after (release)" in risk
+    # class sizes {1: 300, 2: 100, 3: 50, 10: 20, 200: 1} -> 1050 rows, 471 classes
+    assert "<td>1,050</td>" in risk and "<td>471</td>" in risk
+    summary = _section(page, "summary")
+    assert 'class="warnings"' in summary and "3 classes of the release" in summary
+    assert "100%</span> &rarr;" in summary  # highest prosecutor risk before -> after
+    attacks = _section(page, "attacks")
+    assert "homogeneity" in attacks and "Linkage matching rate" in attacks
+    utility = _section(page, "utility")
+    assert "marital-status (tvd)" in utility and "Accuracy on held-out originals" in utility
+    assert "No family-specific figures for the one_table family" in _section(page, "family")
+
+
+def test_perturbed_release_plots_its_reconstruction():
+    page = render_html(perturbed())
+    family = _section(page, "family")
+    assert "age: reconstructed distribution" in family
+    assert "sex: reconstructed distribution" in family
+    assert family.count('<svg class="plot"') == 2
+    assert "Per-label reconstructions for 2 labels" in family
+    assert "chi_square" in family  # how the Bayes iteration stopped
+    assert "Singling-out risk" in _section(page, "attacks")
+
+
+def test_synthetic_release_shows_covariance_heatmaps():
+    page = render_html(synthetic())
+    family = _section(page, "family")
+    for title in ("Original covariance", "Synthetic covariance", "Synthetic minus original"):
+        assert title in family
+    assert family.count('<svg class="plot"') == 3
+    assert "hours-per-week" in family
+
+
+def test_raw_input_has_risk_only():
+    page = render_html(raw_input())
+    risk = _section(page, "risk")
+    assert "evaluated table" in risk and "before (input)" not in risk
+    assert 'class="no-warnings"' in _section(page, "summary")
+    assert "No distribution distances" in _section(page, "utility")
+    assert "No classification measure" in _section(page, "utility")
+    assert "No family-specific figures" in _section(page, "family")
+
+
+@pytest.mark.parametrize(
+    "drop",
+    ["table", "view", "risk", "attacks", "anonymeter", "utility", "family", "warnings"],
+)
+def test_missing_optional_parts_render(drop):
+    ev = perturbed()
+    del ev[drop]
+    page = render_html(ev)
+    for name in SECTIONS:
+        assert f'<section id="{name}"' in page
+
+
+def test_nulls_and_empty_parts_render():
+    ev = one_table()
+    ev["risk"]["before"]["arx"] = None
+    ev["risk"]["after"] = {"rows": 0, "classes": 0, "class_sizes": {}}
+    ev["utility"] = {"distance": {"age": {"metric": "ks", "value": None}}, "classification": None}
+    ev["family"] = {"name": "synthesis", "covariance": {"original": [[1.0]], "synthetic": "x"}}
+    page = render_html(ev)
+    assert "not square" in _section(page, "family")
+    assert render_html({"schema": 1}).count("<section ") == len(SECTIONS)
+
+
+def test_unknown_schema_is_refused():
+    with pytest.raises(ValueError, match="schema 2"):
+        render_html({"schema": 2})
+    with pytest.raises(ValueError, match="expected a dict"):
+        render_html([1, 2])  # type: ignore[arg-type]
+
+
+SENTINEL = "SENTINELVALUE"
+
+
+def _salted() -> dict:
+    """Every place a data value could sit in the dict carries a sentinel."""
+    ev = perturbed()
+    rec = ev["family"]["reconstruction"]
+    rec["labels"] = {f"{SENTINEL}_label_a": 600, f"{SENTINEL}_label_b": 400}
+    values = [f"{SENTINEL}_v0", f"{SENTINEL}_v1"]
+    sex = rec["columns"]["sex"]
+    sex["values"] = values
+    sex["noise"]["values"] = values
+    sex["all"]["values"] = values
+    sex["all"]["categorical_ibu"]["values"] = values
+    sex["by_label"] = {f"{SENTINEL}_label_a": sex["all"]}
+    ev["attacks"]["homogeneity"]["values"] = {f"{SENTINEL}_sens": 3}
+    ev["attacks"]["homogeneity"]["examples"] = [f"{SENTINEL}_row"]
+    ev["attacks"]["similarity"]["value_counts"] = {f"{SENTINEL}_k": 1}
+    ev["attacks"]["skewness"]["top"] = [f"{SENTINEL}_a", f"{SENTINEL}_b"]  # texts, not names
+    ev["anonymeter"]["inference"]["guesses"] = [f"{SENTINEL}_g"]
+    ev["anonymeter"]["inference"]["targets"] = f"{SENTINEL}_t"
+    ev["risk"]["after"]["sdcmicro"]["records"] = [{"age": f"{SENTINEL}_age"}]
+    # level names from the config may be printed: a positive control
+    ev["view"]["level_names"] = ["LEVELNAME_high", "LEVELNAME_low"]
+    ev["attacks"]["similarity"]["levels"] = ["LEVELNAME_high", "LEVELNAME_low"]
+    return ev
+
+
+def test_no_data_value_reaches_the_report():
+    page = render_html(_salted())
+    assert SENTINEL not in page
+    # the redacted entries are announced, not silently dropped
+    assert "not shown (data values)" in page
+    # positive controls: column names and config level names are printed
+    assert "LEVELNAME_high, LEVELNAME_low" in page
+    for name in ("age", "sex", "occupation", "marital-status"):
+        assert name in page
+
+
+def test_text_is_escaped():
+    evil = "<script>alert(1)</script>"
+    ev = synthetic()
+    ev["view"]["quasi_identifiers"] = [evil, "sex"]
+    ev["utility"]["distance"][evil] = {"metric": "tvd", "value": 0.1}
+    ev["family"]["covariance"]["columns"] = [evil, "b", "c"]
+    ev["table"]["source"] = f"out/{evil}"
+    ev["warnings"] = [evil]
+    ev["attacks"][evil] = {evil: 1.0, "note": evil}
+    page = render_html(ev)
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_output_is_deterministic(shape):
+    assert render_html(SHAPES[shape]()) == render_html(SHAPES[shape]())
+
+
+def test_write_report_is_atomic(tmp_path):
+    path = tmp_path / "report.html"
+    write_report(one_table(), str(path))
+    first = path.read_text(encoding="utf-8")
+    assert first == render_html(one_table())
+    with pytest.raises(ValueError):
+        write_report({"schema": 9}, str(path))
+    assert path.read_text(encoding="utf-8") == first  # a refused dict leaves the old file
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]  # no temporary left
+    with pytest.raises(OSError):
+        write_report(one_table(), str(tmp_path / "missing" / "report.html"))
+
+
+def test_prosecutor_figures_from_class_sizes():
+    # 3 classes of 1, 2 of 2, 1 of 5: 12 rows, 6 classes
+    s = prosecutor_summary({"1": 3, "2": 2, "5": 1}, threshold=0.2)
+    assert s["rows"] == 12 and s["classes"] == 6 and s["uniques"] == 3
+    assert s["highest"] == 1.0 and s["average"] == pytest.approx(6 / 12)
+    assert s["at_risk"] == pytest.approx(7 / 12)  # risk 1 and 1/2 above 0.2; 1/5 is not
+    labels, shares = risk_buckets({"1": 3, "2": 2, "5": 1})
+    assert sum(shares) == pytest.approx(1.0)
+    assert shares[0] == pytest.approx(3 / 12) and shares[1] == pytest.approx(4 / 12)
+    assert shares[labels.index("10-20%")] == pytest.approx(5 / 12)
+    labels, counts = size_buckets({"1": 3, "2": 2, "5": 1, "5000": 2})
+    assert counts[labels.index("1")] == 3 and counts[labels.index(">1000")] == 2
+    assert sum(counts) == 8
+    empty = prosecutor_summary({}, 0.2)
+    assert empty["rows"] == 0 and empty["highest"] is None
+
+
+def test_histogram_detection():
+    assert is_histogram({"edges": [0, 1, 2], "counts": [3, 4]})
+    assert not is_histogram({"edges": [0, 1], "counts": [3, 4]})
+    assert not is_histogram({"edges": [0, float("inf")], "counts": [3]})
+    assert not is_histogram({"edges": ["a", "b"], "counts": [1]})
+
+
+def test_network_check_finds_remote_loads():
+    for bad in (
+        '<img src="https://example.org/x.png">',
+        "<link href='//cdn.example.org/a.css'>",
+        "<style>body{background:url(http://example.org/b.png)}</style>",
+        '<style>@import "https://example.org/c.css";</style>',
+    ):
+        assert check_report.remote_references(bad), bad
+    assert check_report.remote_references('<a href="#risk">risk</a>') == []
+    page = render_html(synthetic())
+    assert check_report.declared_plots(page) == len(re.findall(r"<svg ", page)) == 9
