@@ -54,12 +54,29 @@ def split_adult(folder: Path) -> tuple[Path, Path]:
 
 def run_config(name: str, out: Path, train: Path, test: Path, engine: str) -> dict[str, Any]:
     """Run one config with its report on; its ``evaluation.json`` and seconds."""
-    args = [sys.executable, "-m", "sparkanon.cli", "run", str(ROOT / "conf" / f"{name}.yaml"),
-            "--engine", engine, "--quiet", "--set", f"output.path={out}",
-            "--set", "output.mode=overwrite"]
+    args = [
+        sys.executable,
+        "-m",
+        "sparkanon.cli",
+        "run",
+        str(ROOT / "conf" / f"{name}.yaml"),
+        "--engine",
+        engine,
+        "--quiet",
+        "--set",
+        f"output.path={out}",
+        "--set",
+        "output.mode=overwrite",
+    ]
     if name.startswith("adult"):
-        args += ["--set", f"input.path={train}", "--set", f"report.holdout={test}",
-                 "--set", "report.label=income"]
+        args += [
+            "--set",
+            f"input.path={train}",
+            "--set",
+            f"report.holdout={test}",
+            "--set",
+            "report.label=income",
+        ]
     start = time.perf_counter()
     done = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
@@ -101,7 +118,8 @@ def row_of(name: str, result: dict[str, Any]) -> list[str]:
     anon_text = "-"
     if anon:
         anon_text = " / ".join(
-            _pct(_get(anon, a, "risk", "value")) for a in ("singling_out", "linkability", "inference")
+            _pct(_get(anon, a, "risk", "value"))
+            for a in ("singling_out", "linkability", "inference")
         )
     return [
         name,
@@ -116,16 +134,28 @@ def row_of(name: str, result: dict[str, Any]) -> list[str]:
         _pct(_get(attacks, "linkage", "all", "expected_rate")),
         anon_text,
         f"{sum(distances) / len(distances):.3f}" if distances else "-",
-        (f"{_pct(clf.get('accuracy_original'))} / {_pct(clf.get('accuracy_release'))}"
-         if clf else "-"),
+        (
+            f"{_pct(clf.get('accuracy_original'))} / {_pct(clf.get('accuracy_release'))}"
+            if clf
+            else "-"
+        ),
     ]
 
 
 HEADER = [
-    "config", "rows in / out", "prosecutor highest % (before -> after)",
-    "prosecutor average %", "records at risk %", "sample uniques %", "homogeneity %",
-    "similarity %", "skewness max %", "linkage %", "singling-out / linkability / inference risk %",
-    "mean TVD", "accuracy % input / release",
+    "config",
+    "rows in / out",
+    "prosecutor highest % (before -> after)",
+    "prosecutor average %",
+    "records at risk %",
+    "sample uniques %",
+    "homogeneity %",
+    "similarity %",
+    "skewness max %",
+    "linkage %",
+    "singling-out / linkability / inference risk %",
+    "mean TVD",
+    "accuracy % input / release",
 ]
 
 

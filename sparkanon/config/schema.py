@@ -665,7 +665,7 @@ class ReportConfig(_Frozen):
     suda_max_size: Annotated[Int, Field(ge=0, le=8)] = 0
     label: str | None = None
     holdout: str | None = None
-    attacks: Annotated[Int, Field(ge=10, le=100_000)] = 2000
+    attacks: Annotated[Int, Field(ge=10, le=100_000)] = 500
     bins: Annotated[Int, Field(ge=2, le=1000)] = 20
 
 

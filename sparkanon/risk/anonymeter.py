@@ -612,24 +612,43 @@ Predicate = tuple[tuple[str, str, Any], ...]
 """A conjunction of ``(column, op, value)``; ``op`` in ``== != < > <= >= isna notna``."""
 
 
-def predicate_mask(frame: pd.DataFrame, predicate: Predicate, numeric: set[str]) -> np.ndarray:
-    """Which rows of ``frame`` satisfy the conjunction (a null satisfies only ``isna``)."""
+def _column_values(
+    frame: pd.DataFrame, col: str, numeric: set[str], cache: dict[str, Any] | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A column's null mask and its comparable values (numbers, or canonical texts)."""
+    if cache is not None and col in cache:
+        return cache[col]
+    raw = frame[col]
+    null = raw.isna().to_numpy()
+    if col in numeric:
+        x = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
+    else:
+        x = np.array([value_text(a) if not pd.isna(a) else "" for a in raw], dtype=object)
+    if cache is not None:
+        cache[col] = (null, x)
+    return null, x
+
+
+def predicate_mask(
+    frame: pd.DataFrame,
+    predicate: Predicate,
+    numeric: set[str],
+    cache: dict[str, Any] | None = None,
+) -> np.ndarray:
+    """Which rows of ``frame`` satisfy the conjunction (a null satisfies only ``isna``).
+
+    ``cache`` (one per frame) keeps each column's converted values across predicates.
+    """
     mask = np.ones(len(frame), dtype=bool)
     for col, op, value in predicate:
-        raw = frame[col]
-        null = raw.isna().to_numpy()
+        null, x = _column_values(frame, col, numeric, cache)
         if op == "isna":
             mask &= null
             continue
         if op == "notna":
             mask &= ~null
             continue
-        if col in numeric:
-            x = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-            v = float(value)
-        else:
-            x = np.array([value_text(a) if not pd.isna(a) else "" for a in raw], dtype=object)
-            v = value_text(value)
+        v = float(value) if col in numeric else value_text(value)
         with np.errstate(invalid="ignore"):
             hit = _COMPARE[op](x, v)
         mask &= np.asarray(hit, dtype=bool) & ~null
@@ -645,7 +664,10 @@ def count_predicates(
     preds = list(predicates)
 
     def count(batch: pd.DataFrame) -> pd.DataFrame:
-        n = np.array([predicate_mask(batch, p, numeric).sum() for p in preds], dtype=np.int64)
+        cache: dict[str, Any] = {}
+        n = np.array(
+            [predicate_mask(batch, p, numeric, cache).sum() for p in preds], dtype=np.int64
+        )
         hit = np.flatnonzero(n)
         return pd.DataFrame({"q": hit.astype(np.int64), "n": n[hit]})
 

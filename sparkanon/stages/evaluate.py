@@ -177,7 +177,9 @@ def risk_of(engine: Engine, table: Table, view: TableView, settings: Settings) -
         "classes": sum(sizes.values()),
         "class_sizes": {str(f): c for f, c in sorted(sizes.items())},
         "arx": arx.summary(sizes, report.threshold, report.sampling_fraction),
-        "sdcmicro": sdcmicro.summary(sizes, report.sampling_fraction, report.threshold),
+        "sdcmicro": sdcmicro.sdcmicro_risk(
+            sdcmicro.pairs_from_class_sizes(sizes, report.sampling_fraction), report.threshold
+        ),
         "suda2": None,
     }
     if report.suda_max_size > 0:
@@ -314,6 +316,7 @@ def evaluate(
 def _attacks(engine: Engine, table: Table, view: TableView, report: ReportConfig) -> dict:
     from sparkanon.risk import attacks
 
+    del report  # the attacks' own defaults: every quasi-identifier, and each one left out
     return attacks.attacks_on_engine(engine, table, view)
 
 
