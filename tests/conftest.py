@@ -52,3 +52,17 @@ def edu_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
 def mixed_schema(edu_taxonomy: Taxonomy) -> Schema:
     """The property tests' schema: all four kinds of quasi-identifier, ``FIVE_LEVELS``."""
     return mixed_schema_of(edu_taxonomy)
+
+
+@pytest.fixture(autouse=True)
+def _report_only_where_asked(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run evaluates its release and writes report.html only in tests marked ``report``.
+
+    The evaluation adds several engine passes to every run (about 10 s on Spark for the
+    demo); the suite runs dozens of jobs, so it is off in the others (in this process:
+    a job a test starts as a subprocess still writes its report).
+    """
+    if request.node.get_closest_marker("report") is None:
+        monkeypatch.setattr("sparkanon.pipeline.evaluate_run", lambda *args, **kwargs: None)

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import pandas as pd
 import pytest
 import yaml
 
 from sparkanon.cli import main
 from sparkanon.config import load_config, parse_config
-from sparkanon.errors import EXIT_OK, EXIT_USER
+from sparkanon.errors import EXIT_USER
 from sparkanon.stages.commit import resolved_config_yaml
 from tests._inputs import write_adult_csv
 
