@@ -327,6 +327,13 @@ def _add_evaluate_parser(sub: Any) -> None:
         help="bins of a numeric column's distribution (utility)",
     )
     cmd.add_argument(
+        "--weight",
+        default=None,
+        metavar="COLUMN",
+        help="a column of sampling weights for sdcMicro's individual risk (a keep column "
+        "of the config)",
+    )
+    cmd.add_argument(
         "--quasi-identifiers",
         default=None,
         metavar="A,B,...",
@@ -701,6 +708,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         "holdout": args.holdout,
         "attacks": args.attacks,
         "bins": args.bins,
+        "weight": args.weight,
         "quasi_identifiers": [q.strip() for q in qis.split(",") if q.strip()] if qis else None,
     }
     try:

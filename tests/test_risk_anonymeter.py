@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,7 +24,6 @@ from sparkanon.risk.anonymeter import (
     probit,
     residual,
     seeded_sample,
-    singling_out,
     wilson,
 )
 from sparkanon.risk.view import TableView
@@ -187,28 +185,3 @@ def test_copy_release_is_riskier_than_independent_release() -> None:
         assert copy[attack]["risk"]["value"] > indep[attack]["risk"]["value"], attack
     assert copy["inference"]["main"]["successes"] == 60  # the own row is at distance 0
     assert set(copy["inference"]) >= {"main", "control", "baseline", "risk", "n_attacks"}
-
-
-@pytest.mark.spark
-def test_both_engines_agree(spark, tmp_path) -> None:
-    """Row ids of files (and content keys) are the same on both engines: so are the counts."""
-    from sparkanon.engine.spark import SparkEngine
-
-    local, sp = LocalEngine(), SparkEngine(spark)
-    schema = [("age", "double"), ("city", "string"), ("inc", "double"), ("dis", "string")]
-    tables = {}
-    for name, frame in (("ori", mixed(1, 40)), ("ctl", mixed(2, 40)), ("rel", mixed(3, 40))):
-        path = str(tmp_path / name)
-        local.write_table(local.from_pandas(frame, schema), path, "parquet")
-        tables[name] = path
-    outs = []
-    for eng in (local, sp):
-        t = {k: eng.read_table(p, "parquet") for k, p in tables.items()}
-        outs.append(
-            (
-                inference_count(eng, t["ori"], t["rel"], VIEW3, 8, 2, 3),
-                linkability_count(eng, t["ctl"], t["rel"], VIEW3, (["age"], ["inc"]), 8, 2, 2, 3),
-                singling_out(eng, t["ori"], t["rel"], t["ctl"], VIEW3, "multivariate", 8, 2, 2),
-            )
-        )
-    assert outs[0] == outs[1]

@@ -222,18 +222,3 @@ def test_property_linkage_rate_bounds(rows) -> None:
     assert all(x["expected_rate"] <= full for x in out["linkage"][1:])
     assert out["homogeneity"]["records"] <= out["similarity"]["records"]
     assert math.isclose(sum(out["skewness"]["class_histogram"]["counts"]), out["classes"])
-
-
-@pytest.mark.spark
-def test_both_engines_agree(spark) -> None:
-    from sparkanon.engine.spark import SparkEngine
-
-    frame = medical()
-    frame.loc[6] = [50, None, None]
-    frame.loc[7] = [40, "b", "cancer"]
-    v = view(sensitive_levels={"HIV": "severe", "cancer": "severe", "flu": "mild"})
-    local = attacks_on_engine(LocalEngine(), frame, v)
-    schema = [("age", "long"), ("zip", "string"), ("dis", "string")]
-    sp = SparkEngine(spark)
-    remote = attacks_on_engine(sp, sp.from_pandas(frame, schema), v)
-    assert json.dumps(local, sort_keys=True) == json.dumps(remote, sort_keys=True)

@@ -657,6 +657,9 @@ class ReportConfig(_Frozen):
             singling-out, linkability and inference attacks; unset: neither runs.
         attacks: targets per singling-out, linkability and inference attack.
         bins: equal-width bins of a numeric column's distribution (utility).
+        weight: a column of sampling weights (how many people of the population each
+            row stands for), read by sdcMicro's individual risk instead of
+            ``1 / sampling_fraction``; unset: none.
     """
 
     enabled: bool = True
@@ -667,6 +670,7 @@ class ReportConfig(_Frozen):
     holdout: str | None = None
     attacks: Annotated[Int, Field(ge=10, le=100_000)] = 500
     bins: Annotated[Int, Field(ge=2, le=1000)] = 20
+    weight: str | None = None
 
 
 class JobConfig(_Frozen):

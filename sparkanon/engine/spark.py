@@ -242,7 +242,11 @@ class SparkEngine(Engine):
         # no longer sees that a record has too many or too few fields.
         self.spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
         df = reader.options(**options).schema(schema).csv(files)
-        flag = F.col(_CORRUPT).isNotNull()
+        # Spark refuses a query on a raw CSV file that reads only the corrupt-record
+        # column (counting the rows where ``_malformed == 0``): the flag also reads the first
+        # column, in a test that always holds, so every query reading it reads a data column.
+        always = F.length(F.coalesce(F.col(f"`{names[0]}`"), F.lit(""))) >= 0
+        flag = F.col(_CORRUPT).isNotNull() & always
         # A malformed record's fields are null, as the local engine reads them.
         fields = [F.when(~flag, F.col(f"`{n}`")).alias(n) for n in names]
         return df.select(*fields, flag.cast("long").alias(MALFORMED))

@@ -135,9 +135,10 @@ def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where
             f"{where}: quasi-identifier {', '.join(missing)} is not a column of the table "
             f"(its columns: {', '.join(c for c in columns if not c.startswith('_'))})"
         )
-    label = settings.report.label
-    if label is not None and label not in columns:
-        raise InputError(f"{where}: report.label {label!r} is not a column of the table")
+    for key in ("label", "weight"):
+        column = getattr(settings.report, key)
+        if column is not None and column not in columns:
+            raise InputError(f"{where}: report.{key} {column!r} is not a column of the table")
     sens = config.sensitive
     sensitive = None if isinstance(sens, ItemsetConfig) else sens.name
     if sensitive is not None and sensitive not in columns:
@@ -151,6 +152,7 @@ def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where
         sensitive_kind="categorical" if sensitive is not None else None,
         sensitive_levels=levels,
         sensitive_order=order,
+        weight=settings.report.weight,
     )
 
 
@@ -177,8 +179,15 @@ def risk_of(engine: Engine, table: Table, view: TableView, settings: Settings) -
         "classes": sum(sizes.values()),
         "class_sizes": {str(f): c for f, c in sorted(sizes.items())},
         "arx": arx.summary(sizes, report.threshold, report.sampling_fraction),
-        "sdcmicro": sdcmicro.sdcmicro_risk(
-            sdcmicro.pairs_from_class_sizes(sizes, report.sampling_fraction), report.threshold
+        "sdcmicro": (
+            sdcmicro.sdcmicro_on_engine(
+                engine, table, view, report.sampling_fraction, report.threshold
+            )
+            if view.weight is not None
+            else sdcmicro.sdcmicro_risk(
+                sdcmicro.pairs_from_class_sizes(sizes, report.sampling_fraction),
+                report.threshold,
+            )
         ),
         "suda2": None,
     }
