@@ -156,23 +156,55 @@ def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where
     )
 
 
-def class_sizes(engine: Engine, table: Table, keys: Sequence[str]) -> dict[int, int]:
+RECORDS = "_records"
+"""The column of a pre-aggregated class table holding how many records a row stands for."""
+
+
+def fine_classes(engine: Engine, table: Table, view: TableView) -> Table:
+    """The rows grouped by the quasi-identifiers and the sensitive value, with their count.
+
+    One aggregation over the rows (Spark combines per partition before the shuffle);
+    every class-based figure (class sizes, the attacks on the classes) then rolls up
+    from this table, which is at most as long as the table and usually much shorter. It
+    is persisted: the caller unpersists it.
+    """
+    sensitive = [view.sensitive] if view.sensitive is not None else []
+    keys = list(dict.fromkeys([*view.quasi_identifiers, *sensitive]))
+    counted = engine.aggregate(table, keys, {RECORDS: ("count", keys[0])})
+    return engine.persist(counted)
+
+
+def class_sizes(
+    engine: Engine, table: Table, keys: Sequence[str], records: str | None = None
+) -> dict[int, int]:
     """``{class size: classes of that size}`` of ``table`` grouped by ``keys``.
 
-    Two aggregations; the driver gets one row per distinct class size.
+    Two aggregations; the driver gets one row per distinct class size. ``records``: a
+    column of how many records each row stands for (a :func:`fine_classes` table).
     """
-    classes = engine.aggregate(table, list(keys), {"f": ("count", keys[0])})
+    size = ("sum", records) if records is not None else ("count", keys[0])
+    classes = engine.aggregate(table, list(keys), {"f": size})
     sizes = engine.aggregate(classes, ["f"], {"classes": ("count", "f")})
     got = engine.collect_small(sizes, 1_000_000)
     return {int(r.f): int(r.classes) for r in got.itertuples()}
 
 
-def risk_of(engine: Engine, table: Table, view: TableView, settings: Settings) -> dict[str, Any]:
-    """One table's re-identification risk (the evaluation's ``RISK`` block)."""
+def risk_of(
+    engine: Engine, table: Table, view: TableView, settings: Settings, fine: Table
+) -> dict[str, Any]:
+    """One table's re-identification risk (the evaluation's ``RISK`` block).
+
+    Args:
+        engine: the engine.
+        table: the rows (SUDA2 and a weighted sdcMicro risk read them).
+        view: the columns.
+        settings: the evaluation's settings.
+        fine: ``table``'s :func:`fine_classes`.
+    """
     from sparkanon.risk import arx, sdcmicro
 
     report = settings.report
-    sizes = class_sizes(engine, table, view.quasi_identifiers)
+    sizes = class_sizes(engine, fine, view.quasi_identifiers, RECORDS)
     rows = sum(f * c for f, c in sizes.items())
     block: dict[str, Any] = {
         "rows": rows,
@@ -250,15 +282,35 @@ def evaluate(
     """The evaluation dict (schema 1) of a release or a raw input."""
     config, metrics = subject.config, subject.metrics
     report = settings.report
+    # Several passes read the rows (classes, utility, attacks): each table is read once.
+    cached = [engine.persist(t) for t in (subject.release, subject.original) if t is not None]
+    subject = Subject(
+        config, cached[0], cached[1] if len(cached) > 1 else None, metrics, subject.source
+    )
+    try:
+        return _evaluate(engine, subject, settings, holdout)
+    finally:
+        for table in cached:
+            engine.unpersist(table)
+
+
+def _evaluate(
+    engine: Engine, subject: Subject, settings: Settings, holdout: Table | None
+) -> dict[str, Any]:
+    config, metrics = subject.config, subject.metrics
+    report = settings.report
     columns = [c for c, _ in engine.schema_of(subject.release)]
     view = view_of(config, columns, settings, subject.source)
     family = metrics.get("family")
     warnings: list[str] = []
     with engine.stage("evaluate_risk", "evaluate: re-identification risk"):
-        after = risk_of(engine, subject.release, view, settings)
+        fine = fine_classes(engine, subject.release, view)
+        after = risk_of(engine, subject.release, view, settings, fine)
         before = None
         if subject.original is not None:
-            before = risk_of(engine, subject.original, view, settings)
+            fine_before = fine_classes(engine, subject.original, view)
+            before = risk_of(engine, subject.original, view, settings, fine_before)
+            engine.unpersist(fine_before)
     if family in ("perturbation", "synthesis"):
         warnings.append(
             "the class-based risks of a perturbed or synthetic release count identical "
@@ -267,7 +319,8 @@ def evaluate(
             "attacks against the control set"
         )
     with engine.stage("evaluate_attacks", "evaluate: attacks on the classes"):
-        attacks = _attacks(engine, subject.release, view, report)
+        attacks = _attacks(engine, fine, view)
+    engine.unpersist(fine)
     anonymeter = None
     if family in ("perturbation", "synthesis") and subject.original is not None:
         if holdout is None:
@@ -322,11 +375,14 @@ def evaluate(
     }
 
 
-def _attacks(engine: Engine, table: Table, view: TableView, report: ReportConfig) -> dict:
+def _attacks(engine: Engine, fine: Table, view: TableView) -> dict:
+    """The attacks on the classes, from the :func:`fine_classes` table.
+
+    The attacks' own defaults: the attacker knows every quasi-identifier, or all but one.
+    """
     from sparkanon.risk import attacks
 
-    del report  # the attacks' own defaults: every quasi-identifier, and each one left out
-    return attacks.attacks_on_engine(engine, table, view)
+    return attacks.attacks_on_engine(engine, fine, view, count_column=RECORDS)
 
 
 def _anonymeter(
