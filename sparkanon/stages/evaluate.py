@@ -281,7 +281,6 @@ def evaluate(
 ) -> dict[str, Any]:
     """The evaluation dict (schema 1) of a release or a raw input."""
     config, metrics = subject.config, subject.metrics
-    report = settings.report
     # Several passes read the rows (classes, utility, attacks): each table is read once.
     cached = [engine.persist(t) for t in (subject.release, subject.original) if t is not None]
     subject = Subject(
