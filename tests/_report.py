@@ -1,8 +1,7 @@
 """Evaluation dicts (schema 1) of each family shape, for the report tests.
 
-The figures are made up but consistent (class sizes sum to the rows). The ARX, sdcMicro,
-SUDA2, attack and anonymeter sub-dicts use plausible keys: the report renders them
-without knowing the keys, so any shape will do.
+The figures are made up but consistent (class sizes sum to the rows); the sub-dicts have
+the keys :mod:`sparkanon.risk` and :mod:`sparkanon.stages.evaluate` write.
 """
 
 from __future__ import annotations
@@ -28,17 +27,29 @@ def _risk(class_sizes: dict[int, int], uniques_share: float) -> dict[str, Any]:
             "journalist": {"highest": 0.5, "average": 0.05},
             "marketer": {"average": 0.04},
             "sample_uniques": uniques_share,
-            "population_uniques": {"pitman": 0.01, "zayatz": 0.012, "snb": 0.009, "dankar": 0.01},
+            "population_uniqueness": {
+                "pitman": 0.01,
+                "zayatz": 0.012,
+                "snb": None,
+                "dankar": 0.01,
+                "dankar_model": "pitman",
+                "reasons": {"snb": "no root"},
+            },
         },
         "sdcmicro": {
-            "individual_risk": {
+            "individual": {
                 "max": 0.9,
                 "mean": 0.02,
                 "histogram": {"edges": [0, 0.1, 0.2, 0.5, 1.0], "counts": [900, 60, 30, 10]},
             },
-            "global_risk": {"expected": 12.5, "share": 0.0125},
+            "global": {"expected_reidentifications": 12.5, "share": 0.0125},
+            "share_above_threshold": 0.03,
         },
-        "suda2": {"max_size": 3, "special_uniques": 17, "max_score": 0.42},
+        "suda2": {
+            "max_size": 3,
+            "share_with_msu": 0.017,
+            "score": {"max": 42.0, "edges": [0, 10, 50], "counts": [10, 7], "zero": 983},
+        },
     }
 
 
@@ -74,16 +85,25 @@ def one_table() -> dict[str, Any]:
                 "mean": 0.12,
                 "histogram": {"edges": [0, 0.1, 0.2, 0.3, 0.5], "counts": [60, 40, 18, 3]},
             },
-            "linkage": {"rate": 0.08, "known": ["age", "sex"]},
+            "linkage": [
+                {
+                    "known": ["age", "sex"],
+                    "groups": 80,
+                    "rows": 1000,
+                    "expected_rate": 0.08,
+                    "certain_records": 2,
+                    "certain_share": 0.002,
+                }
+            ],
         },
         "anonymeter": None,
         "utility": {
             "distance": {
-                "age": {"metric": "wasserstein_norm", "value": 0.03},
-                "education": {"metric": "tvd", "value": 0.12},
-                "marital-status": {"metric": "tvd", "value": 0.2},
-                "race": {"metric": "tvd", "value": 0.05},
-                "sex": {"metric": "tvd", "value": 0.0},
+                "age": {"tvd": 0.03, "emd": 0.01, "bins": 20},
+                "education": {"tvd": 0.12, "bins": 16},
+                "marital-status": {"tvd": 0.2, "bins": 7},
+                "race": {"tvd": 0.05, "bins": 5},
+                "sex": {"tvd": 0.0, "bins": 2},
             },
             "family_losses": {"ncp": 0.21, "are": {"mean": 0.1, "queries": 1000}},
             "classification": {
@@ -98,7 +118,7 @@ def one_table() -> dict[str, Any]:
         "family": {"name": "one_table", "reconstruction": None, "covariance": None},
         "warnings": ["3 classes of the release are smaller than 10 (counts only shown)"],
     }
-    after = ev["risk"]["after"]["sdcmicro"]["individual_risk"]["histogram"]
+    after = ev["risk"]["after"]["sdcmicro"]["individual"]["histogram"]
     after["counts"] = [985, 15, 0, 0]
     return ev
 
@@ -174,9 +194,19 @@ def perturbed() -> dict[str, Any]:
     ev["table"] |= {"family": "perturbation", "algorithm": "additive_noise", "model": None}
     ev["risk"]["after"] = _risk({1: 1000}, 1.0)
     ev["anonymeter"] = {
-        "singling_out": {"risk": 0.01, "ci": [0.0, 0.03], "attacks": 500},
-        "linkability": {"risk": 0.02, "ci": [0.0, 0.05], "attacks": 500},
-        "inference": {"risk": 0.1, "ci": [0.05, 0.15], "attacks": 500, "secret": "occupation"},
+        attack: {
+            "main": {"rate": 0.2, "ci": [0.15, 0.25], "successes": 100},
+            "control": {"rate": 0.1, "ci": [0.07, 0.13], "successes": 50},
+            "baseline": {"rate": 0.05, "ci": [0.03, 0.07], "successes": 25},
+            "risk": {"value": risk, "ci": [0.0, 2 * risk]},
+            "n_attacks": 500,
+        }
+        for attack, risk in (
+            ("singling_out_univariate", 0.01),
+            ("singling_out_multivariate", 0.015),
+            ("linkability", 0.02),
+            ("inference", 0.1),
+        )
     }
     ev["family"] = {
         "name": "perturbation",

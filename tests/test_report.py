@@ -48,9 +48,9 @@ def test_one_table_shows_before_and_after_side_by_side():
     assert 'class="warnings"' in summary and "3 classes of the release" in summary
     assert "100%</span> &rarr;" in summary  # highest prosecutor risk before -> after
     attacks = _section(page, "attacks")
-    assert "homogeneity" in attacks and "Linkage matching rate" in attacks
+    assert "homogeneity" in attacks and "Expected matching rate" in attacks
     utility = _section(page, "utility")
-    assert "marital-status (tvd)" in utility and "Accuracy on held-out originals" in utility
+    assert "marital-status" in utility and "Accuracy on held-out originals" in utility
     assert "No family-specific figures for the one_table family" in _section(page, "family")
 
 
@@ -100,7 +100,7 @@ def test_nulls_and_empty_parts_render():
     ev = one_table()
     ev["risk"]["before"]["arx"] = None
     ev["risk"]["after"] = {"rows": 0, "classes": 0, "class_sizes": {}}
-    ev["utility"] = {"distance": {"age": {"metric": "ks", "value": None}}, "classification": None}
+    ev["utility"] = {"distance": {"age": {"tvd": None, "bins": 20}}, "classification": None}
     ev["family"] = {"name": "synthesis", "covariance": {"original": [[1.0]], "synthetic": "x"}}
     page = render_html(ev)
     assert "not square" in _section(page, "family")
@@ -157,7 +157,7 @@ def test_text_is_escaped():
     evil = "<script>alert(1)</script>"
     ev = synthetic()
     ev["view"]["quasi_identifiers"] = [evil, "sex"]
-    ev["utility"]["distance"][evil] = {"metric": "tvd", "value": 0.1}
+    ev["utility"]["distance"][evil] = {"tvd": 0.1, "bins": 2}
     ev["family"]["covariance"]["columns"] = [evil, "b", "c"]
     ev["table"]["source"] = f"out/{evil}"
     ev["warnings"] = [evil]
@@ -219,4 +219,4 @@ def test_network_check_finds_remote_loads():
         assert check_report.remote_references(bad), bad
     assert check_report.remote_references('<a href="#risk">risk</a>') == []
     page = render_html(synthetic())
-    assert check_report.declared_plots(page) == len(re.findall(r"<svg ", page)) == 9
+    assert check_report.declared_plots(page) == len(re.findall(r"<svg ", page)) == 10

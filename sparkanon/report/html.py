@@ -63,96 +63,39 @@ Headline = tuple[str, tuple[str, ...], str]
 
 HEADLINES: dict[str, tuple[Headline, ...]] = {
     "arx": (
-        (
-            "Highest prosecutor risk",
-            ("prosecutor.highest", "prosecutor.max", "prosecutor_highest"),
-            "pct",
-        ),
-        (
-            "Average prosecutor risk",
-            ("prosecutor.average", "prosecutor.mean", "prosecutor_average"),
-            "pct",
-        ),
-        (
-            "Records at risk (prosecutor)",
-            ("prosecutor.records_at_risk", "prosecutor.above_threshold", "records_at_risk"),
-            "pct",
-        ),
-        (
-            "Highest journalist risk",
-            ("journalist.highest", "journalist.max", "journalist_highest"),
-            "pct",
-        ),
-        (
-            "Average journalist risk",
-            ("journalist.average", "journalist.mean", "journalist_average"),
-            "pct",
-        ),
-        ("Marketer risk", ("marketer.average", "marketer.risk", "marketer"), "pct"),
-        ("Sample uniques", ("sample_uniques.share", "sample_uniqueness", "sample_uniques"), "pct"),
-        (
-            "Population uniques (rule)",
-            ("population_uniques.dankar", "population_uniqueness.dankar", "population_uniques"),
-            "pct",
-        ),
+        ("Highest prosecutor risk", ("prosecutor.highest",), "pct"),
+        ("Average prosecutor risk", ("prosecutor.average",), "pct"),
+        ("Records at risk (prosecutor)", ("prosecutor.records_at_risk",), "pct"),
+        ("Highest journalist risk", ("journalist.highest",), "pct"),
+        ("Average journalist risk", ("journalist.average",), "pct"),
+        ("Marketer risk", ("marketer.average",), "pct"),
+        ("Sample uniques", ("sample_uniques",), "pct"),
+        ("Population uniques (Dankar's rule)", ("population_uniqueness.dankar",), "pct"),
     ),
     "sdcmicro": (
-        (
-            "Expected re-identifications",
-            (
-                "global_risk.expected",
-                "global_risk.expected_reidentifications",
-                "expected_reidentifications",
-            ),
-            "num",
-        ),
-        ("Global risk", ("global_risk.share", "global_risk.rate", "global_risk"), "pct"),
-        (
-            "Highest individual risk",
-            ("individual_risk.max", "individual_risk.highest", "individual_risk_max"),
-            "pct",
-        ),
-        (
-            "Mean individual risk",
-            ("individual_risk.mean", "individual_risk.average", "individual_risk_mean"),
-            "pct",
-        ),
+        ("Expected re-identifications", ("global.expected_reidentifications",), "num"),
+        ("Global risk", ("global.share",), "pct"),
+        ("Highest individual risk", ("individual.max",), "pct"),
+        ("Mean individual risk", ("individual.mean",), "pct"),
+        ("Records above the threshold", ("share_above_threshold",), "pct"),
     ),
     "suda2": (
-        (
-            "Records with a special unique",
-            ("special_uniques", "records_with_score", "n_special_uniques"),
-            "int",
-        ),
-        ("Largest SUDA score", ("max_score", "score.max", "dis_score.max"), "num"),
-        ("Largest set size", ("max_size", "missing_dim", "size_limit"), "int"),
+        ("Records with a minimal sample unique", ("share_with_msu",), "pct"),
+        ("Largest SUDA score", ("score.max",), "num"),
+        ("Largest DIS-SUDA score", ("dis_score.max",), "num"),
+        ("Largest subset searched", ("max_size",), "int"),
     ),
     "attacks": (
-        (
-            "Records in homogeneous classes",
-            ("homogeneity.share", "homogeneity.records_share", "homogeneity.rate"),
-            "pct",
-        ),
-        (
-            "Classes with one sensitive level",
-            ("similarity.share", "similarity.classes_share", "similarity.rate"),
-            "pct",
-        ),
-        (
-            "Largest class distance (skewness)",
-            ("skewness.max", "skewness.highest", "skewness.max_distance"),
-            "num",
-        ),
-        (
-            "Linkage matching rate",
-            ("linkage.rate", "linkage.matching_rate", "linkage.prosecutor_rate"),
-            "pct",
-        ),
+        ("Records in homogeneous classes", ("homogeneity.share",), "pct"),
+        ("Records in classes of one sensitive level", ("similarity.share",), "pct"),
+        ("Largest class distance (skewness)", ("skewness.max",), "num"),
+        ("Mean class distance per record (skewness)", ("skewness.mean",), "num"),
     ),
     "anonymeter": (
-        ("Singling-out risk", ("singling_out.risk", "singling_out.value"), "pct"),
-        ("Linkability risk", ("linkability.risk", "linkability.value"), "pct"),
-        ("Inference risk", ("inference.risk", "inference.value"), "pct"),
+        ("Singling-out risk (univariate)", ("singling_out_univariate.risk.value",), "pct"),
+        ("Singling-out risk (multivariate)", ("singling_out_multivariate.risk.value",), "pct"),
+        ("Linkability risk", ("linkability.risk.value",), "pct"),
+        ("Inference risk", ("inference.risk.value",), "pct"),
     ),
 }
 """Per generic sub-dict, the figures shown prominently when present (the integrator
@@ -711,9 +654,36 @@ def _attacks(ev: Mapping[str, Any], r: _Renderer) -> str:
             continue
         table, used = r.headlines(key, [("figure", d)])
         overview, shown = _attack_table(d, r)
-        details = r.tables([("figure", d)], "Other figures", used | shown)
-        out.append(table + overview + details)
+        linkage = _linkage_table(d.get("linkage"))
+        rest = {k: v for k, v in d.items() if k != "linkage" or not linkage}
+        details = r.tables([("figure", rest)], "Other figures", used | shown)
+        out.append(table + overview + linkage + details)
     return "".join(out) + "</section>"
+
+
+def _linkage_table(entries: Any) -> str:
+    """The linkage attack: one row per set of quasi-identifiers the attacker knows."""
+    if not isinstance(entries, list) or not entries:
+        return ""
+    rows = []
+    for e in entries:
+        e = _dict(e)
+        known = ", ".join(str(k) for k in e.get("known") or [])
+        rows.append(
+            f"<tr><td>{esc(known)}</td><td>{esc(fmt_value(e.get('groups')))}</td>"
+            f"<td>{esc(_pct(e['expected_rate']) if _is_number(e.get('expected_rate')) else '-')}"
+            f"</td><td>{esc(fmt_value(e.get('certain_records')))}</td>"
+            f"<td>{esc(_pct(e['certain_share']) if _is_number(e.get('certain_share')) else '-')}"
+            "</td></tr>"
+        )
+    return (
+        "<h4>Linkage: an attacker who knows these quasi-identifiers of a target in the "
+        'release</h4><table class="kv"><thead><tr><th>Known</th><th>Groups</th>'
+        "<th>Expected matching rate</th><th>Records linked with certainty</th>"
+        "<th>Share linked with certainty</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 def _attack_table(d: Mapping[str, Any], r: _Renderer) -> tuple[str, frozenset[str]]:
@@ -748,18 +718,21 @@ def _utility(ev: Mapping[str, Any], r: _Renderer) -> str:
         labels, values, rows = [], [], []
         for col, entry in dist.items():
             e = _dict(entry)
-            v = e.get("value")
-            metric = e.get("metric") if isinstance(e.get("metric"), str) else "?"
-            labels.append(f"{col} ({metric})")
+            v = e.get("tvd")
+            emd = e.get("emd")
+            labels.append(str(col))
             values.append(float(v) if _is_number(v) else math.nan)
             rows.append(
-                f"<tr><th>{esc(col)}</th><td>{esc(metric)}</td><td>{esc(fmt_value(v))}</td></tr>"
+                f"<tr><th>{esc(col)}</th><td>{esc(fmt_value(v))}</td>"
+                f"<td>{esc(fmt_value(emd) if _is_number(emd) else '-')}</td>"
+                f"<td>{esc(fmt_value(e.get('unread_rows', 0)))}</td></tr>"
             )
         top = max([1.0, *[v for v in values if math.isfinite(v)]])
         out.append(
             '<div class="plots">'
             + _figure(svg.hbar_chart(labels, values, title="Distance per attribute", xmax=top))
-            + '<table class="kv"><thead><tr><th>Attribute</th><th>Metric</th><th>Distance</th>'
+            + '<table class="kv"><thead><tr><th>Attribute</th><th>Total variation</th>'
+            "<th>Ordered EMD</th><th>Unread rows</th>"
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
         )
     else:

@@ -364,6 +364,7 @@ def _evaluate(
             "sensitive": view.sensitive,
             "sampling_fraction": report.sampling_fraction,
             "threshold": report.threshold,
+            "level_names": sorted(set(view.sensitive_levels.values())),
         },
         "risk": {"before": before, "after": after},
         "attacks": attacks,
