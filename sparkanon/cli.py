@@ -212,6 +212,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_engine_arguments(cmd: argparse.ArgumentParser) -> None:
+    """``--engine``, ``--master`` and the logging options of a command over an output."""
+    cmd.add_argument(
+        "--engine",
+        choices=["spark", "local"],
+        default="spark",
+        help="spark (default) or local (pandas, one process, for small data)",
+    )
+    cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
+    _add_logging_arguments(cmd)
+
+
 def _add_reconstruct_parser(sub: Any) -> None:
     """``sparkanon reconstruct OUTPUT_DIR ...``."""
     from sparkanon.stages.reconstruct import DEFAULT_BINS
@@ -250,14 +262,7 @@ def _add_reconstruct_parser(sub: Any) -> None:
         help="where to write reconstruction.json, distributions.csv and the plots "
         "(default OUTPUT_DIR/reconstruction)",
     )
-    cmd.add_argument(
-        "--engine",
-        choices=["spark", "local"],
-        default="spark",
-        help="spark (default) or local (pandas, one process, for small data)",
-    )
-    cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
-    _add_logging_arguments(cmd)
+    _add_engine_arguments(cmd)
 
 
 def _add_evaluate_parser(sub: Any) -> None:
@@ -346,14 +351,7 @@ def _add_evaluate_parser(sub: Any) -> None:
         help="where evaluation.json and report.html go (default: the output "
         "directory; for a config, evaluation/<config name>)",
     )
-    cmd.add_argument(
-        "--engine",
-        choices=["spark", "local"],
-        default="spark",
-        help="spark (default) or local (pandas, one process, for small data)",
-    )
-    cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
-    _add_logging_arguments(cmd)
+    _add_engine_arguments(cmd)
 
 
 TABLE_ITEMS = 3
