@@ -32,6 +32,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 COMMANDS = [
     "sparkanon",
     "sparkanon backfill",
+    "sparkanon evaluate",
     "sparkanon reconstruct",
     "sparkanon run",
     "sparkanon stream",
