@@ -49,12 +49,15 @@ def adult_sample(
 def adult_config(
     tmp: Path, input_path: Path, out: Path, conf: Path = ADULT_CONF, **overrides: Any
 ) -> dict[str, Any]:
-    """A bundled config (the demo by default) with absolute paths.
+    """A bundled config (the demo by default) with absolute paths, its report off.
 
-    ``overrides`` replace whole sections' keys (:func:`tests._inputs.merge_sections`).
+    The report (``report.enabled``) adds the evaluation's passes to a run; the tests that
+    want it turn it on (``report={"enabled": True}``). ``overrides`` replace whole
+    sections' keys (:func:`tests._inputs.merge_sections`).
     """
     raw = yaml.safe_load(conf.read_text(encoding="utf-8"))
     cfg = copy.deepcopy(raw)
+    cfg["report"] = {"enabled": False}
     cfg["input"]["path"] = str(input_path)
     cfg["output"]["path"] = str(out)
     cfg["output"]["mode"] = "error"

@@ -100,8 +100,8 @@ def make_config(
     """The demo config with absolute hierarchy paths, reading ``input_path``.
 
     Defaults chosen for small, fast inputs: ``model: {hpk, h=2, p=2, k=4}``,
-    ``max_block_rows: 200`` and ``output.mode: error`` with ``output.path``
-    ``tmp_path / "out"``. ``sections`` updates whole sections (a mapping
+    ``max_block_rows: 200``, ``output.mode: error`` with ``output.path``
+    ``tmp_path / "out"``, and no report (``report.enabled: false``). ``sections`` updates whole sections (a mapping
     value is merged into the section, anything else replaces it).
     """
     cfg = copy.deepcopy(demo_config())
@@ -113,6 +113,7 @@ def make_config(
     cfg["partitioning"]["max_block_rows"] = 200
     cfg["output"]["path"] = str(out if out is not None else tmp_path / "out")
     cfg["output"]["mode"] = "error"
+    cfg["report"] = {"enabled": False}  # its own tests turn it on (sections={"report": ...})
     return merge_sections(cfg, sections or {})
 
 

@@ -97,6 +97,8 @@ def test_adult_job_on_the_cluster_into_a_hive_partition_equals_local_mode(
     assert "stage=cluster" in done.stderr
     folder = warehouse / "spark-warehouse" / "people_anon" / "ds=2026-11-23"
     (version,) = [p for p in folder.iterdir() if p.name.startswith("v-")]
+    # The report is committed with the table's version, written on the cluster.
+    assert (version / "report.html").is_file() and (version / "evaluation.json").is_file()
     on_cluster = published_table(version)
 
     local = tmp_path / "local_out"

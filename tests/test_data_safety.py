@@ -188,12 +188,22 @@ def test_non_data_files_in_the_input_directory_are_skipped_and_named(
     assert "README.txt" in caplog.text and "_SUCCESS" in caplog.text
 
 
+@pytest.mark.report
 def test_parquet_output_directory_read_back_as_input(tmp_path: Path, capsys) -> None:
-    """A previous run's output (with metrics.json and config.yaml) reads as parquet data."""
-    cfg = make_config(tmp_path, write_adult_csv(tmp_path, 80))
+    """A previous run's output (with metrics.json, config.yaml and the report) reads as
+    parquet data."""
+    cfg = make_config(
+        tmp_path, write_adult_csv(tmp_path, 80), sections={"report": {"enabled": True}}
+    )
     assert _run(tmp_path, cfg) == EXIT_OK
     first = Path(cfg["output"]["path"])
-    assert {p.name for p in first.iterdir()} == {"data", "metrics.json", "config.yaml"}
+    assert {p.name for p in first.iterdir()} == {
+        "data",
+        "metrics.json",
+        "config.yaml",
+        "evaluation.json",
+        "report.html",
+    }
     again = make_config(tmp_path, first, out=tmp_path / "again")
     again["input"].update(format="parquet")
     assert _run(tmp_path, again) == EXIT_OK, capsys.readouterr().err

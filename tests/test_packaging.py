@@ -73,7 +73,13 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
     )
     assert version.stdout.strip() == f"sparkanon {sparkanon.__version__}"
     sample = adult_sample(tmp_path, 1500)
-    raw = adult_config(tmp_path, sample, tmp_path / "out", partitioning={"max_block_rows": 500})
+    raw = adult_config(
+        tmp_path,
+        sample,
+        tmp_path / "out",
+        partitioning={"max_block_rows": 500},
+        report={"enabled": True},  # the report's package and its evaluation from the wheel
+    )
     config = write_config(tmp_path, raw)
     for command in (["validate"], []):
         done = subprocess.run(
@@ -95,4 +101,5 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
         )
         assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "out" / "metrics.json").exists()
+    assert (tmp_path / "out" / "report.html").exists()
     assert '"verified": true' in done.stdout
