@@ -67,6 +67,7 @@ Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -118,6 +119,7 @@ def evaluate(
     engine: str = "local",
     out: str | None = None,
     write: bool = True,
+    overrides: Sequence[str] = (),
     **options: Any,
 ) -> dict[str, Any]:
     """Evaluate a committed release (its output directory) or a config's raw input.
@@ -129,6 +131,7 @@ def evaluate(
         out: where ``evaluation.json`` and ``report.html`` go (default: the output
             directory; for a config, ``evaluation/<config name>``).
         write: write the two files; otherwise only return the evaluation.
+        overrides: ``key=value`` changes to a config target (as ``--set``).
         **options: the ``report`` settings to use instead of the config's
             (``sampling_fraction``, ``threshold``, ``suda_max_size``, ``label``,
             ``holdout``, ``attacks``, ``bins``) and ``quasi_identifiers`` (a list).
@@ -151,7 +154,7 @@ def evaluate(
         from sparkanon.engine.spark import SparkEngine
 
         runner = SparkEngine(get_or_create_session())
-    result = evaluate_target(runner, target, **options)
+    result = evaluate_target(runner, target, overrides, **options)
     if write:
         write_evaluation(runner, result, out or default_out(target))
     return result
