@@ -332,6 +332,13 @@ def _add_evaluate_parser(sub: Any) -> None:
         help="bins of a numeric column's distribution (utility)",
     )
     cmd.add_argument(
+        "--population",
+        default=None,
+        metavar="PATH",
+        help="the population table the input was sampled from, read like the input: the "
+        "journalist and marketer risks of the input use its class sizes",
+    )
+    cmd.add_argument(
         "--weight",
         default=None,
         metavar="COLUMN",
@@ -707,6 +714,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
         "attacks": args.attacks,
         "bins": args.bins,
         "weight": args.weight,
+        "population": args.population,
         "quasi_identifiers": [q.strip() for q in qis.split(",") if q.strip()] if qis else None,
     }
     try:

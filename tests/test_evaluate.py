@@ -308,6 +308,9 @@ def test_evaluate_gives_the_same_figures_on_both_engines(spark, tmp_path, capsys
         "--suda-max-size",
         "2",
     ]
+    if conf == "adult_mondrian_k.yaml":  # the input's journalist risk over a population
+        population = write_rows(tmp_path, adult_rows(450), "population.csv")
+        options += ["--population", str(population)]
     figures = {}
     for engine in ("local", "spark"):
         code, _, err = _run(
@@ -339,3 +342,36 @@ def test_a_weight_column_gives_sdcmicros_weighted_individual_risk() -> None:
     assert sdc["individual"]["mean"] == pytest.approx(expected)
     with pytest.raises(Exception, match="report.weight"):
         evaluate(LocalEngine(), Subject(config, frame.drop(columns="w"), None, {}, "t"), settings)
+
+
+def test_a_population_table_gives_the_journalist_the_population_class_sizes(tmp_path, capsys):
+    rows = adult_rows(900)
+    sample = write_rows(tmp_path, rows[:300], "sample.csv")
+    population = write_rows(tmp_path, rows[:900], "population.csv")
+    config = str(ROOT / "conf/adult_mondrian_k.yaml")
+    args = [
+        "evaluate",
+        config,
+        "--set",
+        f"input.path={sample}",
+        "--engine",
+        "local",
+        "--quasi-identifiers",
+        "age,sex",
+        "--out",
+        str(tmp_path / "ev"),
+    ]
+    code, _, err = _run([*args, "--population", str(population)], capsys)
+    assert code == EXIT_OK, err
+    arx = json.loads((tmp_path / "ev" / "evaluation.json").read_text())["risk"]["after"]["arx"]
+    frame = pd.DataFrame(rows)
+    f = frame[:300].groupby(["age", "sex"]).size()
+    big = frame.groupby(["age", "sex"]).size().reindex(f.index)
+    assert arx["population_source"] == "table"
+    assert arx["journalist"]["highest"] == pytest.approx(1 / big.min())
+    assert arx["prosecutor"]["highest"] == pytest.approx(1 / f.min())
+    assert arx["marketer"]["average"] == pytest.approx(float((f / big).sum() / 300))
+    # A "population" that lacks classes of the input is refused, naming the key.
+    other = write_rows(tmp_path, rows[300:900], "other.csv")
+    code, _, err = _run([*args, "--population", str(other)], capsys)
+    assert code == EXIT_USER and "report.population" in err and "not in the population" in err

@@ -660,6 +660,9 @@ class ReportConfig(_Frozen):
         weight: a column of sampling weights (how many people of the population each
             row stands for), read by sdcMicro's individual risk instead of
             ``1 / sampling_fraction``; unset: none.
+        population: a population table the input was sampled from, read like the input:
+            the journalist and marketer attackers then use each input class's size in
+            it (ARX's population table); unset: the input is its own population.
     """
 
     enabled: bool = True
@@ -671,6 +674,7 @@ class ReportConfig(_Frozen):
     attacks: Annotated[Int, Field(ge=10, le=100_000)] = 500
     bins: Annotated[Int, Field(ge=2, le=1000)] = 20
     weight: str | None = None
+    population: str | None = None
 
 
 class JobConfig(_Frozen):

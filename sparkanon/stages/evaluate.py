@@ -34,7 +34,7 @@ control set, and the evaluation says so in its warnings.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -189,8 +189,75 @@ def class_sizes(
     return {int(r.f): int(r.classes) for r in got.itertuples()}
 
 
+_KEY = "_class_key"
+_NULL_TEXT = "\x00"
+
+
+def make_key_fn(keys: Sequence[str], size: str) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per batch of classes: one text key of the quasi-identifier values, and the size.
+
+    A null is a value of its own (a text no value has), so classes join the same way on
+    both engines (an SQL join never matches nulls, a pandas merge does).
+    """
+    from sparkanon.risk.attacks import value_text
+
+    def key(batch: pd.DataFrame) -> pd.DataFrame:
+        parts = [batch[k].map(lambda v: _NULL_TEXT if pd.isna(v) else value_text(v)) for k in keys]
+        joined = parts[0].str.cat(parts[1:], sep="\x1f") if len(parts) > 1 else parts[0]
+        return pd.DataFrame({_KEY: joined.astype(str), size: batch[size].astype("int64")})
+
+    return key
+
+
+def population_pairs(
+    engine: Engine, fine: Table, population: Table, view: TableView, where: str
+) -> dict[tuple[int, int], int]:
+    """``{(f, F): sample classes}``: each input class's size and its population's.
+
+    Two aggregations (the population's classes, the sample's), a join of the two class
+    tables on their keys, and one aggregation of the pairs; the driver gets the pairs.
+    (Column names differ by more than case: Spark's are case-insensitive.)
+
+    Raises:
+        InputError: an input class the population does not hold (the input must be a
+            sample of it), or a population class smaller than the input's.
+    """
+    qis = list(view.quasi_identifiers)
+    pop = engine.aggregate(population, qis, {"pop_n": ("count", qis[0])})
+    sample = engine.aggregate(fine, qis, {"sample_n": ("sum", RECORDS)})
+    keyed_pop = engine.map_batches(
+        pop, make_key_fn(qis, "pop_n"), [(_KEY, "string"), ("pop_n", "long")]
+    )
+    keyed = engine.map_batches(
+        sample, make_key_fn(qis, "sample_n"), [(_KEY, "string"), ("sample_n", "long")]
+    )
+    joined = engine.join(keyed, keyed_pop, [_KEY], how="left")
+    pairs = engine.collect_small(
+        engine.aggregate(joined, ["sample_n", "pop_n"], {"n": ("count", "sample_n")}), 1_000_000
+    )
+    missing = pairs[pairs["pop_n"].isna()]
+    if len(missing):
+        raise InputError(
+            f"{where}: report.population: {int(missing['n'].sum())} classes of the input are "
+            "not in the population table (the input must be a sample of it, with the same "
+            "quasi-identifier values)"
+        )
+    out = {(int(r.sample_n), int(r.pop_n)): int(r.n) for r in pairs.itertuples()}
+    if any(big < f for f, big in out):
+        raise InputError(
+            f"{where}: report.population: a class of the input has more records than the "
+            "same class in the population table (the input must be a sample of it)"
+        )
+    return out
+
+
 def risk_of(
-    engine: Engine, table: Table, view: TableView, settings: Settings, fine: Table
+    engine: Engine,
+    table: Table,
+    view: TableView,
+    settings: Settings,
+    fine: Table,
+    population: Mapping[tuple[int, int], int] | None = None,
 ) -> dict[str, Any]:
     """One table's re-identification risk (the evaluation's ``RISK`` block).
 
@@ -200,6 +267,8 @@ def risk_of(
         view: the columns.
         settings: the evaluation's settings.
         fine: ``table``'s :func:`fine_classes`.
+        population: the journalist's population table as ``{(f, F): classes}``
+            (:func:`population_pairs`), or ``None``.
     """
     from sparkanon.risk import arx, sdcmicro
 
@@ -210,7 +279,7 @@ def risk_of(
         "rows": rows,
         "classes": sum(sizes.values()),
         "class_sizes": {str(f): c for f, c in sorted(sizes.items())},
-        "arx": arx.summary(sizes, report.threshold, report.sampling_fraction),
+        "arx": arx.summary(sizes, report.threshold, report.sampling_fraction, population),
         "sdcmicro": (
             sdcmicro.sdcmicro_on_engine(
                 engine, table, view, report.sampling_fraction, report.threshold
@@ -304,12 +373,16 @@ def _evaluate(
     warnings: list[str] = []
     with engine.stage("evaluate_risk", "evaluate: re-identification risk"):
         fine = fine_classes(engine, subject.release, view)
-        after = risk_of(engine, subject.release, view, settings, fine)
         before = None
         if subject.original is not None:
             fine_before = fine_classes(engine, subject.original, view)
-            before = risk_of(engine, subject.original, view, settings, fine_before)
+            pairs = _population(engine, subject, view, settings, fine_before)
+            before = risk_of(engine, subject.original, view, settings, fine_before, pairs)
             engine.unpersist(fine_before)
+            after = risk_of(engine, subject.release, view, settings, fine)
+        else:  # a raw input: the population table is about this very table
+            pairs = _population(engine, subject, view, settings, fine)
+            after = risk_of(engine, subject.release, view, settings, fine, pairs)
     if family in ("perturbation", "synthesis"):
         warnings.append(
             "the class-based risks of a perturbed or synthetic release count identical "
@@ -373,6 +446,18 @@ def _evaluate(
         "family": _family_view(engine, subject, family),
         "warnings": warnings,
     }
+
+
+def _population(
+    engine: Engine, subject: Subject, view: TableView, settings: Settings, fine: Table
+) -> dict[tuple[int, int], int] | None:
+    """The population pairs of the input's classes, when ``report.population`` is set."""
+    path = settings.report.population
+    if path is None:
+        return None
+    table = read_like_input(engine, subject.config, path, "report.population")
+    assert table is not None
+    return population_pairs(engine, fine, table, view, subject.source)
 
 
 def _attacks(engine: Engine, fine: Table, view: TableView) -> dict:
@@ -474,15 +559,20 @@ def read_input_rows(engine: Engine, config: JobConfig) -> Table:
 
 
 def read_holdout(engine: Engine, config: JobConfig, path: str | None) -> Table | None:
-    """Held-out original rows, read with the input's format and options (``None``: none).
+    """Held-out original rows, read with the input's format and options (``None``: none)."""
+    return read_like_input(engine, config, path, "report.holdout")
+
+
+def read_like_input(engine: Engine, config: JobConfig, path: str | None, key: str) -> Table | None:
+    """Rows at ``path``, read with the input's format and options (``None``: none).
 
     Raises:
-        InputError: no such file or directory.
+        InputError: no such file or directory (naming ``key``).
     """
     if path is None:
         return None
     if not engine.path_exists(path):
-        raise InputError(f"report.holdout: {path}: no such file or directory")
+        raise InputError(f"{key}: {path}: no such file or directory")
     spec = config.input.model_copy(update={"path": path, "table": None, "partition": None})
     table = engine.read(spec)
     if MALFORMED in dict(engine.schema_of(table)):
