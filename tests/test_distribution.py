@@ -149,25 +149,3 @@ def test_utility_of_a_generalized_release_loses_distance_and_reads_its_values() 
     assert "unread_rows" not in got["distance"]["edu"]
     # The release still separates the labels better than the majority rate.
     assert got["classification"]["accuracy_release"] > got["classification"]["majority"]
-
-
-@pytest.mark.spark
-def test_utility_is_the_same_on_both_engines(spark) -> None:
-    from sparkanon.engine.spark import SparkEngine
-
-    train, test = _people(400, 3), _people(200, 4)
-    release = train.assign(age=np.where(train["age"].astype(int) < 50, "[18, 49]", "[50, 79]"))
-    columns = [ColumnSpec("age", True), ColumnSpec("edu", False, paths=EDU_PATHS)]
-    local, _ = utility(LocalEngine(), train, release, columns, label="income", holdout=test)
-    se = SparkEngine(spark)
-    remote, _ = utility(
-        se,
-        spark.createDataFrame(train),
-        spark.createDataFrame(release),
-        columns,
-        label="income",
-        holdout=spark.createDataFrame(test),
-    )
-    assert remote["classification"] == local["classification"]
-    for col, entry in local["distance"].items():
-        assert remote["distance"][col]["tvd"] == pytest.approx(entry["tvd"], abs=1e-12)
