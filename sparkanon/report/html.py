@@ -653,12 +653,61 @@ def _attacks(ev: Mapping[str, Any], r: _Renderer) -> str:
             out.append(_na(f"No {title.lower()} in this evaluation."))
             continue
         table, used = r.headlines(key, [("figure", d)])
+        if key == "anonymeter":
+            attacks = {name for name, _ in _ANONYMETER_ATTACKS}
+            rest = {k: v for k, v in d.items() if k not in attacks}
+            details = r.tables([("figure", rest)], "Parameters", used)
+            out.append(table + _anonymeter_table(d) + details)
+            continue
         overview, shown = _attack_table(d, r)
         linkage = _linkage_table(d.get("linkage"))
         rest = {k: v for k, v in d.items() if k != "linkage" or not linkage}
         details = r.tables([("figure", rest)], "Other figures", used | shown)
         out.append(table + overview + linkage + details)
     return "".join(out) + "</section>"
+
+
+_ANONYMETER_ATTACKS = (
+    ("singling_out_univariate", "Singling out (univariate predicates)"),
+    ("singling_out_multivariate", "Singling out (multivariate predicates)"),
+    ("linkability", "Linkability"),
+    ("inference", "Inference of the sensitive attribute"),
+)
+
+
+def _rate_ci(entry: Any) -> str:
+    """``rate [lo, hi]`` of an attack's success (percentages)."""
+    e = _dict(entry)
+    rate, ci = e.get("rate", e.get("value")), e.get("ci")
+    text = _pct(rate) if _is_number(rate) else "n/a"
+    if isinstance(ci, list) and len(ci) == 2 and all(_is_number(c) for c in ci):
+        text += f" [{_pct(ci[0])}, {_pct(ci[1])}]"
+    return text
+
+
+def _anonymeter_table(d: Mapping[str, Any]) -> str:
+    """One row per attack: success on the targets, on the control set, by chance; the risk."""
+    rows = []
+    for key, title in _ANONYMETER_ATTACKS:
+        e = _dict(d.get(key))
+        if not e:
+            continue
+        rows.append(
+            f"<tr><th>{esc(title)}</th><td>{esc(fmt_value(e.get('n_attacks')))}</td>"
+            f"<td>{esc(_rate_ci(e.get('main')))}</td><td>{esc(_rate_ci(e.get('control')))}</td>"
+            f"<td>{esc(_rate_ci(e.get('baseline')))}</td><td>{esc(_rate_ci(e.get('risk')))}</td>"
+            "</tr>"
+        )
+    if not rows:
+        return ""
+    return (
+        "<h4>Success rates with 95% confidence intervals: on targets that made the release, "
+        "on held-out control records, and by random guessing; risk = (main - control) / "
+        '(1 - control)</h4><table class="kv"><thead><tr><th>Attack</th><th>Targets</th>'
+        "<th>Main</th><th>Control</th><th>Baseline</th><th>Risk</th></tr></thead><tbody>"
+        + "".join(rows)
+        + "</tbody></table>"
+    )
 
 
 def _linkage_table(entries: Any) -> str:
