@@ -27,6 +27,7 @@ from sparkanon.risk.anonymeter import (
     wilson,
 )
 from sparkanon.risk.view import TableView
+from tests._helpers import fast
 
 
 def test_statistics_match_anonymeters_own_fixtures() -> None:
@@ -185,3 +186,30 @@ def test_copy_release_is_riskier_than_independent_release() -> None:
         assert copy[attack]["risk"]["value"] > indep[attack]["risk"]["value"], attack
     assert copy["inference"]["main"]["successes"] == 60  # the own row is at distance 0
     assert set(copy["inference"]) >= {"main", "control", "baseline", "risk", "n_attacks"}
+
+
+@fast()
+@given(st.integers(1, 40), st.integers(1, 60), st.integers(1, 4), st.integers(0, 10_000))
+def test_chunked_nearest_equals_a_full_sort(targets, rows, k, seed) -> None:
+    """Chunks of 7 rows give what sorting every row of the whole matrix gives (ties included)."""
+    import sparkanon.risk.anonymeter as an
+
+    rng = np.random.default_rng(seed)
+    cols = an.Columns(numeric=("x",), text=("c",), ranges=(3.0,))
+
+    def frame(n: int) -> pd.DataFrame:
+        return pd.DataFrame(
+            {"x": rng.integers(0, 4, n).astype(float), "c": rng.choice(["a", "b"], n)}
+        )
+
+    t, r = frame(targets), frame(rows)
+    ids = rng.permutation(10 * rows)[:rows].astype(np.int64)
+    full = an.gower(t, r, cols)
+    order = np.lexsort((np.broadcast_to(ids, full.shape), full), axis=1)[:, :k]
+    saved, an.NN_CHUNK = an.NN_CHUNK, 7
+    try:
+        pos, dist = an.nearest_in_chunks(t, r, ids, cols, k)
+    finally:
+        an.NN_CHUNK = saved
+    assert np.array_equal(ids[pos], ids[order])
+    assert np.allclose(dist, np.take_along_axis(full, order, axis=1))

@@ -211,10 +211,48 @@ def gower(targets: pd.DataFrame, candidates: pd.DataFrame, cols: Columns) -> np.
 
 
 def nearest(distance: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per target row, the ``k`` nearest candidates (ties to the lower id): ``(idx, dist)``."""
-    k = min(k, distance.shape[1])
-    order = np.lexsort((np.broadcast_to(ids, distance.shape), distance), axis=1)[:, :k]
-    return order, np.take_along_axis(distance, order, axis=1)
+    """Per target row, the ``k`` nearest candidates (ties to the lower id): ``(idx, dist)``.
+
+    ``k`` rounds of ``argmin`` over the candidates in id order (``argmin`` keeps the first
+    of equal values): linear in the candidates, where a sort of every row was not.
+    """
+    order = np.argsort(ids, kind="stable")
+    d = np.array(distance[:, order], dtype=float)
+    k = min(k, d.shape[1])
+    rows = np.arange(d.shape[0])
+    picks = np.empty((d.shape[0], k), dtype=np.int64)
+    dist = np.empty((d.shape[0], k))
+    for j in range(k):
+        p = np.argmin(d, axis=1)
+        picks[:, j], dist[:, j] = p, d[rows, p]
+        d[rows, p] = np.inf
+    return order[picks], dist
+
+
+NN_CHUNK = 8192
+"""Release rows compared with every target at once (bounds a bucket's distance matrix)."""
+
+
+def nearest_in_chunks(
+    targets: pd.DataFrame, rows: pd.DataFrame, ids: np.ndarray, cols: Columns, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`nearest` over :func:`gower` distances, :data:`NN_CHUNK` release rows at a time.
+
+    The running ``k`` best of each target (ties to the lower id) merge with each chunk's,
+    so memory is ``targets x NN_CHUNK`` whatever the bucket's size. Returns positions in
+    ``rows`` and distances, ``(T, min(k, len(rows)))``.
+    """
+    best_pos = np.zeros((len(targets), 0), dtype=np.int64)
+    best_dist = np.zeros((len(targets), 0))
+    for start in range(0, len(rows), NN_CHUNK):
+        chunk = rows.iloc[start : start + NN_CHUNK]
+        idx, dist = nearest(gower(targets, chunk, cols), ids[start : start + NN_CHUNK], k)
+        pos = np.concatenate([best_pos, idx + start], axis=1)
+        dst = np.concatenate([best_dist, dist], axis=1)
+        keep = np.lexsort((ids[pos], dst), axis=1)[:, : min(k, pos.shape[1])]
+        best_pos = np.take_along_axis(pos, keep, axis=1)
+        best_dist = np.take_along_axis(dst, keep, axis=1)
+    return best_pos, best_dist
 
 
 def inference_success(
@@ -376,7 +414,7 @@ def _make_bucket_fn(
             return pd.DataFrame({n: [] for n, _ in schema})
         targets = targets.sort_values(_ATTACK).reset_index(drop=True)
         ids = rows[_RID].to_numpy(dtype=np.int64)
-        idx, dist = nearest(gower(targets, rows, cols), ids, k)
+        idx, dist = nearest_in_chunks(targets, rows, ids, cols, k)
         kk = idx.shape[1]
         out = {
             _ATTACK: np.repeat(targets[_ATTACK].to_numpy(dtype=np.int64), kk),
