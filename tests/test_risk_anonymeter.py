@@ -213,3 +213,24 @@ def test_chunked_nearest_equals_a_full_sort(targets, rows, k, seed) -> None:
         an.NN_CHUNK = saved
     assert np.array_equal(ids[pos], ids[order])
     assert np.allclose(dist, np.take_along_axis(full, order, axis=1))
+
+
+@fast()
+@given(st.integers(0, 10_000), st.sampled_from(["==", "!=", "<", "<=", ">", ">=", "isna", "notna"]))
+def test_one_clause_counts_equal_the_row_masks(seed, op) -> None:
+    """The per-column look-ups count what a pass over the rows counts (nulls included)."""
+    from sparkanon.risk.anonymeter import _SingleClauseCounter, predicate_mask
+
+    rng = np.random.default_rng(seed)
+    n = 50
+    x = rng.integers(0, 5, n).astype(float)
+    x[rng.random(n) < 0.2] = np.nan
+    c = pd.Series(rng.choice(["a", "b", "c"], n), dtype=object)
+    c[rng.random(n) < 0.2] = None
+    batch = pd.DataFrame({"x": x, "c": c})
+    counter = _SingleClauseCounter(batch, {"x"}, {})
+    for col, value in (("x", float(rng.integers(0, 5))), ("c", "b")):
+        if col == "c" and op not in ("==", "!=", "isna", "notna"):
+            continue
+        clause = (col, op, value)
+        assert counter.count(clause) == predicate_mask(batch, (clause,), {"x"}).sum(), clause

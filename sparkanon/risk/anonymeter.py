@@ -686,11 +686,75 @@ def predicate_mask(
         if op == "notna":
             mask &= ~null
             continue
-        v = float(value) if col in numeric else value_text(value)
-        with np.errstate(invalid="ignore"):
-            hit = _COMPARE[op](x, v)
+        if col not in numeric and op in ("==", "!="):
+            # Text equality through the column's integer codes (object arrays compare
+            # string by string: most of the singling-out attack's time).
+            codes, lookup = _text_codes_of(x, col, cache)
+            code = lookup.get(value_text(value), -1)
+            hit = (codes == code) if op == "==" else (codes != code)
+        else:
+            v = float(value) if col in numeric else value_text(value)
+            with np.errstate(invalid="ignore"):
+                hit = _COMPARE[op](x, v)
         mask &= np.asarray(hit, dtype=bool) & ~null
     return mask
+
+
+def _text_codes_of(
+    x: np.ndarray, col: str, cache: dict[str, Any] | None
+) -> tuple[np.ndarray, dict[str, int]]:
+    """A text column's integer codes and the code of each text (cached with the column)."""
+    key = ("codes", col)
+    if cache is not None and key in cache:
+        return cache[key]
+    codes, uniques = pd.factorize(x)
+    found = (codes.astype(np.int64), {str(u): i for i, u in enumerate(uniques)})
+    if cache is not None:
+        cache[key] = found
+    return found
+
+
+class _SingleClauseCounter:
+    """Rows of one batch matching a one-clause predicate, from per-column tables.
+
+    The univariate attack asks hundreds of ``col == v`` (and a few ``<=``, ``>=``)
+    predicates: a column's value counts and its sorted numbers, built once per batch,
+    answer each in a look-up instead of a pass over the batch. The same rows as
+    :func:`predicate_mask` (a null satisfies only ``isna``).
+    """
+
+    def __init__(self, batch: pd.DataFrame, numeric: set[str], cache: dict[str, Any]) -> None:
+        self.batch, self.numeric, self.cache = batch, numeric, cache
+        self.tables: dict[str, tuple[Any, np.ndarray, int]] = {}
+
+    def _table(self, col: str) -> tuple[Any, np.ndarray, int]:
+        if col not in self.tables:
+            null, x = _column_values(self.batch, col, self.numeric, self.cache)
+            present = x[~null]
+            if col in self.numeric:
+                present = present[~np.isnan(present)]
+            counts = pd.Series(present).value_counts().to_dict()
+            ordered = np.sort(present) if col in self.numeric else np.zeros(0)
+            self.tables[col] = (counts, ordered, int(null.sum()))
+        return self.tables[col]
+
+    def count(self, clause: tuple[str, str, Any]) -> int:
+        col, op, value = clause
+        counts, ordered, nulls = self._table(col)
+        if op == "isna":
+            return nulls
+        if op == "notna":
+            return len(self.batch) - nulls
+        if op == "==":
+            key = float(value) if col in self.numeric else value_text(value)
+            return int(counts.get(key, 0))
+        if col in self.numeric and op in ("<", "<=", ">", ">="):
+            v = float(value)
+            side = "right" if op in ("<=", ">") else "left"
+            below = int(np.searchsorted(ordered, v, side=side))
+            return below if op in ("<", "<=") else len(ordered) - below
+        mask = predicate_mask(self.batch, (clause,), self.numeric, self.cache)
+        return int(mask.sum())
 
 
 def count_predicates(
@@ -703,8 +767,15 @@ def count_predicates(
 
     def count(batch: pd.DataFrame) -> pd.DataFrame:
         cache: dict[str, Any] = {}
+        counter = _SingleClauseCounter(batch, numeric, cache)
         n = np.array(
-            [predicate_mask(batch, p, numeric, cache).sum() for p in preds], dtype=np.int64
+            [
+                counter.count(p[0])
+                if len(p) == 1
+                else predicate_mask(batch, p, numeric, cache).sum()
+                for p in preds
+            ],
+            dtype=np.int64,
         )
         hit = np.flatnonzero(n)
         return pd.DataFrame({"q": hit.astype(np.int64), "n": n[hit]})
