@@ -297,6 +297,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """The evaluation dict (schema 1) of a release or a raw input."""
     config, metrics = subject.config, subject.metrics
+    if not _several_passes(subject, settings):
+        return _evaluate(engine, subject, settings, holdout)
     # Several passes read the rows (classes, utility, attacks): each table is read once.
     cached = [engine.persist(t) for t in (subject.release, subject.original) if t is not None]
     subject = Subject(
@@ -307,6 +309,17 @@ def evaluate(
     finally:
         for table in cached:
             engine.unpersist(table)
+
+
+def _several_passes(subject: Subject, settings: Settings) -> bool:
+    """Whether more than one pass reads the rows (then they are persisted, read once).
+
+    A raw input's evaluation reads its rows once (:func:`fine_classes`; everything else
+    rolls up from that) unless SUDA2 or a weighted sdcMicro risk reads them again:
+    persisting them would only cost the engine's memory.
+    """
+    report = settings.report
+    return subject.original is not None or report.suda_max_size > 0 or report.weight is not None
 
 
 def _evaluate(
@@ -397,7 +410,7 @@ def _attacks(engine: Engine, fine: Table, view: TableView) -> dict:
     """
     from sparkanon.risk import attacks
 
-    return attacks.attacks_on_engine(engine, fine, view, count_column=RECORDS)
+    return attacks.attacks_on_engine(engine, fine, view, count_column=RECORDS, grouped=True)
 
 
 def _anonymeter(
