@@ -170,85 +170,108 @@ def _part(record: dict[str, Any], part: str) -> float:
 
 
 def summary_row(
-    rows: int, floor: dict[str, Any], a: dict[str, Any], b: dict[str, Any], job: dict[str, Any]
+    rows: int,
+    floor: dict[str, Any],
+    a: dict[str, Any],
+    b: dict[str, Any] | None,
+    job: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """One CSV row: the floor and the two evaluations of one row count side by side."""
+    """One CSV row: the floor and the evaluations of one row count side by side.
+
+    ``b`` and ``job`` are ``None`` when the release was not evaluated at this row count
+    (``--release-rows``); its cells are then empty.
+    """
     f = floor["wall_seconds"]
     fcpu = floor["tree_cpu_seconds"]
-    return {
+    row: dict[str, Any] = {
         "rows": rows,
         "floor_s": f,
         "input_eval_s": a["wall_seconds"],
         "input_ratio": round(a["wall_seconds"] / f, 3),
-        "release_eval_s": b["wall_seconds"],
-        "release_ratio": round(b["wall_seconds"] / f, 3),
-        "perturb_job_s": job["wall_seconds"],
         "floor_cpu_s": fcpu,
         "input_eval_cpu_s": a["tree_cpu_seconds"],
-        "release_eval_cpu_s": b["tree_cpu_seconds"],
         "input_cpu_ratio": round(a["tree_cpu_seconds"] / fcpu, 3),
-        "release_cpu_ratio": round(b["tree_cpu_seconds"] / fcpu, 3),
         "input_driver_gib": _part(a, "driver"),
         "input_jvm_gib": _part(a, "jvm"),
-        "release_driver_gib": _part(b, "driver"),
-        "release_jvm_gib": _part(b, "jvm"),
         "floor_driver_gib": _part(floor, "driver"),
         "floor_jvm_gib": _part(floor, "jvm"),
         "input_classes": a["summary"]["classes"],
         "other_cpu_s": round(
-            floor["other_cpu_seconds"] + a["other_cpu_seconds"] + b["other_cpu_seconds"], 1
+            floor["other_cpu_seconds"]
+            + a["other_cpu_seconds"]
+            + (b["other_cpu_seconds"] if b else 0.0),
+            1,
         ),
         "code_sha": a["code_sha"],
     }
+    if b is not None and job is not None:
+        row |= {
+            "release_eval_s": b["wall_seconds"],
+            "release_ratio": round(b["wall_seconds"] / f, 3),
+            "perturb_job_s": job["wall_seconds"],
+            "release_eval_cpu_s": b["tree_cpu_seconds"],
+            "release_cpu_ratio": round(b["tree_cpu_seconds"] / fcpu, 3),
+            "release_driver_gib": _part(b, "driver"),
+            "release_jvm_gib": _part(b, "jvm"),
+        }
+    return row
 
 
 def bench_rows(args: argparse.Namespace, rows: int, sha: str, runs_file: Path) -> dict[str, Any]:
     """Floor, the input's evaluation, the release and its evaluation at one row count."""
     path = input_file(args.data_dir, rows, args.seed)
-    holdout = input_file(args.data_dir, args.holdout_rows, args.seed + 1)
     name = f"evaluate{args.tag}-{rows}"
     sets = ["--set", "input.format=parquet", "--set", f"input.path={path}"]
     floor = bench_perturb.measured_run(
         [str(args.config), *sets, "--code", sha, "--floor"], runs_file, f"{name}-floor"
     )
     a = measure_evaluate(str(Path(args.config).resolve()), sets, f"{name}-input", sha, runs_file)
-    release = bench_job.OUT_ROOT / f"{name}-perturb"
-    job = bench_perturb.measured_run(
-        [str(args.release_config), *sets, "--set", "report.enabled=false", "--code", sha]
-        + ["--keep-output"],
-        runs_file,
-        f"{name}-perturb",
-    )
-    try:
-        extra = ["--holdout", str(holdout), "--label", args.label]
-        b = measure_evaluate(str(release), extra, f"{name}-release", sha, runs_file)
-    finally:
-        shutil.rmtree(release, ignore_errors=True)
+    b = job = None
+    holdout = None
+    if args.release_rows is None or rows in args.release_rows:
+        holdout = input_file(args.data_dir, args.holdout_rows, args.seed + 1)
+        release = bench_job.OUT_ROOT / f"{name}-perturb"
+        job = bench_perturb.measured_run(
+            [str(args.release_config), *sets, "--set", "report.enabled=false", "--code", sha]
+            + ["--keep-output"],
+            runs_file,
+            f"{name}-perturb",
+        )
+        try:
+            extra = ["--holdout", str(holdout), "--label", args.label]
+            b = measure_evaluate(str(release), extra, f"{name}-release", sha, runs_file)
+        finally:
+            shutil.rmtree(release, ignore_errors=True)
     row = summary_row(rows, floor, a, b, job)
+    said = (
+        f"release evaluation {row['release_eval_s']:.1f} s ({row['release_ratio']:.2f}x), "
+        f"driver RSS {row['release_driver_gib']:.2f} GiB Python / "
+        f"{row['release_jvm_gib']:.2f} GiB JVM"
+        if b
+        else "release not evaluated"
+    )
     print(
         f"[{name}] floor {row['floor_s']:.1f} s; input evaluation {row['input_eval_s']:.1f} s "
-        f"({row['input_ratio']:.2f}x, target {TARGET}x), release evaluation "
-        f"{row['release_eval_s']:.1f} s ({row['release_ratio']:.2f}x); driver RSS "
-        f"{row['input_driver_gib']:.2f} / {row['release_driver_gib']:.2f} GiB Python, "
-        f"JVM {row['input_jvm_gib']:.2f} / {row['release_jvm_gib']:.2f} GiB; other CPU "
-        f"{row['other_cpu_s']} s",
+        f"({row['input_ratio']:.2f}x, target {TARGET}x), driver RSS "
+        f"{row['input_driver_gib']:.2f} GiB Python / {row['input_jvm_gib']:.2f} GiB JVM; "
+        f"{said}; other CPU {row['other_cpu_s']} s",
         flush=True,
     )
     details = {
         "rows": rows,
         "input": str(path),
         "input_bytes": path.stat().st_size,
-        "holdout": str(holdout),
-        "holdout_rows": args.holdout_rows,
+        "holdout": str(holdout) if holdout else None,
+        "holdout_rows": args.holdout_rows if holdout else None,
         "input_seconds_per_stage": a["seconds"],
-        "release_seconds_per_stage": b["seconds"],
-        "perturb_job_seconds_per_stage": job.get("seconds"),
+        "release_seconds_per_stage": b["seconds"] if b else None,
+        "perturb_job_seconds_per_stage": job.get("seconds") if job else None,
         "input_evaluation": a["summary"],
-        "release_evaluation": b["summary"],
+        "release_evaluation": b["summary"] if b else None,
         "other_cpu_seconds": {
             "floor": floor["other_cpu_seconds"],
             "input": a["other_cpu_seconds"],
-            "release": b["other_cpu_seconds"],
+            "release": b["other_cpu_seconds"] if b else None,
         },
         "loadavg_at_start": floor.get("loadavg_at_start"),
     }
@@ -301,16 +324,25 @@ def report(out_dir: Path, tag: str = "") -> int:
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
     for r in rows:
+        b = bool(r["release_eval_s"])
         print(
             f"| {int(r['rows']):,} | {float(r['floor_s']):.1f} "
             f"| {float(r['input_eval_s']):.1f} | {float(r['input_ratio']):.2f}x "
             f"| {float(r['input_cpu_ratio']):.2f}x "
-            f"| {float(r['release_eval_s']):.1f} | {float(r['release_ratio']):.2f}x "
-            f"| {float(r['release_cpu_ratio']):.2f}x "
-            f"| {float(r['floor_driver_gib']):.2f} / {float(r['floor_jvm_gib']):.2f}, "
+            + (
+                f"| {float(r['release_eval_s']):.1f} | {float(r['release_ratio']):.2f}x "
+                f"| {float(r['release_cpu_ratio']):.2f}x "
+                if b
+                else "| not run | | "
+            )
+            + f"| {float(r['floor_driver_gib']):.2f} / {float(r['floor_jvm_gib']):.2f}, "
             f"{float(r['input_driver_gib']):.2f} / {float(r['input_jvm_gib']):.2f}, "
-            f"{float(r['release_driver_gib']):.2f} / {float(r['release_jvm_gib']):.2f} "
-            f"| {r['other_cpu_s']} |"
+            + (
+                f"{float(r['release_driver_gib']):.2f} / {float(r['release_jvm_gib']):.2f} "
+                if b
+                else "- "
+            )
+            + f"| {r['other_cpu_s']} |"
         )
     meta_path = out_dir / f"evaluate{tag}.meta.json"
     if meta_path.is_file():
@@ -318,14 +350,15 @@ def report(out_dir: Path, tag: str = "") -> int:
         for which in ("input", "release"):
             key = f"{which}_seconds_per_stage"
             stages: list[str] = []
-            for d in runs:
+            runs_with = [d for d in runs if d[key]]
+            for d in runs_with:
                 stages += [k for k in d[key] if k not in stages]
             print()
             print(f"Seconds per step, ({'a' if which == 'input' else 'b'}) {which} evaluation:")
             print()
             print("| rows | " + " | ".join(stages) + " | sum |")
             print("|---:|" + "---:|" * (len(stages) + 1))
-            for d in runs:
+            for d in runs_with:
                 s = d[key]
                 cells = " | ".join(f"{s.get(k, 0):.1f}" for k in stages)
                 print(f"| {d['rows']:,} | {cells} | {sum(s.values()):.1f} |")
@@ -340,6 +373,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", type=Path, default=INPUT_CONFIG, help="(a): its input")
     parser.add_argument(
         "--release-config", type=Path, default=RELEASE_CONFIG, help="(b): the release's job"
+    )
+    parser.add_argument(
+        "--release-rows",
+        type=_args.positive_int,
+        nargs="*",
+        default=None,
+        help="(b) only at these row counts (default: every --rows)",
     )
     parser.add_argument("--holdout-rows", type=_args.positive_int, default=100_000)
     parser.add_argument("--label", default="income", help="(b): the classifier's target")
