@@ -351,6 +351,8 @@ def report(out_dir: Path, tag: str = "") -> int:
             key = f"{which}_seconds_per_stage"
             stages: list[str] = []
             runs_with = [d for d in runs if d[key]]
+            if not runs_with:
+                continue
             for d in runs_with:
                 stages += [k for k in d[key] if k not in stages]
             print()
