@@ -42,7 +42,7 @@ References:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -512,42 +512,66 @@ def _pitman_master_closed(s: _Sample) -> Callable[[Vec], tuple[Vec, Mat]]:
     return master
 
 
-def _pitman_sums(s: _Sample) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Index vectors of the iterative form: i = 1..u-1, i = 1..n-1, and j with weights.
+CHUNK = 1 << 20
+"""Terms per numpy array of the finite sums (bounds the driver's memory: the sums run to
+the number of rows, 80 MB per array at 10M rows if built whole)."""
+
+
+def _chunks(first: int, stop: int) -> Iterator[np.ndarray]:
+    """``first, first + 1, ..., stop - 1`` as float arrays of at most :data:`CHUNK` terms."""
+    for lo in range(first, stop, CHUNK):
+        yield np.arange(lo, min(lo + CHUNK, stop), dtype=np.float64)
+
+
+def _pitman_sums(s: _Sample) -> Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """The index j of the iterative form with its weight w_j, in chunks.
 
     ``sum_classes count * sum_{j < size} g(j)`` equals ``sum_j w_j g(j)`` with ``w_j`` the
-    number of classes larger than ``j`` (classes of size 1 add nothing).
+    number of classes larger than ``j`` (classes of size 1 add nothing). The weights of a
+    chunk come from the sizes sorted once (the classes of size at most j by a binary
+    search), so no array is longer than the distinct sizes or :data:`CHUNK`.
     """
-    iu = np.arange(1, math.ceil(s.u), dtype=np.float64)
-    i_n = np.arange(1, math.ceil(s.n), dtype=np.float64)
-    top = int(s.sizes.max()) if s.sizes.size else 1
-    j = np.arange(1, top, dtype=np.float64)
-    by_size = np.zeros(top + 1, dtype=np.float64)
-    by_size[s.sizes.astype(np.int64)] = s.counts
-    weights = s.counts.sum() - np.cumsum(by_size)[1:top]  # classes larger than j
-    return iu, i_n, np.stack([j, weights]) if j.size else np.zeros((2, 0))
+    order = np.argsort(s.sizes, kind="stable")
+    sizes, counts = s.sizes[order], s.counts[order]
+    at_most = np.concatenate([[0.0], np.cumsum(counts)])  # classes of size <= sizes[i - 1]
+    total = float(counts.sum())
+    top = int(sizes.max()) if sizes.size else 1
+
+    def chunks() -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        for j in _chunks(1, top):
+            yield j, total - at_most[np.searchsorted(sizes, j, side="right")]
+
+    return chunks
 
 
 def _pitman_master_iterative(s: _Sample) -> Callable[[Vec], tuple[Vec, Mat]]:
-    """Pitman's likelihood equations and Jacobian as finite sums (``ModelPitman``)."""
-    iu, i_n, jw = _pitman_sums(s)
-    j, w = jw[0], jw[1]
+    """Pitman's likelihood equations and Jacobian as finite sums (``ModelPitman``).
+
+    The sums over i = 1..u-1, i = 1..n-1 and the weighted j run chunk by chunk
+    (:func:`_chunks`): the driver's memory stays flat in the rows.
+    """
+    weighted = _pitman_sums(s)
+    u_stop, n_stop = math.ceil(s.u), math.ceil(s.n)
 
     def master(x: Vec) -> tuple[Vec, Mat]:
         t, a = x
+        d1 = d5 = d3 = o1 = o3 = d4 = o4 = d2 = o2 = 0.0
         with np.errstate(all="ignore"):
-            v0 = t + iu * a
-            d1 = float(np.sum(1.0 / (v0 * v0)))
-            d5 = float(np.sum(iu / (v0 * v0)))
-            d3 = float(np.sum(iu * iu / (v0 * v0)))
-            o1 = float(np.sum(1.0 / v0))
-            o3 = float(np.sum(iu / v0))
-            v3 = j - a
-            d4 = float(np.sum(w / (v3 * v3)))
-            o4 = float(np.sum(w / v3))
-            vn = t + i_n
-            d2 = float(np.sum(1.0 / (vn * vn)))
-            o2 = float(np.sum(1.0 / vn))
+            for iu in _chunks(1, u_stop):
+                v0 = t + iu * a
+                d1 += float(np.sum(1.0 / (v0 * v0)))
+                d5 += float(np.sum(iu / (v0 * v0)))
+                d3 += float(np.sum(iu * iu / (v0 * v0)))
+                o1 += float(np.sum(1.0 / v0))
+                o3 += float(np.sum(iu / v0))
+            for j, w in weighted():
+                v3 = j - a
+                d4 += float(np.sum(w / (v3 * v3)))
+                o4 += float(np.sum(w / v3))
+            for i_n in _chunks(1, n_stop):
+                vn = t + i_n
+                d2 += float(np.sum(1.0 / (vn * vn)))
+                o2 += float(np.sum(1.0 / vn))
         return (o1 - o2, o3 - o4), (d2 - d1, -d5, -d5, -d3 - d4)
 
     return master

@@ -415,6 +415,7 @@ def sensitive_attacks_on_engine(
     similarity_share: float = DEFAULT_SIMILARITY_SHARE,
     count_column: str | None = None,
     max_values: int = MAX_VALUES,
+    grouped: bool = False,
 ) -> dict[str, Any]:
     """Homogeneity, similarity and skewness of the table's classes (see the module doc).
 
@@ -428,6 +429,9 @@ def sensitive_attacks_on_engine(
         count_column: a column of how many records each row stands for (TT's
             ``count``); ``None``: one record per row.
         max_values: the most sensitive codes compared (see :data:`MAX_VALUES`).
+        grouped: ``table`` holds one row per (quasi-identifiers, sensitive value)
+            already, ``count_column`` its records (a persisted class table, e.g. the
+            evaluation's): it is read as it is, not aggregated and persisted again.
 
     Returns:
         ``rows``, ``classes``, ``homogeneity``, ``similarity``, ``skewness`` (see
@@ -435,12 +439,22 @@ def sensitive_attacks_on_engine(
     """
     if view.sensitive is None:
         raise ValueError("the sensitive attacks need view.sensitive")
+    if grouped and count_column is None:
+        raise ValueError("a grouped table needs its count_column")
     qi, sens = list(view.quasi_identifiers), view.sensitive
-    per_value = engine.persist(
-        engine.aggregate(
-            table, qi + [sens], {_N: ("sum", count_column) if count_column else ("count", sens)}
+    if grouped:
+        assert count_column is not None
+        per_value = engine.select(
+            engine.with_columns(table, {_N: Col(count_column)}), qi + [sens, _N]
         )
-    )
+    else:
+        per_value = engine.persist(
+            engine.aggregate(
+                table,
+                qi + [sens],
+                {_N: ("sum", count_column) if count_column else ("count", sens)},
+            )
+        )
     try:
         counts = engine.collect_small(
             engine.aggregate(per_value, [sens], {_N: ("sum", _N)}), MAX_DOMAIN_ROWS
@@ -477,7 +491,8 @@ def sensitive_attacks_on_engine(
             engine.aggregate(per_class, ["homogeneous", "similar", "bin"], aggs), 4 * bins
         )
     finally:
-        engine.unpersist(per_value)
+        if not grouped:
+            engine.unpersist(per_value)
     return _sensitive_report(rows, dom, cutoffs, bins, similarity_share)
 
 
@@ -506,12 +521,15 @@ def _sensitive_report(
         similarity |= {"reading": "levels" if levels else "values", "range_share": None}
     b = rows["bin"].to_numpy(dtype=np.int64)
     maximum = rows["max"].max() if len(rows) else math.nan
+    top = float(maximum) if not pd.isna(maximum) else 0.0
+    # the mean of distances is at most their maximum; the summed products may round above
+    mean = min(float(rows["weighted"].sum()) / records, top) if records else 0.0
     skewness = {
         "distance": "emd_ordered" if dom.ordered else "emd_equal",
         "values": dom.n_values,
         "binned": dom.edges is not None,
-        "max": float(maximum) if not pd.isna(maximum) else 0.0,
-        "mean": float(rows["weighted"].sum()) / records if records else 0.0,
+        "max": top,
+        "mean": mean,
         "above": {
             _cut_key(c): (int(rows[f"above{i}"].sum()) / records if records else 0.0)
             for i, c in enumerate(cutoffs)
@@ -541,6 +559,9 @@ def linkage_on_engine(
 ) -> list[dict[str, Any]]:
     """The prosecutor matching rate of each known subset: two aggregations each.
 
+    The subsets' one-row totals are stacked and collected together (one Spark job for
+    all subsets, not one per subset).
+
     Args:
         engine: the engine.
         table: the rows.
@@ -550,8 +571,8 @@ def linkage_on_engine(
     Returns:
         One :func:`linkage_summary` per subset, in order.
     """
-    out = []
-    for known in known_subsets:
+    totals = []
+    for i, known in enumerate(known_subsets):
         if not known:
             raise ValueError("a known subset of quasi-identifiers is empty")
         first = known[0]
@@ -560,20 +581,29 @@ def linkage_on_engine(
         groups = engine.with_columns(
             groups, {"_att_one": When(Col("_att_size"), "==", Lit(1), Lit(1), Lit(0))}
         )
-        totals = engine.collect_small(
-            engine.aggregate(
-                groups,
-                [],
-                {
-                    "groups": ("count", "_att_size"),
-                    "rows": ("sum", "_att_size"),
-                    "certain": ("sum", "_att_one"),
-                },
-            ),
-            1,
-        ).iloc[0]
-        groups_n, rows_n = int(totals["groups"]), int(totals["rows"])
-        out.append(linkage_summary(known, groups_n, rows_n, int(totals["certain"])))
+        one = engine.aggregate(
+            groups,
+            [],
+            {
+                "groups": ("count", "_att_size"),
+                "rows": ("sum", "_att_size"),
+                "certain": ("sum", "_att_one"),
+            },
+        )
+        totals.append(engine.with_columns(one, {"_att_subset": Lit(i)}))
+    if not totals:
+        return []
+    # The subsets' one-row totals in one table: one collect (one Spark job), not one each.
+    stacked = totals[0]
+    for other in totals[1:]:
+        stacked = engine.union(stacked, other)
+    got = engine.collect_small(stacked, len(totals)).set_index("_att_subset")
+    out = []
+    for i, known in enumerate(known_subsets):
+        row = got.loc[i]
+        out.append(
+            linkage_summary(known, int(row["groups"]), int(row["rows"]), int(row["certain"]))
+        )
     return out
 
 
@@ -587,6 +617,7 @@ def attacks_on_engine(
     similarity_share: float = DEFAULT_SIMILARITY_SHARE,
     count_column: str | None = None,
     max_values: int = MAX_VALUES,
+    grouped: bool = False,
 ) -> dict[str, Any]:
     """Every attack of this module on one table (a raw input or a release).
 
@@ -603,6 +634,8 @@ def attacks_on_engine(
         count_column: a column of how many records each row stands for (TT's
             ``count``), or ``None``.
         max_values: the most sensitive codes the skewness attack compares.
+        grouped: ``table`` has one row per (quasi-identifiers, sensitive value) with
+            ``count_column`` its records (see :func:`sensitive_attacks_on_engine`).
 
     Returns:
         A JSON-able dict::
@@ -631,7 +664,15 @@ def attacks_on_engine(
     out: dict[str, Any] = {"homogeneity": None, "similarity": None, "skewness": None}
     if view.sensitive is not None:
         out |= sensitive_attacks_on_engine(
-            engine, table, view, cutoffs, bins, similarity_share, count_column, max_values
+            engine,
+            table,
+            view,
+            cutoffs,
+            bins,
+            similarity_share,
+            count_column,
+            max_values,
+            grouped,
         )
     else:
         full = linkage_on_engine(engine, table, [view.quasi_identifiers], count_column)[0]

@@ -34,7 +34,9 @@ control set, and the evaluation says so in its warnings.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,6 +156,20 @@ def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where
         sensitive_order=order,
         weight=settings.report.weight,
     )
+
+
+@contextmanager
+def _timed(engine: Engine, name: str, description: str) -> Iterator[None]:
+    """``engine.stage`` that also logs ``stage=<name> seconds=<s>`` when it ends.
+
+    The line has the form of :class:`~sparkanon.stages._common.StageTimer`'s, so a
+    benchmark (``scripts/bench_evaluate.py``) reads the seconds per evaluation step
+    from the log.
+    """
+    start = time.perf_counter()
+    with engine.stage(name, description):
+        yield
+    log.info("stage=%s seconds=%.2f", name, time.perf_counter() - start)
 
 
 RECORDS = "_records"
@@ -350,6 +366,8 @@ def evaluate(
 ) -> dict[str, Any]:
     """The evaluation dict (schema 1) of a release or a raw input."""
     config, metrics = subject.config, subject.metrics
+    if not _several_passes(subject, settings):
+        return _evaluate(engine, subject, settings, holdout)
     # Several passes read the rows (classes, utility, attacks): each table is read once.
     cached = [engine.persist(t) for t in (subject.release, subject.original) if t is not None]
     subject = Subject(
@@ -362,6 +380,17 @@ def evaluate(
             engine.unpersist(table)
 
 
+def _several_passes(subject: Subject, settings: Settings) -> bool:
+    """Whether more than one pass reads the rows (then they are persisted, read once).
+
+    A raw input's evaluation reads its rows once (:func:`fine_classes`; everything else
+    rolls up from that) unless SUDA2 or a weighted sdcMicro risk reads them again:
+    persisting them would only cost the engine's memory.
+    """
+    report = settings.report
+    return subject.original is not None or report.suda_max_size > 0 or report.weight is not None
+
+
 def _evaluate(
     engine: Engine, subject: Subject, settings: Settings, holdout: Table | None
 ) -> dict[str, Any]:
@@ -371,7 +400,7 @@ def _evaluate(
     view = view_of(config, columns, settings, subject.source)
     family = metrics.get("family")
     warnings: list[str] = []
-    with engine.stage("evaluate_risk", "evaluate: re-identification risk"):
+    with _timed(engine, "evaluate_risk", "evaluate: re-identification risk"):
         fine = fine_classes(engine, subject.release, view)
         before = None
         if subject.original is not None:
@@ -390,7 +419,7 @@ def _evaluate(
             "such a release is measured by the singling-out, linkability and inference "
             "attacks against the control set"
         )
-    with engine.stage("evaluate_attacks", "evaluate: attacks on the classes"):
+    with _timed(engine, "evaluate_attacks", "evaluate: attacks on the classes"):
         attacks = _attacks(engine, fine, view)
     engine.unpersist(fine)
     anonymeter = None
@@ -401,7 +430,7 @@ def _evaluate(
                 "need held-out original rows as their control set, and did not run"
             )
         else:
-            with engine.stage("evaluate_anonymeter", "evaluate: attacks against a control set"):
+            with _timed(engine, "evaluate_anonymeter", "evaluate: attacks against a control set"):
                 anonymeter = _anonymeter(engine, subject, view, holdout, settings)
     utility_block: dict[str, Any] = {
         "distance": {},
@@ -409,7 +438,7 @@ def _evaluate(
         "classification": None,
     }
     if subject.original is not None:
-        with engine.stage("evaluate_utility", "evaluate: utility"):
+        with _timed(engine, "evaluate_utility", "evaluate: utility"):
             measured, notes = utility(
                 engine,
                 subject.original,
@@ -467,7 +496,7 @@ def _attacks(engine: Engine, fine: Table, view: TableView) -> dict:
     """
     from sparkanon.risk import attacks
 
-    return attacks.attacks_on_engine(engine, fine, view, count_column=RECORDS)
+    return attacks.attacks_on_engine(engine, fine, view, count_column=RECORDS, grouped=True)
 
 
 def _anonymeter(
@@ -495,14 +524,14 @@ def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[s
         from sparkanon.stages.reconstruct import Release, reconstruct_table
 
         declared = Release(subject.source, f"{subject.source}/data", "", noise)
-        with engine.stage("evaluate_reconstruct", "evaluate: reconstruct the distributions"):
+        with _timed(engine, "evaluate_reconstruct", "evaluate: reconstruct the distributions"):
             out["reconstruction"] = reconstruct_table(engine, subject.release, declared)
     if family == "synthesis" and subject.original is not None:
         numeric = [
             a.name for a in subject.config.quasi_identifiers if isinstance(a, ContinuousAttribute)
         ]
         if len(numeric) >= 2:
-            with engine.stage("evaluate_covariance", "evaluate: covariances"):
+            with _timed(engine, "evaluate_covariance", "evaluate: covariances"):
                 out["covariance"] = {
                     "columns": numeric,
                     "original": covariance(engine, subject.original, numeric).tolist(),
