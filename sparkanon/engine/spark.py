@@ -245,8 +245,9 @@ class SparkEngine(Engine):
         # Spark refuses a query on a raw CSV file that reads only the corrupt-record
         # column (counting the rows where ``_malformed == 0``): the flag also reads the first
         # column, in a test that always holds, so every query reading it reads a data column.
-        always = F.length(F.coalesce(F.col(f"`{names[0]}`"), F.lit(""))) >= 0
-        flag = F.col(_CORRUPT).isNotNull() & always
+        flag = F.col(_CORRUPT).isNotNull()
+        if names:  # an empty file has no column (and is refused by the profile)
+            flag = flag & (F.length(F.coalesce(F.col(f"`{names[0]}`"), F.lit(""))) >= 0)
         # A malformed record's fields are null, as the local engine reads them.
         fields = [F.when(~flag, F.col(f"`{n}`")).alias(n) for n in names]
         return df.select(*fields, flag.cast("long").alias(MALFORMED))
