@@ -44,6 +44,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_wheel_holds_the_package_and_its_entry_points(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "sparkanon/submit.py" in names and "sparkanon/cli.py" in names
+    # The evaluation and its report, which every run writes by default.
+    assert {
+        "sparkanon/report/html.py",
+        "sparkanon/risk/arx.py",
+        "sparkanon/stages/evaluate.py",
+    } <= set(names)
     assert not [n for n in names if n.startswith(("tests/", "conf/", "data/", "scripts/"))]
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     assert "sparkanon = sparkanon.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
@@ -73,13 +79,7 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
     )
     assert version.stdout.strip() == f"sparkanon {sparkanon.__version__}"
     sample = adult_sample(tmp_path, 1500)
-    raw = adult_config(
-        tmp_path,
-        sample,
-        tmp_path / "out",
-        partitioning={"max_block_rows": 500},
-        report={"enabled": True},  # the report's package and its evaluation from the wheel
-    )
+    raw = adult_config(tmp_path, sample, tmp_path / "out", partitioning={"max_block_rows": 500})
     config = write_config(tmp_path, raw)
     for command in (["validate"], []):
         done = subprocess.run(
@@ -101,5 +101,4 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
         )
         assert done.returncode == 0, done.stderr[-4000:]
     assert (tmp_path / "out" / "metrics.json").exists()
-    assert (tmp_path / "out" / "report.html").exists()
     assert '"verified": true' in done.stdout
