@@ -78,7 +78,9 @@ def test_adult_job_on_the_cluster_into_a_hive_partition_equals_local_mode(
     script = tmp_path / "make_input.py"
     script.write_text(_MAKE_INPUT, encoding="utf-8")
     _run(submit_command(cluster, [str(script), str(sample)]), env)
-    blocks = ["--set", f"partitioning.max_block_rows={BLOCK_ROWS}"]
+    # No report: its evaluation adds ~25 s here (CI time); the report's commit with the
+    # data is the same code for every output (tests/test_evaluate.py, test_data_safety.py).
+    blocks = ["--set", f"partitioning.max_block_rows={BLOCK_ROWS}", "--set", "report.enabled=false"]
     job = [
         str(ROOT / "jobs" / "anonymize.py"),
         "conf/adult_hpk.yaml",
@@ -97,8 +99,6 @@ def test_adult_job_on_the_cluster_into_a_hive_partition_equals_local_mode(
     assert "stage=cluster" in done.stderr
     folder = warehouse / "spark-warehouse" / "people_anon" / "ds=2026-11-23"
     (version,) = [p for p in folder.iterdir() if p.name.startswith("v-")]
-    # The report is committed with the table's version, written on the cluster.
-    assert (version / "report.html").is_file() and (version / "evaluation.json").is_file()
     on_cluster = published_table(version)
 
     local = tmp_path / "local_out"
