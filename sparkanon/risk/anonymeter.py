@@ -811,18 +811,22 @@ def univariate_candidates(
 ) -> list[Predicate]:
     """Anonymeter's univariate predicates from the release, in a seeded shuffled order."""
     preds: list[Predicate] = []
+    nums = [c for c in sorted(columns) if c in numeric]
+    extremes = None
+    if nums:  # every number column's smallest and largest value in one aggregation
+        aggs = {f"{e}{i}": (e, c) for i, c in enumerate(nums) for e in ("min", "max")}
+        extremes = engine.collect_small(engine.aggregate(release, [], aggs), 1).iloc[0]
     for col in sorted(columns):
         counts = engine.aggregate(release, [col], {"n": ("count", col)})
         nulls = engine.where(counts, "n", "==", 1)
         rare = _collect_capped(engine, nulls, seed)
         for v in sorted(rare[col].tolist(), key=lambda v: (pd.isna(v), value_text(v))):
             preds.append(((col, "isna", None),) if pd.isna(v) else ((col, "==", v),))
-        if col in numeric:
-            row = engine.collect_small(
-                engine.aggregate(release, [], {"lo": ("min", col), "hi": ("max", col)}), 1
-            ).iloc[0]
-            if not pd.isna(row["lo"]):
-                preds += [((col, "<=", float(row["lo"])),), ((col, ">=", float(row["hi"])),)]
+        if col in numeric and extremes is not None:
+            i = nums.index(col)
+            lo, hi = extremes[f"min{i}"], extremes[f"max{i}"]
+            if not pd.isna(lo):
+                preds += [((col, "<=", float(lo)),), ((col, ">=", float(hi)),)]
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(preds))
     unique: dict[str, Predicate] = {}
