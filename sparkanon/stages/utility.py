@@ -3,14 +3,15 @@
 Three engine passes, each reducing rows to per-bin counts before the driver sees them:
 
 1. **Domains** (input): per numeric column its smallest and largest value, per
-   categorical column its distinct values and their counts (at most ``max_values``; a
-   column with more is left out, with a warning).
+   categorical column (and the label) its distinct values and their counts (at most
+   ``max_values``; a column with more is left out, with a warning).
 2. **Histograms** (input and release): per column and label, the rows over the
    original bins, a published value spread over the original values it stands for
    (:mod:`sparkanon.metrics.distribution`); pre-summed per batch.
 3. **Scoring** (held-out originals): a naive Bayes classifier from the release's
    histograms (and one from the input's, the baseline) predicts each held-out row's
-   label; per batch the correct predictions are counted.
+   label, and the majority rule the training label; per batch the correct predictions
+   of each are counted.
 
 Results: per column the total variation distance between the input's and the release's
 distributions over the same bins (and the ordered earth mover's distance of a numeric
@@ -120,9 +121,21 @@ def _np(ddl: str) -> Any:
 
 
 def binnings(
-    engine: Engine, table: Table, columns: Sequence[ColumnSpec], bins: int, max_values: int
-) -> tuple[list[Binning], list[str]]:
-    """The bins of each column over ``table`` (the input), and warnings for those left out."""
+    engine: Engine,
+    table: Table,
+    columns: Sequence[ColumnSpec],
+    bins: int,
+    max_values: int,
+    label: str | None = None,
+) -> tuple[list[Binning], list[str], dict[str, int]]:
+    """The bins of each column over ``table`` (the input), and the label's values.
+
+    One pass over the rows: the label is one more categorical column of it. Returns the
+    bins, warnings for the columns left out, and each ``label`` value's code (sorted;
+    empty without a label).
+    """
+    if label is not None:
+        columns = [*columns, ColumnSpec(label, numeric=False)]
     per_batch = engine.map_batches(table, make_domain_fn(columns), _DOMAIN_COLUMNS)
     summed = engine.aggregate(
         per_batch, ["col", "value"], {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")}
@@ -136,6 +149,11 @@ def binnings(
         small = engine.where(small, "col", "!=", c)
     rows = engine.collect_small(small, max_values * max(len(columns), 1) + 1)
     out, warnings = [], []
+    labels: dict[str, int] = {}
+    if label is not None:
+        values = rows.loc[rows["col"] == len(columns) - 1, "value"].astype(str)
+        labels = {v: i for i, v in enumerate(sorted(values))}
+        columns = columns[:-1]
     for c, spec in enumerate(columns):
         mine = rows[rows["col"] == c]
         if c in too_many:
@@ -157,7 +175,7 @@ def binnings(
                 rank = {v: i for i, v in enumerate(spec.order)}
                 leaves.sort(key=lambda v: (rank.get(v, len(rank)), v))
             out.append(categorical_binning(spec.name, leaves, spec.paths, spec.order))
-    return out, warnings
+    return out, warnings, labels
 
 
 def make_histogram_fn(
@@ -250,8 +268,19 @@ def distances(original: Histograms, release: Histograms, bins_of: Sequence[Binni
     return out
 
 
+@dataclass(frozen=True)
+class MajorityRule:
+    """The baseline classifier: the training data's most frequent label for every row."""
+
+    label: int
+
+    def predict(self, frame: pd.DataFrame) -> np.ndarray:
+        """``label`` for every row."""
+        return np.full(len(frame), self.label, dtype=np.int64)
+
+
 def make_score_fn(
-    models: Sequence[NaiveBayes], label: str, labels: Mapping[str, int]
+    models: Sequence[NaiveBayes | MajorityRule], label: str, labels: Mapping[str, int]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Per batch: per model, the held-out rows of a known label and those predicted right."""
 
@@ -271,7 +300,7 @@ def make_score_fn(
 def accuracies(
     engine: Engine,
     holdout: Table,
-    models: Sequence[NaiveBayes],
+    models: Sequence[NaiveBayes | MajorityRule],
     label: str,
     labels: Mapping[str, int],
 ) -> tuple[list[float], int]:
@@ -283,14 +312,6 @@ def accuracies(
     ).sort_values("model")
     n = int(summed["n"].iloc[0]) if len(summed) else 0
     return [float(r.correct) / n if n else float("nan") for r in summed.itertuples()], n
-
-
-def label_domain(engine: Engine, table: Table, label: str, cap: int = 1000) -> dict[str, int]:
-    """The label's values in ``table`` (the input), each to its code (sorted)."""
-    spec = ColumnSpec(label, numeric=False)
-    per_batch = engine.map_batches(table, make_domain_fn([spec]), _DOMAIN_COLUMNS)
-    values = engine.collect_small(engine.aggregate(per_batch, ["value"], {"n": ("sum", "n")}), cap)
-    return {v: i for i, v in enumerate(sorted(values["value"].astype(str)))}
 
 
 def utility(
@@ -310,8 +331,7 @@ def utility(
         ``({"distance": {...}, "classification": {...} | None}, warnings)``.
     """
     features = [c for c in columns if c.name != label]
-    bins_of, warnings = binnings(engine, original, features, bins, max_values)
-    labels = label_domain(engine, original, label) if label is not None else {}
+    bins_of, warnings, labels = binnings(engine, original, features, bins, max_values, label)
     before = histograms(engine, original, bins_of, label, labels)
     after = histograms(engine, release, bins_of, label, labels)
     result: dict[str, Any] = {"distance": distances(before, after, bins_of), "classification": None}
@@ -326,8 +346,10 @@ def utility(
         models.append(
             NaiveBayes(tuple(bins_of), tuple(hist.counts[b.column] for b in bins_of), priors)
         )
-    (acc_original, acc_release), n = accuracies(engine, holdout, models, label, labels)
-    majority = _majority(engine, holdout, label, labels, models[0].priors)
+    majority_rule = MajorityRule(int(np.argmax(models[0].priors)))
+    (acc_original, acc_release, majority), n = accuracies(
+        engine, holdout, [*models, majority_rule], label, labels
+    )
     result["classification"] = {
         "target": label,
         "model": "naive Bayes over the original bins (published values spread)",
@@ -344,18 +366,3 @@ def utility(
         acc_release,
     )
     return result, warnings
-
-
-def _majority(
-    engine: Engine, holdout: Table, label: str, labels: Mapping[str, int], priors: np.ndarray
-) -> float:
-    """The share of held-out rows holding the training data's most frequent label."""
-    spec = ColumnSpec(label, numeric=False)
-    per_batch = engine.map_batches(holdout, make_domain_fn([spec]), _DOMAIN_COLUMNS)
-    counts = engine.collect_small(
-        engine.aggregate(per_batch, ["value"], {"n": ("sum", "n")}), 10_000
-    )
-    known = counts[counts["value"].isin(list(labels))]
-    total = int(known["n"].sum())
-    top = [v for v, i in labels.items() if i == int(np.argmax(priors))][0]
-    return float(known.loc[known["value"] == top, "n"].sum()) / total if total else float("nan")
