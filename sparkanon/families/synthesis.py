@@ -109,6 +109,13 @@ class SynthesisFamily(Family):
             },
             "covariance_compatibility": _compatibility(found, covariance_compatibility),
             "correlation_compatibility": _compatibility(found, correlation_compatibility),
+            # The matrices the two measures compare, in the attributes' units (the report
+            # draws them side by side).
+            "covariance": {
+                "columns": found["covariance_columns"],
+                "original": found["covariance"],
+                "synthetic": found["synthetic_covariance"],
+            },
         }
         return metrics
 

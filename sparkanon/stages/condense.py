@@ -524,6 +524,7 @@ def verify_condensed(
         "copies_of_shared_combinations": shared_copies,
         "covariance": whole["covariance"].tolist(),
         "synthetic_covariance": whole["synthetic_covariance"].tolist(),
+        "covariance_columns": [k.name for k in kinds],
     }
     failed: list[str] = []
     if figures["smallest_group"] is not None and figures["smallest_group"] < plan.k:

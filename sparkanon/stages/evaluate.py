@@ -20,7 +20,7 @@ per-attack success counts, never rows:
   original bins, the family's losses from ``metrics.json``, and a classifier trained on
   the release and scored on the held-out rows;
 * the family's own view: a perturbed release's reconstructed distributions, a synthetic
-  release's covariance beside the original's.
+  release's covariance beside the original's (as its verification computed them).
 
 **Our readings.** A table's equivalence classes are its rows grouped by the published
 quasi-identifier values as they are (a range, a centroid or a taxonomy node is one
@@ -526,51 +526,11 @@ def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[s
         declared = Release(subject.source, f"{subject.source}/data", "", noise)
         with _timed(engine, "evaluate_reconstruct", "evaluate: reconstruct the distributions"):
             out["reconstruction"] = reconstruct_table(engine, subject.release, declared)
-    if family == "synthesis" and subject.original is not None:
-        numeric = [
-            a.name for a in subject.config.quasi_identifiers if isinstance(a, ContinuousAttribute)
-        ]
-        if len(numeric) >= 2:
-            with _timed(engine, "evaluate_covariance", "evaluate: covariances"):
-                out["covariance"] = {
-                    "columns": numeric,
-                    "original": covariance(engine, subject.original, numeric).tolist(),
-                    "synthetic": covariance(engine, subject.release, numeric).tolist(),
-                }
+    declared = subject.metrics.get("covariance")
+    if family == "synthesis" and declared and len(declared.get("columns") or ()) >= 2:
+        # The family's verification computed both matrices (metrics.json ``covariance``).
+        out["covariance"] = dict(declared)
     return out
-
-
-_MOMENT_COLUMNS = [("i", "long"), ("j", "long"), ("s", "double")]
-
-
-def covariance(engine: Engine, table: Table, columns: Sequence[str]) -> np.ndarray:
-    """The sample covariance matrix of ``columns`` (rows with a non-number left out).
-
-    One pass: per batch the row count, the sums and the cross-products (as
-    ``(i, j, sum)`` rows, ``i = -1`` the sums, ``i = j = -1`` the count), summed on the
-    engine; the driver gets ``(d + 1)^2`` numbers.
-    """
-    d = len(columns)
-
-    def moments(batch: pd.DataFrame) -> pd.DataFrame:
-        x = batch[list(columns)].apply(pd.to_numeric, errors="coerce").to_numpy(np.float64)
-        x = x[np.isfinite(x).all(axis=1)]
-        ext = np.hstack([np.ones((len(x), 1)), x])
-        prod = ext.T @ ext
-        i, j = np.meshgrid(np.arange(d + 1) - 1, np.arange(d + 1) - 1, indexing="ij")
-        return pd.DataFrame({"i": i.ravel(), "j": j.ravel(), "s": prod.ravel()})
-
-    rows = engine.map_batches(table, moments, _MOMENT_COLUMNS)
-    got = engine.collect_small(
-        engine.aggregate(rows, ["i", "j"], {"s": ("sum", "s")}), (d + 1) ** 2 + 1
-    )
-    m = np.zeros((d + 1, d + 1))
-    m[got["i"].to_numpy(int) + 1, got["j"].to_numpy(int) + 1] = got["s"].to_numpy(float)
-    n = m[0, 0]
-    if n < 2:
-        return np.full((d, d), np.nan)
-    mean = m[0, 1:] / n
-    return (m[1:, 1:] - n * np.outer(mean, mean)) / (n - 1)
 
 
 # --- reading what is evaluated ------------------------------------------------------------
