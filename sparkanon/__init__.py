@@ -143,8 +143,14 @@ def evaluate(
         UserError: not an output directory or a config, a bad option, a
             quasi-identifier that is not a column.
     """
-    from sparkanon.stages.evaluate import default_out, evaluate_target, write_evaluation
+    from sparkanon.stages.evaluate import (
+        default_out,
+        evaluate_target,
+        load_target,
+        write_evaluation,
+    )
 
+    loaded = load_target(target, overrides, **options)  # bad options fail before Spark starts
     if engine == "local":
         from sparkanon.engine.local import LocalEngine
 
@@ -154,7 +160,7 @@ def evaluate(
         from sparkanon.engine.spark import SparkEngine
 
         runner = SparkEngine(get_or_create_session())
-    result = evaluate_target(runner, target, overrides, **options)
+    result = evaluate_target(runner, loaded)
     if write:
         write_evaluation(runner, result, out or default_out(target))
     return result

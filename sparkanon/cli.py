@@ -702,7 +702,12 @@ def evaluate_command(args: argparse.Namespace) -> int:
     Writes ``evaluation.json`` and ``report.html`` and prints a summary as JSON: the
     files, and per table evaluated its rows, classes and ARX's headline risks.
     """
-    from sparkanon.stages.evaluate import default_out, evaluate_target, write_evaluation
+    from sparkanon.stages.evaluate import (
+        default_out,
+        evaluate_target,
+        load_target,
+        write_evaluation,
+    )
 
     qis = args.quasi_identifiers
     options = {
@@ -718,8 +723,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
         "quasi_identifiers": [q.strip() for q in qis.split(",") if q.strip()] if qis else None,
     }
     try:
-        engine = make_engine(args.engine, None, args.master)
-        result = evaluate_target(engine, args.target, args.overrides, **options)
+        target = load_target(args.target, args.overrides, **options)  # before Spark starts
+        engine = make_engine(args.engine, target.config, args.master)
+        result = evaluate_target(engine, target)
         out = args.out or default_out(args.target)
         files = write_evaluation(engine, result, out)
     except Exception as exc:  # noqa: BLE001

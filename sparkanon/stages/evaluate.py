@@ -37,7 +37,7 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -599,25 +599,51 @@ def load_output(output_dir: str) -> tuple[JobConfig, dict[str, Any], str]:
     return config, metrics, table
 
 
-def evaluate_target(
-    engine: Engine, target: str, overrides: Sequence[str] = (), **options: Any
-) -> dict[str, Any]:
-    """Evaluate a committed output directory, or (a YAML file) a config's raw input."""
+@dataclass(frozen=True)
+class Target:
+    """What ``evaluate`` was pointed at, loaded and checked before any engine starts.
+
+    Attributes:
+        config: the job config (a config target's, or the output's ``config.yaml``).
+        settings: the evaluation's settings (the config's ``report`` and the options).
+        output: the committed output directory; ``None`` for a config's raw input.
+        metrics: the output's ``metrics.json`` (empty for a raw input).
+        table: the output's class table folder (``data`` or ``rt``).
+    """
+
+    config: JobConfig
+    settings: Settings
+    output: str | None = None
+    metrics: Mapping[str, Any] = field(default_factory=dict)
+    table: str = "data"
+
+
+def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> Target:
+    """A committed output directory, or (a YAML file) a config, with the options checked.
+
+    Raises:
+        UserError: not an output or a config, or an option out of its range (naming it).
+    """
     from sparkanon.config import load_config
 
     if Path(target).is_file() and target.endswith((".yaml", ".yml")):
         config = load_config(target, list(overrides))
-        settings = settings_of(config, **options)
+        return Target(config, settings_of(config, **options))
+    config, metrics, table = load_output(target)
+    return Target(config, settings_of(config, **options), target, metrics, table)
+
+
+def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
+    """Evaluate a committed output (beside its input) or a config's raw input."""
+    config, settings = target.config, target.settings
+    holdout = read_holdout(engine, config, settings.report.holdout)
+    if target.output is None:
         rows = read_input_rows(engine, config)
-        holdout = read_holdout(engine, config, settings.report.holdout)
         subject = Subject(config, rows, None, {}, config.input.source)
         return evaluate(engine, subject, settings, holdout)
-    config, metrics, table = load_output(target)
-    settings = settings_of(config, **options)
-    release = engine.read_table(f"{target}/{table}", config.output.format)
+    release = engine.read_table(f"{target.output}/{target.table}", config.output.format)
     original = read_input_rows(engine, config)
-    holdout = read_holdout(engine, config, settings.report.holdout)
-    subject = Subject(config, release, original, metrics, target)
+    subject = Subject(config, release, original, target.metrics, target.output)
     return evaluate(engine, subject, settings, holdout)
 
 
@@ -702,6 +728,7 @@ __all__ = [
     "Subject",
     "evaluate",
     "evaluate_target",
+    "load_target",
     "settings_of",
     "write_evaluation",
 ]
