@@ -189,6 +189,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_reconstruct_parser(sub)
     _add_evaluate_parser(sub)
+    _add_init_parser(sub)
     stream = _subcommand(
         sub,
         "stream",
@@ -263,6 +264,70 @@ def _add_reconstruct_parser(sub: Any) -> None:
         "(default OUTPUT_DIR/reconstruction)",
     )
     _add_engine_arguments(cmd)
+
+
+def _add_init_parser(sub: Any) -> None:
+    """``sparkanon init TABLE_OR_PATH ...``."""
+    cmd = _subcommand(
+        sub,
+        "init",
+        "profile a table (files or a catalog table) and write a commented starter config: "
+        "each column's kind, likely direct identifiers, quasi-identifiers, a model and its "
+        "feasibility",
+    )
+    cmd.add_argument(
+        "source", metavar="TABLE_OR_PATH", help="a file or folder, or a catalog table db.name"
+    )
+    cmd.add_argument(
+        "--format",
+        dest="input_format",
+        choices=["csv", "parquet", "orc"],
+        default=None,
+        help="the files' format (default: from their suffix)",
+    )
+    cmd.add_argument(
+        "--out", default=None, metavar="FILE", help="write the config here (default: stdout)"
+    )
+    cmd.add_argument(
+        "--output-path",
+        default=None,
+        metavar="DIR",
+        help="the config's output.path (default out/<name>_anonymized)",
+    )
+    cmd.add_argument("--sensitive", default=None, metavar="COLUMN", help="the sensitive attribute")
+    cmd.add_argument(
+        "--quasi-identifiers",
+        default=None,
+        metavar="A,B,C",
+        help="the quasi-identifiers (default: suggested from names and kinds)",
+    )
+    _add_engine_arguments(cmd)
+
+
+def init_command(args: argparse.Namespace) -> int:
+    """Profile a table and write a starter config (exit 0, or 2 naming what is wrong)."""
+    from sparkanon.stages.starter import is_table_name, starter_config
+
+    qis = args.quasi_identifiers
+    try:
+        engine_name = "spark" if is_table_name(args.source) else args.engine
+        engine = make_engine(engine_name, None, args.master, hive=is_table_name(args.source))
+        text = starter_config(
+            engine,
+            args.source,
+            fmt=args.input_format,
+            output_path=args.output_path,
+            sensitive=args.sensitive,
+            quasi_identifiers=[q.strip() for q in qis.split(",") if q.strip()] if qis else None,
+        )
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(json.dumps({"config": args.out}))
+    return EXIT_OK
 
 
 def _add_evaluate_parser(sub: Any) -> None:
@@ -476,7 +541,11 @@ def _with_partition(overrides: Sequence[str], partition: str | None) -> list[str
 
 
 def make_engine(
-    engine_name: str, config: Any, master: str | None = None, remote: str | None = None
+    engine_name: str,
+    config: Any,
+    master: str | None = None,
+    remote: str | None = None,
+    hive: bool = False,
 ) -> Any:
     """The engine a command runs on (a Spark session is created or reused).
 
@@ -485,6 +554,7 @@ def make_engine(
         config: the job config (catalog tables turn Hive support on); ``None``: none.
         master: Spark master when no session exists and spark-submit set none.
         remote: a Spark Connect URL (``sc://host:port``) instead of a master.
+        hive: turn the catalog on whatever the config says (``init`` on a table).
     """
     if engine_name == "local":
         from sparkanon.engine.local import LocalEngine
@@ -492,8 +562,8 @@ def make_engine(
         return LocalEngine()
     from sparkanon.engine.spark import SparkEngine
 
-    uses_tables = config is not None and (
-        config.input.table is not None or config.output.table is not None
+    uses_tables = hive or (
+        config is not None and (config.input.table is not None or config.output.table is not None)
     )
     if remote is not None:
         from sparkanon.engine.session import connect_session
@@ -818,6 +888,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return stream_command(args.config, args.overrides, master=args.master)
     if args.command == "evaluate":
         return evaluate_command(args)
+    if args.command == "init":
+        return init_command(args)
     if args.command == "reconstruct":
         return reconstruct_command(
             args.output_dir,
