@@ -3,11 +3,12 @@
 The table sparkanon is meant for, in the shape a warehouse holds it: direct identifiers
 (a record id, a name, an e-mail address, a phone number, a national id), dates and
 timestamps (birth date, admission instant), a ZIP-like code, Spark's native types
-(booleans, integers of four widths, a decimal), a sensitive diagnosis, a free-text note
-and ``--passthrough`` further columns of mixed types that no anonymization needs.
+(booleans, integers of four widths, a decimal), a sensitive diagnosis, a set of
+procedure codes (``|``-joined, for relational-transaction jobs), a free-text note and
+``--passthrough`` further columns of mixed types that no anonymization needs.
 
-Values are drawn from a seeded generator, row by row independent of the row count's
-chunking, so the same ``--rows``, ``--passthrough`` and ``--seed`` give the same file.
+Values are drawn from one seeded generator, so the same ``--rows``, ``--passthrough`` and
+``--seed`` give the same file.
 The distributions are loosely realistic (ages skewed to the middle, ZIPs clustered in a
 few regions, the diagnosis depending on age) so anonymization has something to preserve.
 
@@ -53,6 +54,16 @@ def _birth_dates(rng: np.random.Generator, n: int) -> np.ndarray:
     age_days = np.clip(rng.normal(48, 19, n), 0, 104.9) * 365.25
     ref = (REFERENCE_DAY - dt.date(1970, 1, 1)).days
     return (ref - age_days).astype(np.int64)
+
+
+def _procedures(rng: np.random.Generator, n: int) -> list[str]:
+    """Each admission's procedure codes ``P01`` ... ``P30``, 1 to 4 of them, joined by ``|``."""
+    counts = rng.integers(1, 5, n)
+    draws = rng.integers(1, 31, (n, 4))
+    return [
+        "|".join(f"P{c:02d}" for c in sorted(set(row[:m])))
+        for row, m in zip(draws, counts, strict=True)
+    ]
 
 
 def patients_table(rows: int, passthrough: int = 150, seed: int = 0) -> pa.Table:
@@ -109,6 +120,7 @@ def patients_table(rows: int, passthrough: int = 150, seed: int = 0) -> pa.Table
             [Decimal(int(c)).scaleb(-2) for c in charge_cents], pa.decimal128(10, 2)
         ),
         "diagnosis": pa.array(np.asarray(DIAGNOSES)[diag_idx]),
+        "procedures": pa.array(_procedures(rng, n)),
         "notes": pa.array([f"seen on ward {w}, follow-up advised" for w in rng.integers(1, 30, n)]),
     }
     kinds = (pa.float64(), pa.int32(), pa.string(), pa.bool_(), pa.int64())
