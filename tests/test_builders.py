@@ -330,3 +330,60 @@ def test_mondrian_run_with_builders_and_an_invalid_value(tmp_path: Path) -> None
     top_coded = int((people["age"].iloc[1:] >= 90).sum())
     assert top_coded > 0
     assert evaluation["utility"]["distance"]["age"]["unread_rows"] == top_coded
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "publish"),
+    [
+        ({"name": "maa_slie"}, "centroids"),
+        ({"name": "mdav"}, "generalized"),
+        (
+            {
+                "name": "perturb",
+                "columns": [{"name": "age", "noise": "randomized_response", "retention": 0.8}],
+            },
+            "generalized",
+        ),
+        ({"name": "condensation"}, "centroids"),
+    ],
+    ids=["blocks", "mdav", "perturbation", "synthesis"],
+)
+def test_every_family_accepts_a_built_hierarchy(
+    tmp_path: Path, algorithm: dict[str, Any], publish: str
+) -> None:
+    people = _people(tmp_path)
+    people["w"] = range(len(people))
+    people.to_csv(tmp_path / "in.csv", index=False)
+    raw = _config(tmp_path, AGES, algorithm=algorithm)
+    raw["input"]["on_invalid"] = "drop"
+    raw["output"]["publish"] = publish
+    if algorithm["name"] == "perturb":
+        raw.pop("model")
+    if algorithm["name"] == "condensation":  # synthesizes at least one continuous column
+        raw["attributes"][0] = {"name": "w", "kind": "continuous"}
+    result = run_job(LocalEngine(), parse_config(raw))
+    out = tmp_path / "out"
+    assert result.metrics["verified"] is True
+    assert result.metrics["rows_out"] == 59
+    ages = load_arx_hierarchy(out / "hierarchies" / "age.csv", "age")
+    published = pd.read_csv(out / "data" / "part-00000.csv", dtype=str)
+    assert set(published["age"]) <= {label for path in ages.paths for label in path}
+
+
+def test_a_date_not_in_the_format_fails_naming_column_value_and_key(tmp_path: Path) -> None:
+    pd.DataFrame(
+        {
+            "rid": range(4),
+            "visit": ["03/01/2020", "10/01/2020", "2020-01-11", "05/02/2020"],
+            "zip": ["12345"] * 4,
+            "disease": ["flu", "cold", "flu", "cold"],
+        }
+    ).to_csv(tmp_path / "in.csv", index=False)
+    days = {"type": "intervals", "values": "date", "format": "%d/%m/%Y", "widths": [7]}
+    raw = _config(tmp_path, days)
+    raw["attributes"][1]["name"] = "visit"
+    with pytest.raises(InputError) as err:
+        run_job(LocalEngine(), parse_config(raw))
+    for fragment in ("'2020-01-11'", "'visit'", "attributes.1.builder.format", "'%d/%m/%Y'"):
+        assert fragment in str(err.value), (fragment, str(err.value))
+    assert not (tmp_path / "out").exists()

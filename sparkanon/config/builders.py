@@ -13,14 +13,14 @@ generates the hierarchy from the column's distinct values, as ARX's hierarchy bu
 from __future__ import annotations
 
 import datetime
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sparkanon.models.base import Float, Int
 
-Point = Union[Float, datetime.date, str]  # noqa: UP007 (pydantic reads the union as given)
-"""A number, or (``values: date``) a date: a YAML date or ISO text ``2020-01-31``."""
+Point = Union[Float, str]  # noqa: UP007 (pydantic reads the union as given)
+"""A number, or (``values: date``) a date: ISO text ``2020-01-31`` (a YAML date becomes it)."""
 
 
 class _Builder(BaseModel):
@@ -68,6 +68,14 @@ class IntervalsBuilder(_Builder):
     merge: tuple[Annotated[Int, Field(ge=2)], ...] = ()
     top: Point | None = None
     bottom: Point | None = None
+
+    @field_validator("origin", "top", "bottom", "bounds", mode="before")
+    @classmethod
+    def _dates_as_iso_text(cls, raw: Any) -> Any:
+        """A YAML date as its ISO text, so a resolved config loads back as itself."""
+        if isinstance(raw, (list, tuple)):
+            return [cls._dates_as_iso_text(v) for v in raw]
+        return raw.isoformat() if isinstance(raw, datetime.date) else raw
 
 
 class GroupsBuilder(_Builder):
