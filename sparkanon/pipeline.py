@@ -14,9 +14,13 @@ per-column, per-node, per-block and per-class statistics, never rows.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from sparkanon.attributes.builders import arx_text, hierarchy_file
+from sparkanon.attributes.kinds import CategoricalKind
+from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError
@@ -98,6 +102,8 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     hint = family.empty_hint(metrics, run.config)
     check_release_size(metrics, run.config.output.max_suppressed_share, hint)
     staging = run.staging()
+    if staging is not None:
+        write_hierarchies(engine.write_text, run.config, run.schema, staging)
     if staging is not None and run.config.report.enabled:
         with timer.stage("evaluate"):
             evaluate_run(
@@ -105,6 +111,28 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
             )
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
+
+
+def write_hierarchies(
+    write_text: Callable[[str, str], None], config: JobConfig, schema: Schema, directory: str
+) -> list[str]:
+    """The hierarchies the builders generated, as ARX files in ``directory/hierarchies``.
+
+    Returns:
+        The files written (none when no attribute has a builder).
+    """
+    written = []
+    for kind in schema.kinds:
+        attr = next((a for a in config.quasi_identifiers if a.name == kind.name), None)
+        if getattr(attr, "builder", None) is None or not isinstance(kind, CategoricalKind):
+            continue
+        assert kind.taxonomy is not None
+        path = hierarchy_file(directory, kind.name)
+        write_text(path, arx_text(kind.taxonomy))
+        written.append(path)
+    if written:
+        log.info("wrote %d generated hierarchies", len(written))
+    return written
 
 
 def accounting(profile: Profile, suppressed: dict[str, int], rows_out: int) -> dict[str, Any]:

@@ -530,7 +530,8 @@ BAD_HIERARCHIES = {
     "cycle": ("a;X;Y;*\nb;Y;X;*\n", ["'Y'", "level 1 on line 2", "level 2 on line 1", "cycle"]),
     # A node that is its own parent, within one line.
     "self-parent": ("a;P;*;*\nb;X;X;*\n", ["line 1", "'*'", "cycle"]),
-    "self-parent-inner": ("a;P;Q;*\nb;X;X;*\n", ["'X'", "level 2 on line 2", "cycle"]),
+    # X spans levels 1-2 on line 1 (a node generalized to itself) but only level 2 on line 2.
+    "chain-at-other-levels": ("a;X;X;*\nb;Y;X;*\n", ["'X'", "level 2 on line 2", "cycle"]),
     "several-roots": ("a;X;*\nb;Y;#\n", ["several roots", "'#'", "line 2"]),
     "blank-lines-counted": ("\na;X;*\n\nb;;*\n", ["line 4", "empty cell"]),
     "empty": ("", ["empty"]),

@@ -137,8 +137,10 @@ def load_arx_hierarchy(path: str | Path, attribute: str, separator: str | None =
     depth) and no empty cell; no leaf is listed twice; a value sits at one
     level only, so it is never both a leaf and an inner node and the parent
     links cannot form a cycle (in this format a cycle shows up as a value at
-    two levels); every node has one parent wherever it appears; the last
-    column holds one root; with ``separator``, no label contains it.
+    two levels; a value repeated in consecutive cells of a row, ``95;>=90;>=90;*``,
+    is one node generalized to itself, see :func:`taxonomy_from_rows`); every node
+    has one parent wherever it appears; the last column holds one root; with
+    ``separator``, no label contains it.
 
     Args:
         path: the CSV file.
@@ -157,7 +159,45 @@ def load_arx_hierarchy(path: str | Path, attribute: str, separator: str | None =
     where = f"hierarchy {str(p)!r} of attribute {attribute!r}"
     if not p.is_file():
         raise ConfigError(f"{where}: file does not exist")
-    numbered = _read_rows(p)
+    return taxonomy_from_rows(_read_rows(p), where, separator)
+
+
+def _runs(row: list[str]) -> list[tuple[str, int, int]]:
+    """A row's labels as runs of equal consecutive cells: ``(label, first level, last level)``."""
+    runs: list[tuple[str, int, int]] = []
+    for level, node in enumerate(row):
+        if runs and runs[-1][0] == node:
+            runs[-1] = (node, runs[-1][1], level)
+        else:
+            runs.append((node, level, level))
+    return runs
+
+
+def taxonomy_from_rows(
+    numbered: list[tuple[int, list[str]]], where: str, separator: str | None = None
+) -> Taxonomy:
+    """Check that ARX rows (leaf to root, each with its line number) describe a tree.
+
+    The checks of :func:`load_arx_hierarchy`; the hierarchy builders
+    (:mod:`sparkanon.attributes.builders`) call it on the rows they generate, so a
+    generated hierarchy obeys the rules of a file.
+
+    A label repeated in *consecutive* cells of a row is one node generalized to itself
+    (ARX writes top-coded values so: ``95;>=90;>=90;*``); it must span the same levels,
+    under the same parent, on every row holding it. An item taxonomy (``separator``
+    given) allows no such repeat: published sets name nodes by their labels alone.
+
+    Args:
+        numbered: the rows with their 1-based line numbers, cells trimmed.
+        where: the file (or generated hierarchy) and attribute, for messages.
+        separator: see :func:`load_arx_hierarchy`.
+
+    Returns:
+        The taxonomy with leaves in depth-first order.
+
+    Raises:
+        ConfigError: no rows, or not a tree, naming the line and the value.
+    """
     if not numbered:
         raise ConfigError(f"{where}: file is empty")
     first_line, first_row = numbered[0]
@@ -167,18 +207,19 @@ def load_arx_hierarchy(path: str | Path, attribute: str, separator: str | None =
             f"{where}: line {first_line} ({first_row[0]!r}) has one column; expected leaf;...;root"
         )
     root = first_row[-1]
-    # Every value seen so far: its level, its parent (None for the root) and the line.
-    seen: dict[str, tuple[int, str | None, int]] = {}
+    # Every value seen so far: its levels (first, last), its parent (None for the root), line.
+    seen: dict[str, tuple[int, int, str | None, int]] = {}
     for lineno, row in numbered:
         _check_row(where, lineno, row, width, first_line)
         if separator is not None:
             _check_separator(where, lineno, row, separator)
-        for level, node in enumerate(row):
-            parent = row[level + 1] if level + 1 < width else None
+        runs = _runs(row) if separator is None else [(n, lv, lv) for lv, n in enumerate(row)]
+        for i, (node, start, end) in enumerate(runs):
+            parent = runs[i + 1][0] if i + 1 < len(runs) else None
             if node not in seen:
-                seen[node] = (level, parent, lineno)
+                seen[node] = (start, end, parent, lineno)
                 continue
-            _check_node(where, lineno, node, level, parent, seen[node])
+            _check_node(where, lineno, node, (start, end), parent, seen[node])
         if row[-1] != root:
             raise ConfigError(
                 f"{where}: line {lineno} ends with root {row[-1]!r}, line {first_line} with "
@@ -232,32 +273,35 @@ def _check_node(
     where: str,
     lineno: int,
     node: str,
-    level: int,
+    levels: tuple[int, int],
     parent: str | None,
-    before: tuple[int, str | None, int],
+    before: tuple[int, int, str | None, int],
 ) -> None:
-    """Fail if a value seen before at ``before`` differs in level or parent (not a tree).
+    """Fail if a value seen before at ``before`` differs in levels or parent (not a tree).
 
     Args:
         where: the file and attribute, for messages.
         lineno: the line being read.
         node: the value.
-        level: its level on this line (0 for the leaf).
+        levels: the first and last level it spans on this line (0: the leaf).
         parent: its parent on this line (``None`` at the root level).
-        before: ``(level, parent, line)`` where the value was first seen.
+        before: ``(first level, last level, parent, line)`` where the value was first seen.
     """
-    old_level, old_parent, old_line = before
+    old_start, old_end, old_parent, old_line = before
+    level, old_level = levels[0], old_start
     if level == 0 and old_level == 0:
         raise ConfigError(
             f"{where}: leaf {node!r} appears twice (line {lineno}, first on line {old_line})"
         )
-    if level != old_level:
+    if levels != (old_start, old_end):
         if 0 in (level, old_level):
             leaf_line, inner_line = (lineno, old_line) if level == 0 else (old_line, lineno)
             raise ConfigError(
                 f"{where}: value {node!r} is both a leaf (line {leaf_line}) and an inner node "
                 f"(line {inner_line}); a leaf cannot generalize other values"
             )
+        if level == old_level:
+            level, old_level = levels[1], old_end
         raise ConfigError(
             f"{where}: value {node!r} sits at level {level} on line {lineno} but at level "
             f"{old_level} on line {old_line}; a value at two levels makes a cycle, the "

@@ -31,6 +31,7 @@ exposes integer *bins* used by the Mondrian-style blocking.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
@@ -538,6 +539,19 @@ class CategoricalKind(DiscreteKind):
     """
 
     taxonomy: Taxonomy | None = None
+    lookup: Mapping[str, int] | None = field(default=None, repr=False)
+
+    def encode(self, values: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+        """Leaf codes of values: their labels, or with ``lookup`` (a built hierarchy) its map.
+
+        A hierarchy builder may recode several values to one leaf (top coding,
+        ``from_level``), so its values are looked up apart from the leaves' labels.
+        """
+        if self.lookup is None:
+            return super().encode(values)
+        mapped = trimmed_text(values).map(self.lookup).astype("Float64")
+        invalid = mapped.isna().to_numpy()
+        return mapped.fillna(0).to_numpy(dtype=np.int64), invalid
 
     def cut_candidates(self, lo: int, hi: int) -> list[int] | None:
         """Cuts between the child subtrees of the range's common ancestor (keeps siblings)."""
@@ -682,14 +696,17 @@ def ordinal_kind(
     return OrdinalKind(name=name, weight=weight, labels=tuple(order), matrix=matrix, rule=centroid)
 
 
-def categorical_kind(name: str, weight: float, taxonomy: Taxonomy) -> CategoricalKind:
-    """Build a categorical kind from its taxonomy."""
+def categorical_kind(
+    name: str, weight: float, taxonomy: Taxonomy, lookup: Mapping[str, int] | None = None
+) -> CategoricalKind:
+    """Build a categorical kind from its taxonomy (and, for a built one, value -> leaf)."""
     return CategoricalKind(
         name=name,
         weight=weight,
         labels=taxonomy.leaves,
         matrix=taxonomy.distance_matrix(),
         taxonomy=taxonomy,
+        lookup=lookup,
     )
 
 

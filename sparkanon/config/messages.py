@@ -129,7 +129,8 @@ def _describe_error(err: Any, single_model: bool) -> str:
         if assigned:  # "p = 5 > k = 4: ..." -> model.p = 5 > k = 4: ...
             return f"{loc}.{msg}{column}"
         head, sep, rest = msg.partition(": ")
-        if sep and head.isidentifier():  # "order: repeated values" -> attributes.1.order
+        # "order: repeated values" -> attributes.1.order; "builder.bounds: ..." too
+        if sep and all(part.isidentifier() for part in head.split(".")):
             loc, msg = f"{loc}.{head}", rest
         return f"{loc}: {msg}{column}"
     if kind == "extra_forbidden" and section == "algorithm" and len(raw_loc) > 2:

@@ -27,6 +27,7 @@ from pydantic import (
 
 from sparkanon.algorithms import AlgorithmConfig, algorithms_of
 from sparkanon.algorithms.maa_slie import MaaSlieParams
+from sparkanon.attributes.builders import builder_problem
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.itemsets import ItemTree, even_taxonomy, sorted_items
 from sparkanon.attributes.kinds import (
@@ -36,6 +37,7 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.semantic import SemanticKind
+from sparkanon.config.builders import BuilderConfig
 from sparkanon.config.partitions import partition_text
 from sparkanon.config.rules import (
     check_input_source,
@@ -250,15 +252,42 @@ class OrdinalAttribute(_QuasiIdentifier):
 class CategoricalAttribute(_QuasiIdentifier):
     """Values that are leaves of a taxonomy tree (Shi et al. 2024, eq. 14-15).
 
+    Give exactly one of:
+
     Attributes:
         hierarchy: ARX-format hierarchy CSV (one row per leaf, most specific value
             first, root last, ``;``-separated), validated as a tree.
+        builder: a hierarchy generated from the column's distinct values
+            (:mod:`sparkanon.config.builders`, :mod:`sparkanon.attributes.builders`);
+            the kind then needs the data profile.
     """
 
     kind: Literal["categorical"]
-    hierarchy: str
+    hierarchy: str | None = None
+    builder: BuilderConfig | None = None
 
-    def known_kind(self) -> Kind:  # noqa: D102
+    @model_validator(mode="after")
+    def _one_source(self) -> CategoricalAttribute:
+        if self.hierarchy is None and self.builder is None:
+            raise ValueError(
+                "hierarchy: required key is missing; a categorical attribute needs hierarchy "
+                "(the path of its ARX hierarchy CSV, one line per value: leaf;parent;...;root) "
+                "or builder (a hierarchy generated from the column's values, e.g. builder: "
+                "{type: intervals, widths: [5, 10]})"
+            )
+        if self.hierarchy is not None and self.builder is not None:
+            raise ValueError(
+                "builder: give exactly one of hierarchy (an ARX hierarchy CSV) and builder, "
+                "not both"
+            )
+        problem = None if self.builder is None else builder_problem(self.builder)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
+
+    def known_kind(self) -> Kind | None:  # noqa: D102
+        if self.hierarchy is None:
+            return None
         return categorical_kind(
             self.name, self.weight, load_arx_hierarchy(self.hierarchy, self.name)
         )

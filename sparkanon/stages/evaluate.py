@@ -315,8 +315,16 @@ def risk_of(
     return block
 
 
-def utility_columns(config: JobConfig, view: TableView) -> list[ColumnSpec]:
-    """The quasi-identifiers (and the sensitive column) as the utility compares them."""
+def utility_columns(
+    config: JobConfig, view: TableView, folder: str | None = None
+) -> list[ColumnSpec]:
+    """The quasi-identifiers (and the sensitive column) as the utility compares them.
+
+    A categorical column's taxonomy is its hierarchy file or, for a builder, the file
+    generated into ``folder`` (read when it is a local directory; else the column is
+    compared as plain categories).
+    """
+    from sparkanon.attributes.builders import hierarchy_file
     from sparkanon.attributes.hierarchy import load_arx_hierarchy
 
     by_name = {a.name: a for a in config.attributes}
@@ -326,8 +334,12 @@ def utility_columns(config: JobConfig, view: TableView) -> list[ColumnSpec]:
         if isinstance(attr, ContinuousAttribute):
             out.append(ColumnSpec(name, numeric=True))
         elif isinstance(attr, CategoricalAttribute):
-            tax = load_arx_hierarchy(attr.hierarchy, name)
-            out.append(ColumnSpec(name, numeric=False, paths=tuple(tax.paths)))
+            path = attr.hierarchy
+            if path is None and folder is not None:
+                built = hierarchy_file(folder, name)
+                path = built if Path(built).is_file() else None
+            paths = () if path is None else tuple(load_arx_hierarchy(path, name).paths)
+            out.append(ColumnSpec(name, numeric=False, paths=paths))
         elif isinstance(attr, OrdinalAttribute):
             out.append(ColumnSpec(name, numeric=False, order=tuple(attr.order)))
         else:
@@ -352,6 +364,8 @@ class Subject:
         original: the input rows the release was made from; ``None`` for a raw input.
         metrics: the release's ``metrics.json`` (empty for a raw input).
         source: a path or table name, for the report.
+        folder: the release's directory (a run's staging directory, a committed
+            output), where the hierarchies its builders generated are; ``None``: none.
     """
 
     config: JobConfig
@@ -359,6 +373,7 @@ class Subject:
     original: Table | None
     metrics: Mapping[str, Any]
     source: str
+    folder: str | None = None
 
 
 def evaluate(
@@ -371,7 +386,12 @@ def evaluate(
     # Several passes read the rows (classes, utility, attacks): each table is read once.
     cached = [engine.persist(t) for t in (subject.release, subject.original) if t is not None]
     subject = Subject(
-        config, cached[0], cached[1] if len(cached) > 1 else None, metrics, subject.source
+        config,
+        cached[0],
+        cached[1] if len(cached) > 1 else None,
+        metrics,
+        subject.source,
+        subject.folder,
     )
     try:
         return _evaluate(engine, subject, settings, holdout)
@@ -443,7 +463,7 @@ def _evaluate(
                 engine,
                 subject.original,
                 subject.release,
-                utility_columns(config, view),
+                utility_columns(config, view, subject.folder),
                 bins=report.bins,
                 label=report.label,
                 holdout=holdout,
@@ -643,7 +663,7 @@ def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
         return evaluate(engine, subject, settings, holdout)
     release = engine.read_table(f"{target.output}/{target.table}", config.output.format)
     original = read_input_rows(engine, config)
-    subject = Subject(config, release, original, target.metrics, target.output)
+    subject = Subject(config, release, original, target.metrics, target.output, target.output)
     return evaluate(engine, subject, settings, holdout)
 
 
@@ -679,7 +699,7 @@ def evaluate_run(
     holdout = read_holdout(engine, config, settings.report.holdout)
     source = config.output.path or config.output.table or ""
     evaluation = evaluate(
-        engine, Subject(config, release, original, metrics, source), settings, holdout
+        engine, Subject(config, release, original, metrics, source, staging), settings, holdout
     )
     write_evaluation(engine, evaluation, staging)
     return evaluation

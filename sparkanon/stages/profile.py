@@ -12,15 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.builders import build_hierarchy, invalid_message, invalid_values
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     DiscreteKind,
     Kind,
+    categorical_kind,
     nominal_kind,
 )
 from sparkanon.attributes.schema import Schema, SensitiveLevels
@@ -77,6 +80,9 @@ class ProfileSpec:
         items: for a set-valued sensitive attribute, how to read it
             (:mod:`sparkanon.stages.items`); the column then has item statistics
             instead of a value domain.
+        builders: categorical columns whose hierarchy a builder generates, with the
+            builder (:func:`sparkanon.attributes.builders.invalid_values` says which
+            values it cannot place); their domain is collected like a nominal one.
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -87,6 +93,7 @@ class ProfileSpec:
     code_lengths: dict[str, int] = field(default_factory=dict)
     drop_invalid: bool = False
     items: ItemsSpec | None = None
+    builders: dict[str, Any] = field(default_factory=dict)
 
 
 class TrimmedText:
@@ -152,6 +159,8 @@ def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray
             out[c] = ~np.isfinite(_numbers(texts, c))
         elif kind == "semantic":
             out[c] = ~is_code(texts[c], spec.code_lengths[c])
+        elif c in spec.builders:
+            out[c] = invalid_values(spec.builders[c], texts.batch[c], texts[c])
         elif c in spec.known:
             out[c] = ~texts[c].isin(list(spec.known[c])).to_numpy(dtype=bool)
         else:
@@ -376,7 +385,13 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
                 f"value {r.value!r} of the sensitive column {r.column!r} is not a declared "
                 f"sensitive value; add it to {where}"
             )
-        attr = next(a for a in config.attributes if a.name == r.column)
+        i, attr = next((i, a) for i, a in enumerate(config.attributes) if a.name == r.column)
+        if getattr(attr, "builder", None) is not None:
+            raise InputError(
+                f"value {r.value!r} of column {r.column!r} "
+                + invalid_message(attr.builder, f"attributes.{i}.builder")
+                + hint
+            )
         where = {
             "categorical": lambda: f"its hierarchy {attr.hierarchy!r}",
             "ordinal": lambda: "its declared order (attributes[].order)",
@@ -425,6 +440,8 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
     for attr in config.quasi_identifiers:
         if attr.name in known:
             kinds.append(known[attr.name])
+        elif getattr(attr, "builder", None) is not None:
+            kinds.append(built_kind(config, prof, attr))
         elif attr.kind == "continuous":
             r = prof[(prof["stat"] == "range") & (prof["column"] == attr.name)]
             lo = float(r["lo"].min()) if len(r) else 0.0
@@ -441,6 +458,25 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
                 )
             kinds.append(nominal_kind(attr.name, attr.weight, values, attr.encoding))
     return Schema(kinds=tuple(kinds), sensitive=sensitive_levels(config, prof))
+
+
+def built_kind(config: JobConfig, prof: pd.DataFrame, attr: Any) -> Kind:
+    """The categorical kind of a column whose hierarchy a builder generates from its domain.
+
+    Raises:
+        ConfigError: too many distinct values, or a generated hierarchy that is no tree.
+    """
+    i = next(i for i, a in enumerate(config.attributes) if a.name == attr.name)
+    d = prof[(prof["stat"] == "domain") & (prof["column"] == attr.name)]
+    counts = d.groupby(d["value"].astype(str))["n"].sum()
+    built = build_hierarchy(
+        attr.name,
+        f"attributes.{i}.builder",
+        attr.builder,
+        list(counts.index),
+        counts.to_numpy(),
+    )
+    return categorical_kind(attr.name, attr.weight, built.taxonomy, built.lookup)
 
 
 def every_set_unknown_message(config: JobConfig, prof: pd.DataFrame, spec: ItemsSpec) -> str:
@@ -578,6 +614,11 @@ def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
         missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
         drop_invalid=config.input.on_invalid == "drop",
         items=items_spec(config),
+        builders={
+            a.name: a.builder
+            for a in config.quasi_identifiers
+            if getattr(a, "builder", None) is not None
+        },
     )
 
 
