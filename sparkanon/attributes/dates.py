@@ -262,6 +262,8 @@ class TemporalKind(ContinuousKind):
 
     is_date: ClassVar[bool] = False
     published_type: ClassVar[str] = "double"
+    step: ClassVar[float] = 0.0
+    """The published values' resolution in epoch units (a day; a microsecond)."""
 
     @property
     def reader(self) -> TemporalFormat:
@@ -305,6 +307,7 @@ class DateKind(TemporalKind):
 
     is_date: ClassVar[bool] = True
     published_type: ClassVar[str] = "date"
+    step: ClassVar[float] = 1.0
 
     def values(self, epoch: np.ndarray) -> np.ndarray:  # noqa: D102
         return date_values(epoch)
@@ -320,6 +323,7 @@ class TimestampKind(TemporalKind):
     """A timestamp: seconds since the epoch, UTC; published as an instant (TimestampType)."""
 
     published_type: ClassVar[str] = "timestamp"
+    step: ClassVar[float] = 1e-6
 
     def values(self, epoch: np.ndarray) -> pd.DatetimeIndex:  # noqa: D102
         return timestamp_values(epoch)

@@ -35,6 +35,7 @@ from sparkanon.config.schema import (
     BinsConfig,
     CategoricalAttribute,
     ContinuousAttribute,
+    DateAttribute,
     IdentifierAttribute,
     InputConfig,
     IntervalLevelsConfig,
@@ -49,11 +50,10 @@ from sparkanon.config.schema import (
     PartitioningConfig,
     ReportConfig,
     SemanticAttribute,
-    DateAttribute,
-    TimestampAttribute,
     SensitiveAttribute,
     SensitiveConfig,
     SensitiveLevel,
+    TimestampAttribute,
 )
 
 __all__ = [
