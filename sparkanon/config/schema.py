@@ -314,7 +314,7 @@ class SemanticAttribute(_QuasiIdentifier):
 
 
 class DateAttribute(_QuasiIdentifier):
-    """A date quasi-identifier: days since 1970-01-01, a continuous kind (:mod:`..attributes.dates`).
+    """A date quasi-identifier: days since 1970-01-01, continuous (:mod:`..attributes.dates`).
 
     Attributes:
         format: strptime pattern of text values (``%d/%m/%Y``); date-typed values

@@ -8,6 +8,11 @@ import sys
 
 from pyspark.sql import SparkSession
 
+SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+"""Set to ``UTC`` on the sessions sparkanon creates (unless the user's conf sets it): date
+and timestamp quasi-identifiers are computed in UTC on both engines, and Spark hands
+``TimestampType`` values to Python as wall-clock times in this zone."""
+
 
 def _use_driver_python(master: str) -> None:
     """Start local Python workers with the driver's interpreter unless the user chose one.
@@ -38,7 +43,9 @@ def get_or_create_session(
             working directory, or in ``$SPARKANON_WAREHOUSE`` (:func:`local_warehouse_conf`).
 
     Returns:
-        A session with Arrow-based pandas UDFs.
+        A session with Arrow-based pandas UDFs and the session time zone ``UTC``
+        (:data:`SESSION_TIME_ZONE`; a zone set by spark-submit's conf wins: timestamps are
+        still read as the instants they are, :meth:`SparkEngine.instant_zones`).
     """
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -63,6 +70,8 @@ def get_or_create_session(
         # partitioning it sets itself, so it gains nothing here. A spark-submit
         # --conf spark.sql.adaptive.enabled=... wins.
         builder = builder.config("spark.sql.adaptive.enabled", "false")
+    if not _user_set(SESSION_TIME_ZONE):
+        builder = builder.config(SESSION_TIME_ZONE, "UTC")
     return (
         builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8"))
@@ -99,6 +108,7 @@ def connect_session(remote: str) -> SparkSession:
         # the session (PySpark's artifact upload) rather than require it installed there.
         spark.addArtifacts(package_zip(), pyfile=True)
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+    spark.conf.set(SESSION_TIME_ZONE, "UTC")
     spark.conf.set(
         "spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8")
     )
