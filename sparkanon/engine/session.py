@@ -12,6 +12,13 @@ SESSION_TIME_ZONE = "spark.sql.session.timeZone"
 """Set to ``UTC`` on the sessions sparkanon creates (unless the user's conf sets it): date
 and timestamp quasi-identifiers are computed in UTC on both engines, and Spark hands
 ``TimestampType`` values to Python as wall-clock times in this zone."""
+SESSION_CONF = {
+    SESSION_TIME_ZONE: "UTC",
+    # Published timestamps as Parquet's INT64 microseconds adjusted to UTC (the local
+    # engine's type), not Spark's legacy INT96.
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+}
+"""What the sessions sparkanon creates set unless the user's conf sets it."""
 
 
 def _use_driver_python(master: str) -> None:
@@ -70,8 +77,9 @@ def get_or_create_session(
         # partitioning it sets itself, so it gains nothing here. A spark-submit
         # --conf spark.sql.adaptive.enabled=... wins.
         builder = builder.config("spark.sql.adaptive.enabled", "false")
-    if not _user_set(SESSION_TIME_ZONE):
-        builder = builder.config(SESSION_TIME_ZONE, "UTC")
+    for key, value in SESSION_CONF.items():
+        if not _user_set(key):
+            builder = builder.config(key, value)
     return (
         builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8"))
@@ -108,7 +116,8 @@ def connect_session(remote: str) -> SparkSession:
         # the session (PySpark's artifact upload) rather than require it installed there.
         spark.addArtifacts(package_zip(), pyfile=True)
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
-    spark.conf.set(SESSION_TIME_ZONE, "UTC")
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
     spark.conf.set(
         "spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8")
     )

@@ -47,14 +47,16 @@ _SPARK_TO_DDL = {
     "double": "double",
     "float": "double",
     "boolean": "boolean",
+    "date": "date",
+    "timestamp": "timestamp",
 }
 
 
 def _ddl_of(spark_type: str) -> str:
     """Our DDL name of a Spark type.
 
-    ``long``, ``double``, ``boolean``; an array type as it is (``array<string>``);
-    anything else ``string``.
+    ``long``, ``double``, ``boolean``, ``date``, ``timestamp`` (an instant); an array type
+    as it is (``array<string>``); anything else ``string``.
     """
     if spark_type.startswith("array<"):
         return spark_type
