@@ -131,7 +131,7 @@ class _Psi(NamedTuple):
 def _kind_code(kind: object, extended: bool) -> int | None:
     """The kind code of one attribute, ``None`` if not supported (exact types only)."""
     t = type(kind)
-    if t is ContinuousKind:
+    if issubclass(t, ContinuousKind):  # dates and timestamps: the same arithmetic
         return CONTINUOUS
     if t is OrdinalKind and kind.rule in ("mean_frequency", "median"):
         return ORDINAL_MEAN if kind.rule == "mean_frequency" else ORDINAL_MEDIAN

@@ -35,6 +35,7 @@ from sparkanon.config.schema import (
     BinsConfig,
     CategoricalAttribute,
     ContinuousAttribute,
+    DateAttribute,
     IdentifierAttribute,
     InputConfig,
     IntervalLevelsConfig,
@@ -52,6 +53,7 @@ from sparkanon.config.schema import (
     SensitiveAttribute,
     SensitiveConfig,
     SensitiveLevel,
+    TimestampAttribute,
 )
 
 __all__ = [
@@ -76,6 +78,8 @@ __all__ = [
     "PartitioningConfig",
     "ReportConfig",
     "SemanticAttribute",
+    "DateAttribute",
+    "TimestampAttribute",
     "SensitiveAttribute",
     "SensitiveConfig",
     "SensitiveLevel",

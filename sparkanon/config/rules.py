@@ -409,8 +409,8 @@ def _block_rows_problems(config: JobConfig, need: int, what: str) -> list[str]:
 
 
 PERTURBABLE_KINDS = {
-    "uniform": ("continuous",),
-    "gaussian": ("continuous",),
+    "uniform": ("continuous", "date", "timestamp"),
+    "gaussian": ("continuous", "date", "timestamp"),
     "randomized_response": ("nominal", "categorical", "ordinal"),
 }
 """The attribute kinds each perturbation applies to."""
@@ -499,7 +499,7 @@ def synthesis_problems(config: JobConfig) -> list[str]:
                 "or give it a quasi-identifier kind"
             )
     if config.quasi_identifiers and not any(
-        a.kind == "continuous" for a in config.quasi_identifiers
+        a.kind in ("continuous", "date", "timestamp") for a in config.quasi_identifiers
     ):
         problems.append(
             "attributes: no continuous attribute; condensation synthesizes numeric "

@@ -28,6 +28,14 @@ from pydantic import (
 from sparkanon.algorithms import AlgorithmConfig, algorithms_of
 from sparkanon.algorithms.maa_slie import MaaSlieParams
 from sparkanon.attributes.builders import builder_problem
+from sparkanon.attributes.dates import (
+    DATE_UNITS,
+    DEFAULT_LEVELS,
+    TIMESTAMP_UNITS,
+    format_problem,
+    levels_problem,
+    zone_problem,
+)
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.itemsets import ItemTree, even_taxonomy, sorted_items
 from sparkanon.attributes.kinds import (
@@ -53,7 +61,7 @@ from sparkanon.errors import ConfigError
 from sparkanon.models import ModelConfig, ModelSet
 from sparkanon.models.base import Float, Int
 
-QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic")
+QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic", "date", "timestamp")
 """Attribute kinds that are quasi-identifiers (Shi et al. 2024, 1.5; Yang et al. 2014, 3)."""
 
 
@@ -334,6 +342,74 @@ class SemanticAttribute(_QuasiIdentifier):
         )
 
 
+class DateAttribute(_QuasiIdentifier):
+    """A date quasi-identifier: days since 1970-01-01, continuous (:mod:`..attributes.dates`).
+
+    Attributes:
+        format: strptime pattern of text values (``%d/%m/%Y``); date-typed values
+            (Parquet, Spark ``DateType``) need none.
+        levels: calendar units of full-domain generalization, finest first, from
+            ``day, week, month, quarter, year, decade`` (at most one of ``week`` and
+            ``month``); the root ``*`` is added.
+    """
+
+    kind: Literal["date"]
+    format: str = "%Y-%m-%d"
+    levels: tuple[str, ...] = Field(default=DEFAULT_LEVELS, min_length=1)
+
+    units: ClassVar[tuple[str, ...]] = DATE_UNITS
+
+    @field_validator("format")
+    @classmethod
+    def _format(cls, fmt: str) -> str:
+        problem = format_problem(fmt)
+        if problem is not None:
+            raise ValueError(problem)
+        return fmt
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, units: tuple[str, ...]) -> tuple[str, ...]:
+        problem = levels_problem(units, cls.units)
+        if problem is not None:
+            raise ValueError(problem)
+        return units
+
+
+class TimestampAttribute(DateAttribute):
+    """A timestamp quasi-identifier: seconds since the epoch, UTC (:mod:`..attributes.dates`).
+
+    Attributes:
+        format: strptime pattern of text values; ``None`` reads ISO 8601 (an offset
+            such as ``Z`` or ``+01:00`` honoured).
+        timezone: the IANA zone of values that carry no offset (text without one,
+            ``TimestampNTZ``, Parquet timestamps not adjusted to UTC).
+        levels: as a date's, with ``hour`` as the finest unit allowed.
+    """
+
+    kind: Literal["timestamp"]  # type: ignore[assignment]
+    format: str | None = None  # type: ignore[assignment]
+    timezone: str = "UTC"
+
+    units: ClassVar[tuple[str, ...]] = TIMESTAMP_UNITS
+
+    @field_validator("format")
+    @classmethod
+    def _format(cls, fmt: str | None) -> str | None:
+        problem = None if fmt is None else format_problem(fmt)
+        if problem is not None:
+            raise ValueError(problem)
+        return fmt
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, zone: str) -> str:
+        problem = zone_problem(zone)
+        if problem is not None:
+            raise ValueError(problem)
+        return zone
+
+
 class IdentifierAttribute(_Attribute):
     """A direct identifier: always dropped."""
 
@@ -353,6 +429,8 @@ AttributeConfig = Annotated[
         CategoricalAttribute,
         NominalAttribute,
         SemanticAttribute,
+        DateAttribute,
+        TimestampAttribute,
         IdentifierAttribute,
         KeepAttribute,
     ],

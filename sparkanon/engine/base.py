@@ -194,6 +194,14 @@ class Engine(ABC):
     def schema_of(self, table: Table) -> list[tuple[str, str]]:
         """``(name, ddl_type)`` of every column."""
 
+    def instant_zones(self, table: Table) -> dict[str, str]:
+        """Columns holding instants that batches receive as naive wall-clock times, by zone.
+
+        The local engine hands instants over tz-aware (none listed); Spark hands a
+        ``TimestampType`` column over as naive times in its session time zone.
+        """
+        return {}
+
     @abstractmethod
     def with_row_id(self, table: Table, column: str) -> Table:
         """Add a unique, deterministic ``long`` row id column."""

@@ -43,8 +43,10 @@ def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
         raise InternalError(f"a step returned no column(s) {missing}")
     out = frame[names].copy()
     for name, ddl in schema:
-        if ddl in ("string", "binary") or ddl.startswith("array<"):
+        if ddl in ("string", "binary", "date") or ddl.startswith("array<"):
             out[name] = out[name].astype(object).where(out[name].notna(), None)
+        elif ddl == "timestamp":  # instants in UTC, at Spark's (and Parquet's) microseconds
+            out[name] = pd.to_datetime(out[name], utc=True).dt.as_unit("us")
         else:
             out[name] = out[name].astype(_PANDAS_TYPES[ddl])
     return out.reset_index(drop=True)

@@ -8,6 +8,18 @@ import sys
 
 from pyspark.sql import SparkSession
 
+SESSION_TIME_ZONE = "spark.sql.session.timeZone"
+"""Set to ``UTC`` on the sessions sparkanon creates (unless the user's conf sets it): date
+and timestamp quasi-identifiers are computed in UTC on both engines, and Spark hands
+``TimestampType`` values to Python as wall-clock times in this zone."""
+SESSION_CONF = {
+    SESSION_TIME_ZONE: "UTC",
+    # Published timestamps as Parquet's INT64 microseconds adjusted to UTC (the local
+    # engine's type), not Spark's legacy INT96.
+    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+}
+"""What the sessions sparkanon creates set unless the user's conf sets it."""
+
 
 def _use_driver_python(master: str) -> None:
     """Start local Python workers with the driver's interpreter unless the user chose one.
@@ -38,7 +50,9 @@ def get_or_create_session(
             working directory, or in ``$SPARKANON_WAREHOUSE`` (:func:`local_warehouse_conf`).
 
     Returns:
-        A session with Arrow-based pandas UDFs.
+        A session with Arrow-based pandas UDFs and the session time zone ``UTC``
+        (:data:`SESSION_TIME_ZONE`; a zone set by spark-submit's conf wins: timestamps are
+        still read as the instants they are, :meth:`SparkEngine.instant_zones`).
     """
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -63,6 +77,9 @@ def get_or_create_session(
         # partitioning it sets itself, so it gains nothing here. A spark-submit
         # --conf spark.sql.adaptive.enabled=... wins.
         builder = builder.config("spark.sql.adaptive.enabled", "false")
+    for key, value in SESSION_CONF.items():
+        if not _user_set(key):
+            builder = builder.config(key, value)
     return (
         builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8"))
@@ -99,6 +116,8 @@ def connect_session(remote: str) -> SparkSession:
         # the session (PySpark's artifact upload) rather than require it installed there.
         spark.addArtifacts(package_zip(), pyfile=True)
     spark.conf.set("spark.sql.execution.arrow.pyspark.enabled", "true")
+    for key, value in SESSION_CONF.items():
+        spark.conf.set(key, value)
     spark.conf.set(
         "spark.sql.shuffle.partitions", os.environ.get("SPARKANON_SHUFFLE_PARTITIONS", "8")
     )

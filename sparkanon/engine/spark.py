@@ -47,14 +47,16 @@ _SPARK_TO_DDL = {
     "double": "double",
     "float": "double",
     "boolean": "boolean",
+    "date": "date",
+    "timestamp": "timestamp",
 }
 
 
 def _ddl_of(spark_type: str) -> str:
     """Our DDL name of a Spark type.
 
-    ``long``, ``double``, ``boolean``; an array type as it is (``array<string>``);
-    anything else ``string``.
+    ``long``, ``double``, ``boolean``, ``date``, ``timestamp`` (an instant); an array type
+    as it is (``array<string>``); anything else ``string``.
     """
     if spark_type.startswith("array<"):
         return spark_type
@@ -75,11 +77,20 @@ def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
             out[name] = out[name].astype("float64")
         elif ddl == "string":
             out[name] = out[name].astype(object).where(out[name].notna(), None)
+        elif ddl == "timestamp":  # instants, handed to Arrow in UTC
+            out[name] = pd.to_datetime(out[name], utc=True)
     return out
 
 
 def _empty(schema: Columns) -> pd.DataFrame:
-    dtypes = {"long": "int64", "double": "float64", "boolean": "bool", "string": "object"}
+    dtypes = {
+        "long": "int64",
+        "double": "float64",
+        "boolean": "bool",
+        "string": "object",
+        "date": "object",
+        "timestamp": "datetime64[us, UTC]",
+    }
     return pd.DataFrame({n: pd.Series(dtype=dtypes[t]) for n, t in schema})
 
 
@@ -311,6 +322,13 @@ class SparkEngine(Engine):
 
     def schema_of(self, table: DataFrame) -> list[tuple[str, str]]:  # noqa: D102
         return [(f.name, _ddl_of(f.dataType.simpleString())) for f in table.schema.fields]
+
+    def instant_zones(self, table: DataFrame) -> dict[str, str]:
+        """``TimestampType`` columns: Arrow hands them to batches as session-zone wall clock."""
+        zone = self.spark.conf.get("spark.sql.session.timeZone", "UTC") or "UTC"
+        return {
+            f.name: zone for f in table.schema.fields if f.dataType.simpleString() == "timestamp"
+        }
 
     def with_row_id(self, table: DataFrame, column: str) -> DataFrame:
         """Row ids ``0 .. n - 1`` in the input's order, whatever Spark's split of it.

@@ -174,7 +174,7 @@ class ClassBatch:
         for a, kind in enumerate(self.kinds):
             if isinstance(kind, DiscreteKind):
                 out.append(kind.centroids(self.histograms(a)).astype(np.int64))
-            elif type(kind) is ContinuousKind:
+            elif isinstance(kind, ContinuousKind):  # dates and timestamps too
                 out.append(self._sums(self.codes[a]) / self.sizes)
             else:
                 out.append(np.asarray([kind.centroid(g) for g in self.members(a)]))
@@ -187,7 +187,7 @@ class ClassBatch:
         for a, (kind, centre) in enumerate(zip(self.kinds, self.centroids, strict=True)):
             if isinstance(kind, DiscreteKind):
                 loss = kind.losses(self.histograms(a), centre)
-            elif type(kind) is ContinuousKind:
+            elif isinstance(kind, ContinuousKind):  # dates and timestamps too
                 loss = self._sums(np.abs(np.asarray(self.codes[a], float) - centre[self.label]))
             elif type(kind).loss is Kind.loss:
                 loss = np.array(

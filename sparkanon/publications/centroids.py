@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from sparkanon.attributes.kinds import ContinuousKind
+from sparkanon.attributes.dates import published_type
 from sparkanon.metrics.registry import ClassBatch
 from sparkanon.publications.base import Publisher
 
@@ -32,10 +32,7 @@ class CentroidPublisher(Publisher):
         return dict(zip(self.schema.code_columns, b.centroids, strict=True))
 
     def columns(self) -> list[tuple[str, str]]:  # noqa: D102
-        qi = [
-            (k.name, "double" if isinstance(k, ContinuousKind) else "string")
-            for k in self.schema.kinds
-        ]
+        qi = [(k.name, published_type(k)) for k in self.schema.kinds]
         return qi + self.passthrough_types
 
     def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:  # noqa: D102

@@ -46,6 +46,7 @@ from sparkanon.algorithms.condensation.synthesize import (
     synthetic_records,
 )
 from sparkanon.algorithms.perturbation.noise import counter_uniforms
+from sparkanon.attributes.dates import TemporalKind, numeric_values, published_type
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
@@ -107,7 +108,7 @@ class CondensePlan:
 
 def synthetic_columns(schema: Schema) -> list[tuple[str, str]]:
     """The release's columns: the group, each attribute (numeric as double), the sensitive one."""
-    qi = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
+    qi = [(k.name, published_type(k)) for k in schema.kinds]
     return [(GROUP, "long"), *qi, (schema.sensitive.name, "string")]
 
 
@@ -218,7 +219,7 @@ def decode_synthetic(coded: dict[str, np.ndarray], schema: Schema) -> dict[str, 
     for kind, code in zip(schema.kinds, schema.code_columns, strict=True):
         values = coded[code]
         if isinstance(kind, ContinuousKind):
-            out[kind.name] = kind.raw(values).astype(np.float64)
+            out[kind.name] = numeric_values(kind, kind.raw(values))
         else:
             out[kind.name] = kind.decode(values)
     labels = np.asarray(schema.sensitive.values, dtype=object)
@@ -324,8 +325,28 @@ def group_sums(
     return engine.aggregate(rows, [GROUP], {n: ("sum", n) for n, _ in columns[1:]})
 
 
-def make_check_fn(d: int, alpha: float) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Batch function over joined (original, synthetic) group sums -> per-group verdicts."""
+def rounding_slack(kind: ContinuousKind) -> float:
+    """How far, in codes, publishing rounds a value of ``kind``: half its step over its range.
+
+    0 for a number (published unrounded); half a day for a date, half a microsecond for a
+    timestamp (:mod:`sparkanon.attributes.dates`).
+    """
+    if not isinstance(kind, TemporalKind):
+        return 0.0
+    width = kind.high - kind.low if kind.high > kind.low else 1.0
+    return kind.step / 2.0 / width
+
+
+def make_check_fn(
+    d: int, alpha: float, slack: np.ndarray | None = None
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function over joined (original, synthetic) group sums -> per-group verdicts.
+
+    ``slack``: per attribute, how far (in codes) the rounding of published values may move
+    a group's mean (half a day of a date, half a microsecond of a timestamp; ``None``: 0);
+    the mean offset reported is the excess over it.
+    """
+    slack = np.zeros(d) if slack is None else np.asarray(slack, dtype=float)
     orig = [f"o{n}" for n in flat_names(d)]
     synth = [f"s{n}" for n in flat_names(d)]
 
@@ -334,14 +355,14 @@ def make_check_fn(d: int, alpha: float) -> Callable[[pd.DataFrame], pd.DataFrame
         s = batch[synth].to_numpy(dtype=np.float64)
         counts = np.concatenate([o[:, 0], s[:, 0]])
         if len(batch) and np.all(np.isfinite(counts)) and np.all(counts >= 1):
-            return _verdicts(*stacked_check(o, s, d, alpha))
-        return _verdicts(*looped_check(o, s, d, alpha))
+            return _verdicts(*stacked_check(o, s, d, alpha, slack))
+        return _verdicts(*looped_check(o, s, d, alpha, slack))
 
     return check
 
 
 def looped_check(
-    o: np.ndarray, s: np.ndarray, d: int, alpha: float
+    o: np.ndarray, s: np.ndarray, d: int, alpha: float, slack: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group (one at a time): records, mean offset, covariance excess over the bound.
 
@@ -350,7 +371,9 @@ def looped_check(
         s: the synthetic groups' flat sums, same rows.
         d: the condensed attributes.
         alpha: the per-entry significance of the covariance bound.
+        slack: see :func:`make_check_fn`.
     """
+    slack = np.zeros(d) if slack is None else slack
     n = np.empty(len(o), dtype=np.int64)
     mean_off = np.empty(len(o))
     cov_ratio = np.empty(len(o))
@@ -358,7 +381,8 @@ def looped_check(
         original = GroupStats.from_flat(o[r], d, _origin(d))
         synthetic = GroupStats.from_flat(s[r], d, _origin(d))
         n[r] = original.count
-        mean_off[r] = float(np.abs(synthetic.mean() - original.mean()).max())
+        off = np.abs(synthetic.mean() - original.mean()) - slack
+        mean_off[r] = float(np.maximum(off, 0.0).max()) if d else 0.0
         values, axes = eigen_axes(original.covariance())
         gap = np.abs(axes.T @ synthetic.covariance() @ axes - np.diag(values))
         floored = np.maximum(values, NULL_EIGENVALUE * (values[0] if d else 0.0))
@@ -398,7 +422,7 @@ def _stacked_moments(flat: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, 
 
 
 def stacked_check(
-    o: np.ndarray, s: np.ndarray, d: int, alpha: float
+    o: np.ndarray, s: np.ndarray, d: int, alpha: float, slack: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`looped_check`'s figures for a stack of groups at once (every count >= 1).
 
@@ -412,7 +436,9 @@ def stacked_check(
     """
     n_o, mean_o, cov_o = _stacked_moments(o, d)
     n_s, mean_s, cov_s = _stacked_moments(s, d)
-    mean_off = np.abs(mean_s - mean_o).max(axis=1) if d else np.zeros(len(o))
+    slack = np.zeros(d) if slack is None else slack
+    off = np.maximum(np.abs(mean_s - mean_o) - slack, 0.0)
+    mean_off = off.max(axis=1) if d else np.zeros(len(o))
     if not d:
         return n_o.astype(np.int64), mean_off, np.zeros(len(o))
     values, vectors = np.linalg.eigh((cov_o + np.swapaxes(cov_o, 1, 2)) / 2.0)
@@ -479,7 +505,7 @@ def verify_condensed(
     joined = engine.join(originals, synthetic, [GROUP], how="outer")
     verdicts = engine.map_batches(
         joined,
-        make_check_fn(d, alpha),
+        make_check_fn(d, alpha, np.array([rounding_slack(k) for k in kinds])),
         [
             (_N, "long"),
             ("mean_off", "double"),
@@ -581,7 +607,7 @@ def count_copies(
         for kind, code in zip(schema.kinds, schema.code_columns, strict=True):
             values = batch[code].to_numpy()
             out[kind.name] = (
-                kind.raw(values).astype(np.float64)
+                numeric_values(kind, kind.raw(values))
                 if isinstance(kind, ContinuousKind)
                 else kind.decode(values)
             )
@@ -590,7 +616,7 @@ def count_copies(
     def typed(batch: pd.DataFrame) -> pd.DataFrame:
         out = batch[names].copy()
         for kind in schema.kinds:
-            if isinstance(kind, ContinuousKind):
+            if isinstance(kind, ContinuousKind) and not isinstance(kind, TemporalKind):
                 out[kind.name] = pd.to_numeric(out[kind.name]).astype(np.float64)
         return out
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.dates import TemporalKind, TimestampKind
 from sparkanon.attributes.kinds import ContinuousKind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
 from sparkanon.config import JobConfig
@@ -83,7 +84,9 @@ def make_encode_fn(
         rows = texts.batch.reset_index(drop=True)
         out = {RID: rows[RID].to_numpy(dtype=np.int64)}
         for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
-            numeric = isinstance(kind, ContinuousKind) and texts.numeric(kind.name)
+            numeric = isinstance(kind, TemporalKind) or (  # dates parse their own values
+                isinstance(kind, ContinuousKind) and texts.numeric(kind.name)
+            )
             raw = rows[kind.name] if numeric else texts[kind.name].reset_index(drop=True)
             codes, _ = kind.encode(raw)
             out[col] = codes
@@ -124,7 +127,8 @@ def encode_input(
     Returns:
         The encoded table and its schema.
     """
-    spec = profile_spec(config, known_kinds(config))
+    zones = {k.name: k.zone for k in schema.kinds if isinstance(k, TimestampKind)}
+    spec = profile_spec(config, known_kinds(config), zones)
     sets = spec.items is not None
     columns = encoded_columns(schema, sets) + raw.passthrough_types
     with timer.stage("encode"):

@@ -31,6 +31,12 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms.lattice.search import DROPPED, Node, NodeVerdict
+from sparkanon.attributes.dates import (
+    DEFAULT_LEVELS,
+    TemporalKind,
+    TimestampKind,
+    calendar_levels,
+)
 from sparkanon.attributes.kinds import (
     CategoricalKind,
     ContinuousKind,
@@ -289,6 +295,8 @@ def _levels_of(
         assert hist is not None
         codes = hist[col].to_numpy(dtype=np.int64)
         return prefix_levels(kind.name, codes, kind.length), BaseRule("lookup", codes)
+    if isinstance(kind, TemporalKind):  # calendar units (attributes[].levels), checked at load
+        return temporal_levels(kind, key, tuple(cfg or DEFAULT_LEVELS))
     if isinstance(kind, ContinuousKind):
         if cfg is None:  # refused at load (sparkanon.config.rules.level_problems)
             raise InternalError(f"{key}.levels: a continuous column without levels")
@@ -312,6 +320,34 @@ def _levels_of(
         levels = continuous_levels(kind.name, finest[:-1], edges, False, low, high, kind.decimals)
         return levels, rule
     raise ConfigError(f"{key}: kind {type(kind).__name__} has no generalization levels")
+
+
+def temporal_levels(
+    kind: TemporalKind, key: str, units: Sequence[str]
+) -> tuple[LevelHierarchy, BaseRule]:
+    """A date's or timestamp's calendar levels over the data's range, and its base rule.
+
+    The base codes are the finest unit's intervals over the range (at most
+    :data:`~sparkanon.attributes.levels.MAX_BASE_VALUES`), a row's found from its decoded
+    epoch value (:func:`sparkanon.attributes.dates.calendar_levels`).
+
+    Raises:
+        ConfigError: too many intervals of the finest unit, naming ``<key>.levels``.
+    """
+    try:
+        cal = calendar_levels(
+            units,
+            kind.low,
+            kind.high,
+            isinstance(kind, TimestampKind),
+            MAX_BASE_VALUES,
+            f"{key}.levels",
+        )
+    except ValueError as exc:
+        raise ConfigError(f"attribute {kind.name!r}: {exc}") from None
+    width = kind.high - kind.low if kind.high > kind.low else 1.0
+    hierarchy = LevelHierarchy(kind.name, cal.maps, cal.labels, cal.ncp)
+    return hierarchy, BaseRule("interval", cal.edges, kind.low, width)
 
 
 def make_base_fn(

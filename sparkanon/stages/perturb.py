@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms.perturbation.perturb import ColumnNoise, perturb_frame
+from sparkanon.attributes.dates import numeric_values, published_type, raw_of_published
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
@@ -94,7 +95,7 @@ def published_columns(
     schema: Schema, passthrough_types: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str]]:
     """The published table's columns: the row id, the quasi-identifiers, the passthrough."""
-    qi = [(k.name, "double" if isinstance(k, ContinuousKind) else "string") for k in schema.kinds]
+    qi = [(k.name, published_type(k)) for k in schema.kinds]
     return [(RECORD_ID, "long"), *qi, *passthrough_types]
 
 
@@ -117,7 +118,7 @@ def make_perturb_fn(
         for code, kind in zip(schema.code_columns, schema.kinds, strict=True):
             values = noisy[code].to_numpy()
             if code in perturbed and isinstance(kind, ContinuousKind):
-                out[kind.name] = values.astype(np.float64)
+                out[kind.name] = numeric_values(kind, values)  # dates: rounded to the day
             else:
                 out[kind.name] = kind.decode(values)
         for c in passthrough:
@@ -169,7 +170,7 @@ def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], p
             original = batch[plan.code_column].to_numpy()
             published = batch[plan.name]
             if isinstance(plan.kind, ContinuousKind):
-                got = pd.to_numeric(published, errors="coerce").to_numpy(dtype=float)
+                got = raw_of_published(plan.kind, published)
                 r = got - plan.kind.raw(original)
                 r = np.where(np.isnan(r), np.inf, r)  # an unreadable value fails the tests
                 edges = plan.edges()

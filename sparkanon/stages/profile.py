@@ -10,7 +10,7 @@ fails the job with the column and the value (:func:`raise_input_errors`); the sc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.builders import build_hierarchy, invalid_message, invalid_values
+from sparkanon.attributes.dates import DateKind, TemporalFormat, TimestampKind
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,
@@ -83,6 +84,8 @@ class ProfileSpec:
         builders: categorical columns whose hierarchy a builder generates, with the
             builder (:func:`sparkanon.attributes.builders.invalid_values` says which
             values it cannot place); their domain is collected like a nominal one.
+        temporal: how each date and timestamp column's values are read
+            (:class:`~sparkanon.attributes.dates.TemporalFormat`).
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -94,6 +97,7 @@ class ProfileSpec:
     drop_invalid: bool = False
     items: ItemsSpec | None = None
     builders: dict[str, Any] = field(default_factory=dict)
+    temporal: dict[str, TemporalFormat] = field(default_factory=dict)
 
 
 class TrimmedText:
@@ -112,6 +116,7 @@ class TrimmedText:
     def __init__(self, batch: pd.DataFrame) -> None:
         self.batch = batch
         self._text: dict[str, pd.Series] = {}
+        self._epoch: dict[str, tuple[np.ndarray, np.ndarray]] = {}
 
     def __getitem__(self, column: str) -> pd.Series:
         """The column's values as trimmed strings (nulls stay null)."""
@@ -126,10 +131,19 @@ class TrimmedText:
         s = self.batch[column]
         return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
 
+    def epoch(self, column: str, reader: TemporalFormat) -> tuple[np.ndarray, np.ndarray]:
+        """A date or timestamp column in epoch units and its invalid mask, parsed once."""
+        parsed = self._epoch.get(column)
+        if parsed is None:
+            parsed = reader.parse(self.batch[column])
+            self._epoch[column] = parsed
+        return parsed
+
     def rows(self, keep: np.ndarray) -> TrimmedText:
         """The rows where ``keep`` holds, with the columns converted so far."""
         out = TrimmedText(self.batch[keep])
         out._text = {c: t[keep] for c, t in self._text.items()}
+        out._epoch = {c: (e[keep], bad[keep]) for c, (e, bad) in self._epoch.items()}
         return out
 
 
@@ -161,6 +175,8 @@ def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray
             out[c] = ~is_code(texts[c], spec.code_lengths[c])
         elif c in spec.builders:
             out[c] = invalid_values(spec.builders[c], texts.batch[c], texts[c])
+        elif c in spec.temporal:
+            out[c] = texts.epoch(c, spec.temporal[c])[1]
         elif c in spec.known:
             out[c] = ~texts[c].isin(list(spec.known[c])).to_numpy(dtype=bool)
         else:
@@ -240,7 +256,12 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
             bad = invalid[c]
             any_invalid |= bad
             if bad.any():
-                stat = {"continuous": "nonnumeric", "semantic": "malformed"}.get(kind, "unknown")
+                stat = {
+                    "continuous": "nonnumeric",
+                    "semantic": "malformed",
+                    "date": "unparsed",
+                    "timestamp": "unparsed",
+                }.get(kind, "unknown")
                 text = valid[c] if kind != "continuous" else valid.batch[c]
                 examples = text[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
                 rows += [_stat(stat, c, str(v), n) for v, n in examples.items()]
@@ -252,6 +273,13 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
             if kind == "continuous":
                 good = _numbers(valid, c)
                 good = good[np.isfinite(good)]
+                if good.size:
+                    rows.append(
+                        _stat("range", c, None, good.size, float(good.min()), float(good.max()))
+                    )
+            elif c in spec.temporal:
+                epoch, bad = valid.epoch(c, spec.temporal[c])
+                good = epoch[~bad]
                 if good.size:
                     rows.append(
                         _stat("range", c, None, good.size, float(good.min()), float(good.max()))
@@ -370,6 +398,9 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
             f"{int(malformed[malformed.column == r.column].n.sum())} malformed rows); fix the "
             "data, read the column as text so leading zeros survive" + hint
         )
+    unparsed = rows("unparsed")
+    if len(unparsed) and not dropping:
+        raise InputError(unparsed_message(config, unparsed) + hint)
     sens = config.sensitive
     unknown_items = rows("item_unknown")
     if isinstance(sens, ItemsetConfig) and sens.on_unknown_item == "error" and len(unknown_items):
@@ -398,6 +429,19 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
             "nominal": lambda: "its declared values (attributes[].values)",
         }[attr.kind]()
         raise InputError(f"value {r.value!r} of column {r.column!r} is absent from {where}" + hint)
+
+
+def unparsed_message(config: JobConfig, unparsed: pd.DataFrame) -> str:
+    """The error for a date or timestamp value that does not parse (or match its format)."""
+    r = unparsed.sort_values(["column", "value"]).iloc[0]
+    i, attr = next((i, a) for i, a in enumerate(config.attributes) if a.name == r.column)
+    fmt = attr.format if attr.format is not None else "ISO 8601"
+    count = int(unparsed[unparsed.column == r.column].n.sum())
+    return (
+        f"value {r.value!r} of the {attr.kind} column {r.column!r} does not match "
+        f"attributes[{i}].format ({fmt!r}; at least {count} such rows); fix the data or "
+        f"the format"
+    )
 
 
 def unknown_item_message(config: JobConfig, prof: pd.DataFrame) -> str:
@@ -434,8 +478,34 @@ def unknown_item_message(config: JobConfig, prof: pd.DataFrame) -> str:
     )
 
 
-def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> Schema:
-    """Kinds of every quasi-identifier from the config and the input profile."""
+def temporal_kind(attr: Any, low: float, high: float, zones: Mapping[str, str]) -> Kind:
+    """The kind of a date or timestamp attribute over the input's range (epoch units).
+
+    Args:
+        attr: the ``date`` or ``timestamp`` attribute.
+        low: the input's minimum (epoch days or seconds).
+        high: the input's maximum.
+        zones: the zone of naive values of columns the engine delivers as wall-clock
+            instants (:meth:`~sparkanon.engine.base.Engine.instant_zones`); the others
+            read naive values in the attribute's ``timezone``.
+    """
+    if attr.kind == "date":
+        return DateKind(attr.name, attr.weight, low, high, None, format=attr.format)
+    zone = zones.get(attr.name, attr.timezone)
+    return TimestampKind(attr.name, attr.weight, low, high, None, format=attr.format, zone=zone)
+
+
+def build_schema(
+    config: JobConfig,
+    prof: pd.DataFrame,
+    known: dict[str, Kind],
+    zones: Mapping[str, str] | None = None,
+) -> Schema:
+    """Kinds of every quasi-identifier from the config and the input profile.
+
+    ``zones``: see :func:`temporal_kind`.
+    """
+    zones = zones or {}
     kinds: list[Kind] = []
     for attr in config.quasi_identifiers:
         if attr.name in known:
@@ -447,6 +517,11 @@ def build_schema(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) 
             lo = float(r["lo"].min()) if len(r) else 0.0
             hi = float(r["hi"].max()) if len(r) else 0.0
             kinds.append(ContinuousKind(attr.name, attr.weight, lo, hi, config.output.decimals))
+        elif attr.kind in ("date", "timestamp"):
+            r = prof[(prof["stat"] == "range") & (prof["column"] == attr.name)]
+            lo = float(r["lo"].min()) if len(r) else 0.0
+            hi = float(r["hi"].max()) if len(r) else 0.0
+            kinds.append(temporal_kind(attr, lo, hi, zones))
         else:
             d = prof[(prof["stat"] == "domain") & (prof["column"] == attr.name)]
             values = tuple(sorted(str(v) for v in d["value"].unique()))
@@ -599,8 +674,13 @@ def items_spec(config: JobConfig) -> ItemsSpec | None:
     )
 
 
-def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
-    """What the profiling pass checks, from the config and the kinds it fixes."""
+def profile_spec(
+    config: JobConfig, known: dict[str, Kind], zones: Mapping[str, str] | None = None
+) -> ProfileSpec:
+    """What the profiling pass checks, from the config and the kinds it fixes.
+
+    ``zones``: see :func:`temporal_kind`.
+    """
     return ProfileSpec(
         qi=tuple((a.name, a.kind) for a in config.quasi_identifiers),
         known={n: frozenset(k.labels) for n, k in known.items() if isinstance(k, DiscreteKind)},
@@ -619,6 +699,11 @@ def profile_spec(config: JobConfig, known: dict[str, Kind]) -> ProfileSpec:
             for a in config.quasi_identifiers
             if getattr(a, "builder", None) is not None
         },
+        temporal={
+            a.name: temporal_kind(a, 0.0, 1.0, zones or {}).reader
+            for a in config.quasi_identifiers
+            if a.kind in ("date", "timestamp")
+        },
     )
 
 
@@ -636,7 +721,8 @@ def profile_input(
         ConfigError: a model no anonymization of this data can satisfy.
     """
     known = known_kinds(config)
-    spec = profile_spec(config, known)
+    zones = engine.instant_zones(raw.table)
+    spec = profile_spec(config, known, zones)
     with timer.stage("profile"):
         partial = engine.map_batches(raw.table, make_profile_fn(spec), PROFILE_COLUMNS)
         prof = engine.collect_small(
@@ -665,7 +751,7 @@ def profile_input(
             stats=prof,
             items=None if spec.items is None else ItemProfile.of(prof, spec.items.column),
         )
-        schema = build_schema(config, prof, known)
+        schema = build_schema(config, prof, known, zones)
         if spec.items is None:
             check_feasible(config, config.models, sensitive_domain(schema, profile), profile.usable)
         elif profile.usable == 0:
