@@ -167,7 +167,8 @@ class BlockFamily(Family):
         domain, models = run.bound_models()
         grouped = group_rows(run, models, config.algorithm.name)
         placed, blocks, reconciled = grouped.placed, grouped.blocks, grouped.reconciled
-        publisher = PUBLISHERS[config.output.publish](schema, run.raw.passthrough_types)
+        raw = run.raw
+        publisher = PUBLISHERS[config.output.publish](schema, raw.passthrough_types, raw.kept)
         registry = default_metrics(len(schema.kinds))
         base = config.algorithm.entropy_base
         summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
