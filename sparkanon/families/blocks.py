@@ -167,14 +167,20 @@ class BlockFamily(Family):
         domain, models = run.bound_models()
         grouped = group_rows(run, models, config.algorithm.name)
         placed, blocks, reconciled = grouped.placed, grouped.blocks, grouped.reconciled
-        raw = run.raw
-        publisher = PUBLISHERS[config.output.publish](schema, raw.passthrough_types, raw.kept)
+        publisher = PUBLISHERS[config.output.publish](schema, run.raw.passthrough_types)
         registry = default_metrics(len(schema.kinds))
         base = config.algorithm.entropy_base
         summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
         cached = [grouped.encoded, grouped.clustered, summaries]
         publication = publish(
-            engine, publisher, placed, summaries, timer, run.staging(), config.output.format
+            engine,
+            publisher,
+            placed,
+            summaries,
+            timer,
+            run.staging(),
+            config.output.format,
+            run.raw.kept,
         )
         state = _State(models, domain, summaries, registry, blocks, reconciled)
         return Anonymized(publication, {"unplaced": reconciled.unplaced}, state, cached)

@@ -54,15 +54,9 @@ class Publisher(ABC):
 
     name: ClassVar[str]
 
-    def __init__(
-        self,
-        schema: Schema,
-        passthrough_types: Sequence[tuple[str, str]],
-        kept: KeptColumns | None = None,
-    ) -> None:
+    def __init__(self, schema: Schema, passthrough_types: Sequence[tuple[str, str]]) -> None:
         self.schema = schema
         self.passthrough_types = list(passthrough_types)
-        self.kept = kept or KeptColumns()
 
     def carried(self) -> list[str]:
         """Columns the row map copies from the placed rows: the pass-through ones, ``_rid``."""
@@ -87,13 +81,17 @@ class Publisher(ABC):
         The published rows are :meth:`columns` and the :meth:`carried` ones.
         """
 
-    def publish(self, engine: Engine, placed: Table, summaries: Table) -> Publication:
+    def publish(
+        self, engine: Engine, placed: Table, summaries: Table, kept: KeptColumns | None = None
+    ) -> Publication:
         """Every placed row, published with its class's values.
 
         Args:
             engine: the engine.
             placed: the rows with their class (``_class``), row id and pass-through columns.
             summaries: one row per class with :meth:`class_columns`.
+            kept: the kept columns, joined to the published rows by row id (a publisher
+                holds no table: batch functions carry it to the executors).
 
         Returns:
             A one-table publication grouped by the published quasi-identifiers: the
@@ -105,7 +103,7 @@ class Publisher(ABC):
         columns = self.columns()
         joined = engine.join(rows_only, per_class, [CLASS])
         mapped = engine.map_batches(joined, self.make_row_fn(), [*columns, (RID, "long")])
-        published = join_kept(engine, mapped, self.kept, RID, [c for c, _ in columns])
+        published = join_kept(engine, mapped, kept or KeptColumns(), RID, [c for c, _ in columns])
         return Publication(
             tables={MAIN: published},
             class_table=MAIN,
