@@ -541,7 +541,7 @@ def read_input_rows(engine: Engine, config: JobConfig) -> Table:
     from sparkanon.stages._common import StageTimer
     from sparkanon.stages.read import read_input
 
-    raw = read_input(engine, config, StageTimer(engine)).table
+    raw = read_input(engine, config, StageTimer(engine)).original
     if MALFORMED in dict(engine.schema_of(raw)):
         raw = engine.where(raw, MALFORMED, "==", 0)
     return raw
