@@ -90,8 +90,8 @@ class Publisher(ABC):
             engine: the engine.
             placed: the rows with their class (``_class``), row id and pass-through columns.
             summaries: one row per class with :meth:`class_columns`.
-            kept: the kept columns, joined to the published rows by row id (a publisher
-                holds no table: batch functions carry it to the executors).
+            kept: the kept columns, joined to the published rows by row id (an argument,
+                not an attribute: batch functions pickle the publisher, never a table).
 
         Returns:
             A one-table publication grouped by the published quasi-identifiers: the
