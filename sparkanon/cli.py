@@ -1,4 +1,4 @@
-"""The ``sparkanon`` command line: ``run``, ``backfill``, ``validate`` and ``evaluate``.
+"""The ``sparkanon`` command line: ``run``, ``backfill``, ``validate``, ``evaluate`` and ``init``.
 
 ``sparkanon run CONFIG [--set key=value ...] [--partition ds=2026-11-23]``,
 ``sparkanon backfill CONFIG --from ds=2026-11-01 --to ds=2026-11-23``,
@@ -6,7 +6,9 @@
 ``sparkanon reconstruct OUTPUT_DIR [--bins K] [--integer-bins] [--by COLUMN] [--out DIR]``,
 the distributions of a committed perturbed release reconstructed from its published values;
 ``sparkanon evaluate OUTPUT_DIR|CONFIG [--sampling-fraction F] [--holdout PATH] ...``, the
-re-identification risk, attacks and utility of a release (or an input) with an HTML report.
+re-identification risk, attacks and utility of a release (or an input) with an HTML report;
+``sparkanon init TABLE_OR_PATH [--out FILE]``, a commented starter config from a table's
+profile.
 
 Exit codes: 0 success, 2 invalid config or input (nothing written), 3 the
 published table failed privacy verification (nothing written), 1 an internal

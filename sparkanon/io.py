@@ -33,7 +33,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import pandas as pd
 
@@ -323,14 +323,41 @@ def csv_field_count(line: str, dialect: CsvDialect) -> int:
 
 
 def read_columnar(path: Path, fmt: str) -> pd.DataFrame:
-    """Read one Parquet or ORC file into pandas through pyarrow's own file access."""
+    """Read one Parquet or ORC file into pandas through pyarrow's own file access.
+
+    An integer column holding nulls becomes a nullable integer column of its width
+    (``Int8`` ... ``Int64``), as Spark hands it to a batch function, not ``float64``
+    (whose text would be ``1.0`` and whose write-back a ``double``).
+    """
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        return pq.read_table(str(path)).to_pandas()
+        return _to_pandas(pq.read_table(str(path)))
     import pyarrow.orc as orc
 
-    return orc.read_table(str(path)).to_pandas()
+    return _to_pandas(orc.read_table(str(path)))
+
+
+def _to_pandas(table: Any) -> pd.DataFrame:
+    """A pyarrow table as pandas, integer columns with nulls as nullable integers."""
+    import pyarrow as pa
+
+    nullable = {
+        pa.int8(): pd.Int8Dtype(),
+        pa.int16(): pd.Int16Dtype(),
+        pa.int32(): pd.Int32Dtype(),
+        pa.int64(): pd.Int64Dtype(),
+        pa.uint8(): pd.UInt8Dtype(),
+        pa.uint16(): pd.UInt16Dtype(),
+        pa.uint32(): pd.UInt32Dtype(),
+        pa.uint64(): pd.UInt64Dtype(),
+    }
+    frame = table.to_pandas()
+    for i, field in enumerate(table.schema):
+        column = table.column(i)
+        if field.type in nullable and column.null_count:
+            frame[field.name] = column.to_pandas(types_mapper=nullable.get)
+    return frame
 
 
 def write_parquet(frame: pd.DataFrame, path: Path) -> None:

@@ -107,7 +107,7 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     if staging is not None and run.config.report.enabled:
         with timer.stage("evaluate"):
             evaluate_run(
-                engine, run.config, run.raw.table, done.publication.tables, metrics, staging
+                engine, run.config, run.raw.original, done.publication.tables, metrics, staging
             )
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
@@ -163,6 +163,7 @@ def report(
     measured = dict(measured)
     warnings = measured.pop("warnings", [])
     metrics = accounting(profile, done.suppressed, verdict.rows)
+    metrics["unlisted_columns"] = run.raw.unlisted.metrics()
     metrics |= measured
     metrics |= {
         "family": family.name,

@@ -596,13 +596,13 @@ def test_load_arx_hierarchy_strips_cells(tmp_path: Path) -> None:
         pd.Series([" a", "b ", None, np.nan, "a", " ", "", "\tb\n"]),
         pd.Series([1, 2, 2, 30]),
         pd.Series([1.0, np.nan, 2.5, -0.0, 0.0]),
-        pd.Series([True, False, True]),
         pd.Series(["x", pd.NA, " x"], dtype="string"),
         pd.Series([], dtype=object),
         pd.Series([1, "1", " 1", 1.5], dtype=object),
     ],
 )
 def test_trimmed_text_equals_row_by_row_strip(values: pd.Series) -> None:
+    """Text, numbers and mixed values (booleans and decimals: tests/test_wide.py)."""
     expected = values.astype("string").str.strip()
     got = trimmed_text(values)
     assert got.dtype == expected.dtype

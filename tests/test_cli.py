@@ -33,6 +33,7 @@ COMMANDS = [
     "sparkanon",
     "sparkanon backfill",
     "sparkanon evaluate",
+    "sparkanon init",
     "sparkanon reconstruct",
     "sparkanon run",
     "sparkanon stream",

@@ -4,18 +4,47 @@ A value matches a missing token, a declared domain or a code pattern after its
 surrounding whitespace is removed. Trimming row by row costs a Python call per
 value; a column of people's attributes holds few distinct values, so
 :func:`trimmed_text` trims each distinct value once and spreads the results back.
+
+Both engines hand a batch function the same values for Spark's native types, and
+each reads as the same text: a boolean (``bool``, or an object column of ``True``,
+``False`` and nulls) as ``true``/``false``; an integer of any width as its digits,
+also when the column holds nulls (a nullable ``Int8`` ... ``Int64`` column); a
+decimal (``decimal.Decimal``) as its plain text, never in exponent notation. Text
+read from a CSV file is kept as it is (``True`` stays ``True``).
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
 import pandas as pd
+
+
+def value_text(value: Any) -> Any:
+    """One distinct value's text before trimming: booleans and decimals spelt as Spark does.
+
+    Args:
+        value: a value of a column (not null).
+
+    Returns:
+        ``"true"``/``"false"`` for a boolean, the plain text of a decimal (``1E+2`` is
+        ``100``), any other value unchanged (converted to text by the caller).
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, Decimal):
+        return format(value, "f")
+    return value
 
 
 def trimmed_text(values: pd.Series) -> pd.Series:
     """The values as strings without surrounding whitespace; nulls stay null.
 
     Equal to ``values.astype("string").str.strip()``, computed once per distinct value
-    (floats row by row: ``0.0`` and ``-0.0`` are one value to a hash but two texts).
+    (floats row by row: ``0.0`` and ``-0.0`` are one value to a hash but two texts),
+    with booleans and decimals spelt by :func:`value_text`.
 
     Args:
         values: a column of any type.
@@ -26,5 +55,7 @@ def trimmed_text(values: pd.Series) -> pd.Series:
     if pd.api.types.is_float_dtype(values):
         return values.astype("string").str.strip()
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if pd.api.types.is_bool_dtype(values) or uniques.dtype == object:
+        uniques = pd.array([value_text(v) for v in uniques], dtype=object)
     distinct = pd.Series(uniques).astype("string").str.strip().array
     return pd.Series(distinct.take(codes, allow_fill=True), index=values.index, dtype="string")

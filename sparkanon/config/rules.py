@@ -471,9 +471,10 @@ def synthesis_problems(config: JobConfig) -> list[str]:
 
     The groups are MDAV's, which guarantees group sizes only, so every model must be
     one MDAV guarantees (``k``); a synthetic record stands for no input row, so no
-    ``keep`` column can ride along; condensation synthesizes numeric attributes, so at
-    least one is ``continuous``; and the synthetic values are published unrounded (a
-    rounded value would move its group's mean, which verification checks exactly).
+    ``keep`` column can ride along (nor can ``input.unlisted: keep``); condensation
+    synthesizes numeric attributes, so at least one is ``continuous``; and the synthetic
+    values are published unrounded (a rounded value would move its group's mean, which
+    verification checks exactly).
     """
     problems = column_problems(config)
     grouping = ALGORITHMS[config.algorithm.name].implementation
@@ -498,6 +499,12 @@ def synthesis_problems(config: JobConfig) -> list[str]:
                 "release (a synthetic record stands for no input row); drop the attribute "
                 "or give it a quasi-identifier kind"
             )
+    if config.input.unlisted == "keep":
+        problems.append(
+            "input.unlisted: keep: a synthetic release has no input row to copy the unlisted "
+            "columns from (a synthetic record stands for no input row); set "
+            "input.unlisted: drop"
+        )
     if config.quasi_identifiers and not any(
         a.kind in ("continuous", "date", "timestamp") for a in config.quasi_identifiers
     ):

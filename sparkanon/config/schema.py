@@ -85,7 +85,14 @@ class InputConfig(_Frozen):
         columns: column names for a headerless CSV, in file order.
         missing_values: tokens that mean "missing" (compared after trimming).
         on_missing: ``drop`` removes rows holding a missing quasi-identifier or
-            sensitive value (they are counted as suppressed); ``error`` fails.
+            sensitive value (they are counted as suppressed); ``error`` fails. A
+            quasi-identifier's own ``on_missing`` overrides it for that column.
+        unlisted: what becomes of the input columns the config does not name (not in
+            ``attributes``, not the sensitive column, not a long item table's key nor a
+            catalog table's partition column): ``drop`` (default) leaves them out of the
+            release, named in the log and counted in ``metrics.json``
+            (``unlisted_columns``); ``keep`` publishes them unchanged, in their input
+            type, as ``kind: keep`` columns.
         on_invalid: ``error`` (default) fails on a quasi-identifier value that
             cannot be encoded (a non-numeric continuous value, a value outside
             its declared order, hierarchy or values, a malformed semantic code),
@@ -116,6 +123,7 @@ class InputConfig(_Frozen):
     columns: tuple[str, ...] | None = None
     missing_values: tuple[str, ...] = ("?", "")
     on_missing: Literal["drop", "error"] = "drop"
+    unlisted: Literal["drop", "keep"] = "drop"
     on_invalid: Literal["error", "drop"] = "error"
     on_malformed: Literal["error", "drop"] = "error"
     glob: str | None = None
@@ -209,11 +217,14 @@ class _QuasiIdentifier(_Attribute):
     Attributes:
         weight: weight of this attribute in the tuple distance (Shi et al. 2024 sets all
             weights to 1).
+        on_missing: ``drop`` or ``error`` for a row missing this column's value;
+            ``None``: ``input.on_missing``.
     """
 
     is_quasi_identifier: ClassVar[bool] = True
 
     weight: Annotated[Float, Field(gt=0)] = 1.0
+    on_missing: Literal["drop", "error"] | None = None
 
     def known_kind(self) -> Kind | None:
         """The kind when the config alone fixes it; ``None`` when it needs the data profile."""

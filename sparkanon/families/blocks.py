@@ -173,7 +173,14 @@ class BlockFamily(Family):
         summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
         cached = [grouped.encoded, grouped.clustered, summaries]
         publication = publish(
-            engine, publisher, placed, summaries, timer, run.staging(), config.output.format
+            engine,
+            publisher,
+            placed,
+            summaries,
+            timer,
+            run.staging(),
+            config.output.format,
+            run.raw.kept,
         )
         state = _State(models, domain, summaries, registry, blocks, reconciled)
         return Anonymized(publication, {"unplaced": reconciled.unplaced}, state, cached)

@@ -26,7 +26,7 @@ from sparkanon.algorithms.lattice.search import (
     suppression_limit,
 )
 from sparkanon.attributes.levels import LevelHierarchy
-from sparkanon.attributes.schema import SENS
+from sparkanon.attributes.schema import RID, SENS
 from sparkanon.engine.base import Engine
 from sparkanon.errors import InternalError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
@@ -36,6 +36,7 @@ from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import log
 from sparkanon.stages.encode import encode_input
+from sparkanon.stages.kept import join_kept
 from sparkanon.stages.lattice import (
     FrequencySet,
     base_column,
@@ -74,7 +75,9 @@ class FullDomainFamily(Family):
         encoded, _ = encode_input(engine, config, raw, schema, timer)
         params = config.algorithm
         weights = [kind.weight for kind in schema.kinds]
-        names = [c for c, _ in raw.passthrough_types]
+        # The row id rides along to the publish map, where the kept columns join by it.
+        carried = [*raw.passthrough_types, (RID, "long")]
+        names = [c for c, _ in carried]
         n_qi = len(schema.kinds)
         cached = [encoded]
         with timer.stage("levels"):
@@ -82,7 +85,7 @@ class FullDomainFamily(Family):
             heights = [h.height for h in hierarchies]
             timer.note(lattice_nodes=_lattice_size(heights))
         based_cols = [(base_column(i), "long") for i in range(n_qi)] + [(SENS, "long")]
-        based_cols += raw.passthrough_types
+        based_cols += carried
         based = engine.map_batches(encoded, make_base_fn(schema, rules, [SENS, *names]), based_cols)
         with timer.stage("frequency"):
             fset = frequency_set(engine, based, n_qi, models.uses_sensitive)
@@ -94,9 +97,9 @@ class FullDomainFamily(Family):
             timer.note(evaluated=result.evaluated, inferred=result.inferred, batches=result.batches)
         node = result.best
         with timer.stage("publish"):
-            published = publish_node(
-                engine, based, fset, hierarchies, node, models, schema, raw.passthrough_types
-            )
+            labelled = publish_node(engine, based, fset, hierarchies, node, models, schema, carried)
+            columns = [h.name for h in hierarchies] + [c for c, _ in raw.passthrough_types]
+            published = join_kept(engine, labelled, raw.kept, RID, columns)
             publication = staged(
                 engine,
                 Publication({MAIN: published}, MAIN, schema.qi_names, schema.sensitive.name),

@@ -162,6 +162,7 @@ class PerturbationFamily(Family):
             timer,
             run.staging(),
             config.output.format,
+            raw.kept,
         )
         return Anonymized(publication, {}, _State(plans, encoded), [encoded])
 
@@ -169,7 +170,8 @@ class PerturbationFamily(Family):
         s: _State = done.state
         params = run.config.algorithm
         assert isinstance(params, PerturbParams)
-        expected = published_columns(run.schema, run.raw.passthrough_types)
+        raw = run.raw
+        expected = published_columns(run.schema, [*raw.passthrough_types, *raw.kept.columns])
         found = check_residuals(
             run.engine, done.publication, s.encoded, s.plans, expected, params.significance
         )

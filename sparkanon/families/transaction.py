@@ -184,6 +184,7 @@ class TransactionFamily(Family):
             timer,
             run.staging(),
             config.output.format,
+            run.raw.kept,
         )
         assert set(reasons) == {n for c, n in REASONS.items() if c != 0}
         qi_types = tuple((c, t) for c, t in published_types if c in kinds)

@@ -9,9 +9,10 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from sparkanon.attributes.schema import CLASS, Schema
+from sparkanon.attributes.schema import CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.metrics.registry import ClassBatch
+from sparkanon.stages.kept import KeptColumns, join_kept
 
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
@@ -57,6 +58,10 @@ class Publisher(ABC):
         self.schema = schema
         self.passthrough_types = list(passthrough_types)
 
+    def carried(self) -> list[str]:
+        """Columns the row map copies from the placed rows: the pass-through ones, ``_rid``."""
+        return [c for c, _ in self.passthrough_types] + [RID]
+
     @abstractmethod
     def class_columns(self) -> list[tuple[str, str]]:
         """Columns of the summary table holding what each class publishes."""
@@ -67,29 +72,38 @@ class Publisher(ABC):
 
     @abstractmethod
     def columns(self) -> list[tuple[str, str]]:
-        """Schema of the published table: quasi-identifiers, sensitive value, kept columns."""
+        """What the row map publishes: quasi-identifiers, the sensitive value (no kept column)."""
 
     @abstractmethod
     def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:
-        """Batch function: rows joined with their class's values -> published rows."""
+        """Batch function: rows joined with their class's values -> published rows.
 
-    def publish(self, engine: Engine, placed: Table, summaries: Table) -> Publication:
+        The published rows are :meth:`columns` and the :meth:`carried` ones.
+        """
+
+    def publish(
+        self, engine: Engine, placed: Table, summaries: Table, kept: KeptColumns | None = None
+    ) -> Publication:
         """Every placed row, published with its class's values.
 
         Args:
             engine: the engine.
-            placed: the rows with their class (``_class``) and pass-through columns.
+            placed: the rows with their class (``_class``), row id and pass-through columns.
             summaries: one row per class with :meth:`class_columns`.
+            kept: the kept columns, joined to the published rows by row id (an argument,
+                not an attribute: batch functions pickle the publisher, never a table).
 
         Returns:
-            A one-table publication grouped by the published quasi-identifiers.
+            A one-table publication grouped by the published quasi-identifiers: the
+            :meth:`columns`, then the kept columns joined by row id
+            (:func:`~sparkanon.stages.kept.join_kept`).
         """
-        passthrough = [c for c, _ in self.passthrough_types]
-        rows_only = engine.select(placed, [CLASS] + passthrough)
+        rows_only = engine.select(placed, [CLASS, *dict.fromkeys(self.carried())])
         per_class = engine.select(summaries, [CLASS] + [c for c, _ in self.class_columns()])
-        published = engine.map_batches(
-            engine.join(rows_only, per_class, [CLASS]), self.make_row_fn(), self.columns()
-        )
+        columns = self.columns()
+        joined = engine.join(rows_only, per_class, [CLASS])
+        mapped = engine.map_batches(joined, self.make_row_fn(), [*columns, (RID, "long")])
+        published = join_kept(engine, mapped, kept or KeptColumns(), RID, [c for c, _ in columns])
         return Publication(
             tables={MAIN: published},
             class_table=MAIN,

@@ -36,7 +36,7 @@ class CentroidPublisher(Publisher):
         return qi + self.passthrough_types
 
     def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:  # noqa: D102
-        schema, passthrough = self.schema, [c for c, _ in self.passthrough_types]
+        schema, passthrough = self.schema, self.carried()
 
         def publish(batch: pd.DataFrame) -> pd.DataFrame:
             out = {

@@ -49,7 +49,7 @@ class GeneralizedPublisher(Publisher):
         return [(k.name, "string") for k in self.schema.kinds] + self.passthrough_types
 
     def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:  # noqa: D102
-        kinds, passthrough = self.schema.kinds, [c for c, _ in self.passthrough_types]
+        kinds, passthrough = self.schema.kinds, self.carried()
 
         def publish(batch: pd.DataFrame) -> pd.DataFrame:
             frame = pd.DataFrame(

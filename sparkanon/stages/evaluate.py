@@ -556,12 +556,17 @@ def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[s
 # --- reading what is evaluated ------------------------------------------------------------
 
 
-def read_input_rows(engine: Engine, config: JobConfig) -> Table:
-    """The config's input as the job reads it, malformed CSV records left out."""
+def read_input_rows(engine: Engine, config: JobConfig, settings: Settings) -> Table:
+    """The config's input as the job reads it, malformed CSV records left out.
+
+    The quasi-identifiers and the sensitive column, and the label and weight columns of
+    ``settings`` when the job keeps them (:attr:`sparkanon.stages.read.RawInput.original`).
+    """
     from sparkanon.stages._common import StageTimer
     from sparkanon.stages.read import read_input
 
-    raw = read_input(engine, config, StageTimer(engine)).table
+    reading = config.model_copy(update={"report": settings.report})
+    raw = read_input(engine, reading, StageTimer(engine)).original
     if MALFORMED in dict(engine.schema_of(raw)):
         raw = engine.where(raw, MALFORMED, "==", 0)
     return raw
@@ -658,11 +663,11 @@ def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
     config, settings = target.config, target.settings
     holdout = read_holdout(engine, config, settings.report.holdout)
     if target.output is None:
-        rows = read_input_rows(engine, config)
+        rows = read_input_rows(engine, config, settings)
         subject = Subject(config, rows, None, {}, config.input.source)
         return evaluate(engine, subject, settings, holdout)
     release = engine.read_table(f"{target.output}/{target.table}", config.output.format)
-    original = read_input_rows(engine, config)
+    original = read_input_rows(engine, config, settings)
     subject = Subject(config, release, original, target.metrics, target.output, target.output)
     return evaluate(engine, subject, settings, holdout)
 

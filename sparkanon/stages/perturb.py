@@ -48,6 +48,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.publications.base import MAIN, RECORD_ID, Publication
 from sparkanon.stages._common import StageTimer, log
+from sparkanon.stages.kept import KeptColumns, join_kept
 from sparkanon.stages.publish import staged
 
 RESIDUAL_BINS = 1000
@@ -138,13 +139,21 @@ def perturb_rows(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    kept: KeptColumns | None = None,
 ) -> Publication:
-    """Perturb every usable row and write the table to the staging location."""
+    """Perturb every usable row and write the table to the staging location.
+
+    The kept columns are joined to the perturbed rows by their ``record_id`` (the row
+    id) after the batch function (:func:`~sparkanon.stages.kept.join_kept`).
+    """
     columns = published_columns(schema, passthrough_types)
     passthrough = [c for c, _ in passthrough_types]
     with timer.stage("perturb"):
-        table = engine.map_batches(
+        perturbed = engine.map_batches(
             encoded, make_perturb_fn(schema, passthrough, plans, seed), columns
+        )
+        table = join_kept(
+            engine, perturbed, kept or KeptColumns(), RECORD_ID, [c for c, _ in columns]
         )
         sensitive = passthrough[0] if passthrough else RECORD_ID
         publication = Publication({MAIN: table}, MAIN, [RECORD_ID], sensitive)

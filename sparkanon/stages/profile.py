@@ -361,6 +361,25 @@ def known_kinds(config: JobConfig) -> dict[str, Kind]:
     return kinds
 
 
+def missing_policies(config: JobConfig) -> dict[str, str]:
+    """``drop`` or ``error`` per profiled column: its own ``on_missing``, else the input's.
+
+    The sensitive column (and a set column) follows ``input.on_missing``.
+    """
+    default = config.input.on_missing
+    out = {a.name: a.on_missing or default for a in config.quasi_identifiers}
+    out[config.sensitive.name] = default
+    return out
+
+
+def missing_key(config: JobConfig, column: str) -> str:
+    """The config key that sets ``column``'s missing-value policy (for messages)."""
+    for i, a in enumerate(config.attributes):
+        if a.name == column and a.is_quasi_identifier and a.on_missing is not None:
+            return f"attributes.{i}.on_missing"
+    return "input.on_missing"
+
+
 def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, Kind]) -> None:
     """Raise the first input problem the profile shows, naming column and value."""
 
@@ -371,12 +390,16 @@ def raise_input_errors(config: JobConfig, prof: pd.DataFrame, known: dict[str, K
     if total == 0:
         raise InputError(f"input {config.input.source} is empty (0 rows)")
     missing = rows("missing")
-    missing = missing[missing["n"] > 0]
-    if config.input.on_missing == "error" and len(missing):
-        detail = ", ".join(f"{r.column!r}: {int(r.n)} rows" for r in missing.itertuples())
+    policy = missing_policies(config)
+    missing = missing[(missing["n"] > 0) & (missing["column"].map(policy) == "error")]
+    if len(missing):
+        detail = ", ".join(
+            f"{r.column!r} ({missing_key(config, str(r.column))}: error): {int(r.n)} rows"
+            for r in missing.sort_values("column").itertuples()
+        )
         raise InputError(
             f"missing values ({list(config.input.missing_values)}) in {detail}; "
-            "set input.on_missing: drop to suppress those rows"
+            "set that key to drop to suppress those rows"
         )
     dropping = config.input.on_invalid == "drop"
     hint = "; or set input.on_invalid: drop to suppress such rows"

@@ -13,6 +13,7 @@ from dataclasses import replace
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications import Publication, Publisher
 from sparkanon.stages._common import StageTimer
+from sparkanon.stages.kept import KeptColumns
 
 
 def publish(
@@ -23,10 +24,11 @@ def publish(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    kept: KeptColumns | None = None,
 ) -> Publication:
-    """Publish the placed rows; write every table to ``tmp_path/<name>`` if given."""
+    """Publish the placed rows (and the kept columns); write every table to ``tmp_path/<name>``."""
     with timer.stage("publish"):
-        return staged(engine, publisher.publish(engine, placed, summaries), tmp_path, fmt)
+        return staged(engine, publisher.publish(engine, placed, summaries, kept), tmp_path, fmt)
 
 
 def staged(engine: Engine, publication: Publication, tmp_path: str | None, fmt: str) -> Publication:

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sparkanon.attributes.schema import RID
 from sparkanon.config import InputConfig, ItemsetConfig, JobConfig, partition_text
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import MALFORMED, input_columns
-from sparkanon.stages._common import StageTimer
+from sparkanon.stages._common import StageTimer, log
+from sparkanon.stages.kept import (
+    UNLISTED_EXAMPLES,
+    KeptColumns,
+    Unlisted,
+    kept_columns,
+    side_table,
+    unlisted_columns,
+)
 
 
 @dataclass(frozen=True)
@@ -17,16 +25,26 @@ class RawInput:
     """The input restricted to the columns the job uses, with a row id.
 
     Attributes:
-        table: quasi-identifiers, the sensitive column, ``keep`` columns, ``_rid``
-            and, for CSV input, :data:`sparkanon.io.MALFORMED`.
-        passthrough: columns copied to the output as they are (the sensitive
-            column first, then the ``keep`` columns).
+        table: what the algorithms read: the quasi-identifiers, the sensitive column,
+            ``_rid`` and, for CSV input, :data:`sparkanon.io.MALFORMED`; never a kept
+            column.
+        passthrough: columns the encoded table carries and the publication copies as
+            they are (the sensitive column; for a set-valued one, the quasi-identifiers).
         passthrough_types: their DDL types.
+        original: what the evaluation reads as the input: ``table``'s own columns and,
+            when they are kept columns, ``report.label`` and ``report.weight``.
+        kept: the columns published unchanged (``keep`` and unlisted-kept ones) and
+            their side table, joined to the published rows by row id
+            (:mod:`sparkanon.stages.kept`).
+        unlisted: the input columns the config does not name, and ``input.unlisted``.
     """
 
     table: Table
     passthrough: list[str]
     passthrough_types: list[tuple[str, str]]
+    original: Table
+    kept: KeptColumns = field(default_factory=KeptColumns)
+    unlisted: Unlisted = field(default_factory=lambda: Unlisted("drop", ()))
 
 
 def read_catalog_input(engine: Engine, config: JobConfig) -> tuple[Table, list[tuple[str, str]]]:
@@ -110,32 +128,62 @@ def read_input(
     """
     sets = isinstance(config.sensitive, ItemsetConfig)
     qi_names = [a.name for a in config.quasi_identifiers]
-    if sets:  # the set is encoded; the exact quasi-identifiers are published (RT table)
-        passthrough = qi_names + list(config.kept_columns)
-    else:
-        passthrough = [config.sensitive.name] + list(config.kept_columns)
+    # The set is encoded; the exact quasi-identifiers are published (RT table).
+    passthrough = list(qi_names) if sets else [config.sensitive.name]
     with timer.stage("read"):
+        reserved: list[str] = []
         if table is not None:
             raw = table
         elif config.input.table is not None:
-            raw, _ = read_catalog_input(engine, config)
+            raw, partitions = read_catalog_input(engine, config)
+            reserved = [c for c, _ in partitions]
         else:
             raw = engine.read(config.input)
         types = dict(engine.schema_of(raw))
-        check_columns(config, [n for n, _ in own_schema(engine, raw, config.input.source)])
+        own = [n for n, _ in own_schema(engine, raw, config.input.source)]
+        check_columns(config, own)
         if sets:
             check_set_column(config.sensitive, types)
+        unlisted = unlisted_columns(config, own, reserved)
+        log_unlisted(unlisted)
+        kept = kept_columns(config, unlisted, types)
         long = sets and config.sensitive.layout == "long"
-        own = [] if long else [config.sensitive.name]
+        own_sens = [] if long else [config.sensitive.name]
         key = [config.sensitive.long.key] if long else []
-        needed = list(dict.fromkeys(qi_names + own + passthrough + key))
+        needed = list(dict.fromkeys(qi_names + own_sens + passthrough + key))
         if MALFORMED in types:
             needed.append(MALFORMED)
         # Row ids come from the input's own order, before any join moves rows around.
-        raw = engine.with_row_id(engine.select(raw, needed), RID)
+        full = engine.with_row_id(engine.select(raw, needed + [c for c, _ in kept]), RID)
+        algorithms = engine.select(full, [*needed, RID])
+        report = [c for c in (config.report.label, config.report.weight) if c in dict(kept)]
+        original = engine.select(full, [*needed, RID, *report]) if report else algorithms
         if long:
-            raw = join_long_items(engine, config.sensitive, raw)
-    return RawInput(raw, passthrough, [(c, types[c]) for c in passthrough])
+            algorithms = join_long_items(engine, config.sensitive, algorithms)
+    return RawInput(
+        table=algorithms,
+        passthrough=passthrough,
+        passthrough_types=[(c, types[c]) for c in passthrough],
+        kept=side_table(engine, full, kept),
+        unlisted=unlisted,
+        original=original,
+    )
+
+
+def log_unlisted(unlisted: Unlisted) -> None:
+    """Log the unlisted columns by name (names only; values are never logged)."""
+    if not unlisted.names:
+        return
+    shown = ", ".join(unlisted.names[:UNLISTED_EXAMPLES])
+    more = len(unlisted.names) - UNLISTED_EXAMPLES
+    log.info(
+        "read: %d column(s) not named in the config %s (input.unlisted: %s): %s%s",
+        len(unlisted.names),
+        "dropped" if unlisted.policy == "drop" else "kept unchanged",
+        unlisted.policy,
+        shown,
+        f" and {more} more (all in metrics.json unlisted_columns)" if more > 0 else "",
+    )
 
 
 def join_long_items(engine: Engine, sens: ItemsetConfig, main: Table) -> Table:

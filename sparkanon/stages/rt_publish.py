@@ -38,6 +38,7 @@ from sparkanon.publications import Publication
 from sparkanon.publications.base import RECORD_ID
 from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
+from sparkanon.stages.kept import KeptColumns, join_kept
 from sparkanon.stages.rt_cluster import GSET
 
 RT_TABLE = "rt"
@@ -144,6 +145,7 @@ def publish_rt(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    kept: KeptColumns | None = None,
 ) -> Publication:
     """The RT and TT tables of the placed records, written to ``tmp_path`` and read back.
 
@@ -158,15 +160,20 @@ def publish_rt(
         timer: the stage timer.
         tmp_path: the temporary output (``None``: kept in memory).
         fmt: ``parquet`` or ``csv``.
+        kept: the kept columns, joined to RT by ``record_id`` (the row id) after its
+            batch function (placed before ``group_id``).
     """
     with timer.stage("publish"):
         names = [c for c, _ in passthrough_types]
         rt_cols = [(RECORD_ID, "long"), *passthrough_types, (GROUP_ID, "long")]
-        rt = engine.map_batches(
+        rows = engine.map_batches(
             engine.select(placed, [RID, *names, CLASS]),
             make_rt_rows_fn(passthrough_types),
             rt_cols,
         )
+        kept = kept or KeptColumns()
+        joined = join_kept(engine, rows, kept, RECORD_ID, [c for c, _ in rt_cols])
+        rt = engine.select(joined, [RECORD_ID, *names, *kept.names, GROUP_ID])
         tally = engine.aggregate(placed, [CLASS, GSET], {COUNT: ("count", RID)})
         tt_cols = [(GROUP_ID, "long"), (set_column, "string"), (COUNT, "long")]
         tt = engine.map_batches(tally, make_tt_rows_fn(tree, set_column, sep), tt_cols)
