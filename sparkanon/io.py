@@ -322,20 +322,34 @@ def csv_field_count(line: str, dialect: CsvDialect) -> int:
 # -- Parquet and ORC, natively -----------------------------------------------------------
 
 
-def read_columnar(path: Path, fmt: str) -> pd.DataFrame:
+def read_columnar(
+    path: Path, fmt: str, decimal_types: dict[str, Any] | None = None
+) -> pd.DataFrame:
     """Read one Parquet or ORC file into pandas through pyarrow's own file access.
 
     An integer column holding nulls becomes a nullable integer column of its width
     (``Int8`` ... ``Int64``), as Spark hands it to a batch function, not ``float64``
     (whose text would be ``1.0`` and whose write-back a ``double``).
+
+    Args:
+        path: the file.
+        fmt: ``parquet`` or ``orc``.
+        decimal_types: when given, the file's decimal columns' Arrow types are recorded
+            in it by column name (for :func:`write_parquet`).
     """
     if fmt == "parquet":
         import pyarrow.parquet as pq
 
-        return _to_pandas(pq.read_table(str(path)))
-    import pyarrow.orc as orc
+        table = pq.read_table(str(path))
+    else:
+        import pyarrow.orc as orc
 
-    return _to_pandas(orc.read_table(str(path)))
+        table = orc.read_table(str(path))
+    if decimal_types is not None:
+        decimal_types.update(
+            {f.name: f.type for f in table.schema if str(f.type).startswith("decimal")}
+        )
+    return _to_pandas(table)
 
 
 def _to_pandas(table: Any) -> pd.DataFrame:
@@ -360,9 +374,24 @@ def _to_pandas(table: Any) -> pd.DataFrame:
     return frame
 
 
-def write_parquet(frame: pd.DataFrame, path: Path) -> None:
-    """Write a frame as one Parquet file through pyarrow's own file access."""
+def write_parquet(
+    frame: pd.DataFrame, path: Path, decimal_types: dict[str, Any] | None = None
+) -> None:
+    """Write a frame as one Parquet file through pyarrow's own file access.
+
+    Args:
+        frame: the rows.
+        path: the file.
+        decimal_types: Arrow decimal types by column name: a column of that name that
+            pyarrow reads as decimals is written with that type (the input's precision,
+            which Python Decimals do not carry).
+    """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), str(path))
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    for i, field in enumerate(table.schema):
+        wanted = (decimal_types or {}).get(field.name)
+        if wanted is not None and pa.types.is_decimal(field.type) and field.type != wanted:
+            table = table.set_column(i, field.name, table.column(i).cast(wanted))
+    pq.write_table(table, str(path))

@@ -50,7 +50,7 @@ def test_name_tokens_split_case_and_punctuation() -> None:
                 whole=100,
             ),
             "categorical",
-            {"builder": {"type": "mask", "length": 5}},
+            {"builder": {"type": "mask", "length": 5, "masked": [1, 2, 3, 4, 5]}},
         ),
         # the same digits without a leading zero or a code's name are numbers
         (

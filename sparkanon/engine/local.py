@@ -141,6 +141,10 @@ class LocalEngine(Engine):
 
     def __init__(self, batch_rows: int = 10_000) -> None:
         self.batch_rows = batch_rows
+        # Decimal columns of the files read, by name: pandas holds their values as Python
+        # Decimals, which carry no precision, so a kept decimal column is written back with
+        # the input's type (as Spark keeps it) rather than the one its values suggest.
+        self._decimal_types: dict[str, Any] = {}
 
     def read(self, cfg: InputSpec) -> pd.DataFrame:  # noqa: D102
         frames = []
@@ -152,7 +156,7 @@ class LocalEngine(Engine):
                     csv_records(f, CsvDialect.from_options(cfg.options), cfg.columns).frame
                 )
             else:
-                frames.append(read_columnar(f, cfg.format))
+                frames.append(read_columnar(f, cfg.format, self._decimal_types))
         frame = pd.concat(frames, ignore_index=True)
         if cfg.format == "csv":
             frame[MALFORMED] = frame[MALFORMED].fillna(0).astype("int64")
@@ -311,7 +315,7 @@ class LocalEngine(Engine):
     def write_table(self, table: pd.DataFrame, path: str, fmt: str) -> None:  # noqa: D102
         Path(path).mkdir(parents=True, exist_ok=True)
         if fmt == "parquet":
-            write_parquet(table, Path(path) / "part-00000.parquet")
+            write_parquet(table, Path(path) / "part-00000.parquet", self._decimal_types)
         else:
             table.to_csv(Path(path) / "part-00000.csv", index=False)
 

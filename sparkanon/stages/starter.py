@@ -422,7 +422,13 @@ def suggest_kind(p: ColumnProfile) -> tuple[str | None, dict[str, Any], str]:
         if p.distinct <= BUILT_VALUES:
             return (
                 "categorical",
-                {"builder": {"type": "mask", "length": length}},
+                {
+                    "builder": {
+                        "type": "mask",
+                        "length": length,
+                        "masked": list(range(1, length + 1)),
+                    }
+                },
                 f"codes of {length} digits, masked right to left",
             )
         return "semantic", {"length": length}, f"codes of {length} digits (prefix tree)"
@@ -602,13 +608,18 @@ def _yaml_scalar(value: Any) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+def _flow_value(value: Any) -> str:
+    """A YAML flow value: a mapping, a list or a scalar."""
+    if isinstance(value, Mapping):
+        return _flow(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_flow_value(v) for v in value) + "]"
+    return _yaml_scalar(value)
+
+
 def _flow(mapping: Mapping[str, Any]) -> str:
-    """A flow mapping ``{a: 1, b: {c: 2}}``."""
-    parts = []
-    for key, value in mapping.items():
-        inner = _flow(value) if isinstance(value, Mapping) else _yaml_scalar(value)
-        parts.append(f"{key}: {inner}")
-    return "{" + ", ".join(parts) + "}"
+    """A flow mapping ``{a: 1, b: {c: [1, 2]}}``."""
+    return "{" + ", ".join(f"{k}: {_flow_value(v)}" for k, v in mapping.items()) + "}"
 
 
 def _wrapped(prefix: str, names: Sequence[str], width: int = 92) -> list[str]:
