@@ -482,9 +482,17 @@ class SparkEngine(Engine):
     def unpersist(self, table: DataFrame) -> None:  # noqa: D102
         table.unpersist()
 
-    def write_table(self, table: DataFrame, path: str, fmt: str) -> None:  # noqa: D102
+    def write_table(self, table: DataFrame, path: str, fmt: str) -> None:
+        """Write ``table`` to ``path`` (a new directory).
+
+        Parquet timestamps are written as INT64 microseconds adjusted to UTC, the type
+        the local engine writes, whatever session the engine was given (Spark's default,
+        INT96, reads back as a zone-less nanosecond timestamp): a session setting, as
+        Spark has no writer option for it.
+        """
         writer = table.write.mode("error")
         if fmt == "parquet":
+            self.spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
             writer.parquet(path)
         else:  # an empty string is an empty field, as a null is (Spark's default is "")
             writer.option("header", "true").option("emptyValue", "").csv(path)
