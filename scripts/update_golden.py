@@ -180,6 +180,42 @@ CASES: list[dict[str, Any]] = [
         "why": "condensation of mixed data: categories drawn from each group's frequencies",
         "spark": True,
     },
+    {
+        "id": "patients_safe_harbor",
+        "config": "conf/patients_safe_harbor.yaml",
+        "input": BUNDLED,
+        "overrides": [],
+        "why": "full-domain over calendar levels and built hierarchies (masked ZIP, top-coded "
+        "ages) of the generated admissions, 154 columns left unlisted",
+    },
+    {
+        "id": "patients_mdav",
+        "config": "conf/patients_mdav.yaml",
+        "input": BUNDLED,
+        "overrides": [],
+        "why": "centroids of a date, a timestamp, a tinyint and a decimal; 152 typed columns kept",
+    },
+    {
+        "id": "patients_perturb",
+        "config": "conf/patients_perturb.yaml",
+        "input": BUNDLED,
+        "overrides": [],
+        "why": "noise on a date (days), a timestamp (seconds) and a decimal",
+    },
+    {
+        "id": "patients_condense",
+        "config": "conf/patients_condense.yaml",
+        "input": BUNDLED,
+        "overrides": [],
+        "why": "synthetic dates and timestamps from each group's mean and covariance",
+    },
+    {
+        "id": "patients_anatomy",
+        "config": "conf/patients_anatomy.yaml",
+        "input": BUNDLED,
+        "overrides": [],
+        "why": "relational-transaction with a date and a built hierarchy among the QIs",
+    },
 ]
 
 

@@ -353,6 +353,27 @@ def numeric_values(kind: ContinuousKind, raw: np.ndarray) -> Any:
     return np.asarray(raw, dtype=np.float64)
 
 
+def epoch_of_typed(values: pd.Series) -> np.ndarray | None:
+    """Epoch days of a column of dates, epoch seconds of one of instants; ``None`` otherwise.
+
+    For readers of a published table that know no kind (the reconstruction of a perturbed
+    release): a date column (Python dates) gives days, a timestamp column (datetime64, or
+    Python datetimes) seconds, the units the date and timestamp kinds encode in; naive
+    timestamps are read as UTC. NaN where a value is null.
+    """
+    if pd.api.types.is_datetime64_any_dtype(values.dtype):
+        date = False
+    elif values.dtype == object:
+        present = values.dropna()
+        if len(present) == 0 or not isinstance(present.iloc[0], (_dt.date, pd.Timestamp)):
+            return None
+        date = not isinstance(present.iloc[0], (_dt.datetime, pd.Timestamp))
+    else:
+        return None
+    epoch, invalid = TemporalFormat(date).parse(values)
+    return np.where(invalid, np.nan, epoch)
+
+
 def raw_of_published(kind: ContinuousKind, published: pd.Series) -> np.ndarray:
     """Raw numbers (epoch units for a date or timestamp) of published values; NaN if unreadable."""
     if isinstance(kind, TemporalKind):

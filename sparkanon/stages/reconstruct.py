@@ -74,6 +74,7 @@ import yaml
 
 from sparkanon.algorithms.perturbation import reconstruct as rc
 from sparkanon.algorithms.perturbation.noise import NoiseSpec
+from sparkanon.attributes.dates import epoch_of_typed
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InputError, UserError
 from sparkanon.stages._common import log
@@ -250,7 +251,14 @@ def _labels(batch: pd.DataFrame, by: str | None) -> np.ndarray:
 
 
 def _numbers(series: pd.Series) -> np.ndarray:
-    """Published values as float64 (text from CSV parsed; unreadable as NaN)."""
+    """Published values as float64 (text from CSV parsed; unreadable as NaN).
+
+    Dates and timestamps are read in the units their noise was drawn in: epoch days and
+    epoch seconds (:func:`sparkanon.attributes.dates.epoch_of_typed`).
+    """
+    epoch = epoch_of_typed(series)
+    if epoch is not None:
+        return epoch.astype(np.float64)
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
 
 
