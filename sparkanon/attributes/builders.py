@@ -40,6 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.dates import TemporalFormat
+from sparkanon.attributes.dates import date_label as iso_dates
 from sparkanon.attributes.hierarchy import Taxonomy, taxonomy_from_rows
 from sparkanon.attributes.kinds import SUPPRESSED, _format_number, published_range
 from sparkanon.attributes.levels import interval_index, quantile_starts, width_edges
@@ -116,34 +118,12 @@ def point_value(cfg: Any, value: Any, key: str) -> float:
 
 def date_label(days: float) -> str:
     """ISO text of a day number (days since 1970-01-01)."""
-    return (EPOCH + datetime.timedelta(days=int(round(days)))).isoformat()
+    return str(iso_dates(np.array([int(round(days))]))[0])
 
 
 def _label_of(cfg: Any) -> Callable[[float], str]:
     """How a builder's interval edges are written: numbers, or ISO dates."""
     return date_label if getattr(cfg, "values", "number") == "date" else _format_number
-
-
-def _is_date_typed(raw: pd.Series) -> bool:
-    """Whether a column holds dates or datetimes (not text)."""
-    if pd.api.types.is_datetime64_any_dtype(raw):
-        return True
-    if raw.dtype != object:
-        return False
-    first = raw.dropna()
-    return len(first) > 0 and isinstance(first.iloc[0], datetime.date)
-
-
-def _days(stamps: pd.Series) -> np.ndarray:
-    """Days since 1970-01-01 of parsed datetimes, NaN where missing."""
-    out = np.full(len(stamps), np.nan)
-    ok = stamps.notna().to_numpy()
-    if ok.any():
-        values = stamps[ok].dt.tz_localize(None) if stamps.dt.tz is not None else stamps[ok]
-        out[ok] = np.floor((values - pd.Timestamp("1970-01-01")) / pd.Timedelta(days=1)).to_numpy(
-            dtype=float
-        )
-    return out
 
 
 def value_numbers(cfg: Any, raw: pd.Series, text: pd.Series) -> np.ndarray:
@@ -161,11 +141,8 @@ def value_numbers(cfg: Any, raw: pd.Series, text: pd.Series) -> np.ndarray:
         One float per row.
     """
     if cfg.values == "date":
-        if _is_date_typed(raw):
-            stamps = pd.to_datetime(raw, errors="coerce")
-        else:
-            stamps = pd.to_datetime(text, format=cfg.format, errors="coerce")
-        return _days(pd.Series(stamps, index=raw.index))
+        days, invalid = TemporalFormat(True, cfg.format).parse(raw)
+        return np.where(invalid, np.nan, days)
     numbers = pd.to_numeric(text, errors="coerce").astype("Float64")
     out = numbers.to_numpy(dtype=float, na_value=np.nan)
     return np.where(np.isfinite(out), out, np.nan)
@@ -179,8 +156,8 @@ def _text_numbers(cfg: Any, values: Sequence[str]) -> np.ndarray:
     text = pd.Series(list(values), dtype="string")
     numbers = value_numbers(cfg, text, text)
     if cfg.values == "date" and np.isnan(numbers).any():
-        iso = _days(pd.Series(pd.to_datetime(text, format="%Y-%m-%d", errors="coerce")))
-        numbers = np.where(np.isnan(numbers), iso, numbers)
+        days, invalid = TemporalFormat(True, "%Y-%m-%d").parse(text)
+        numbers = np.where(np.isnan(numbers), np.where(invalid, np.nan, days), numbers)
     return numbers
 
 

@@ -65,6 +65,13 @@ QI_KINDS = ("continuous", "ordinal", "categorical", "nominal", "semantic", "date
 """Attribute kinds that are quasi-identifiers (Shi et al. 2024, 1.5; Yang et al. 2014, 3)."""
 
 
+def _unless(problem: str | None, value: Any) -> Any:
+    """``value``, or the validation error ``problem`` says (a key's own check)."""
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -372,19 +379,13 @@ class DateAttribute(_QuasiIdentifier):
 
     @field_validator("format")
     @classmethod
-    def _format(cls, fmt: str) -> str:
-        problem = format_problem(fmt)
-        if problem is not None:
-            raise ValueError(problem)
-        return fmt
+    def _format(cls, fmt: str | None) -> str | None:
+        return fmt if fmt is None else _unless(format_problem(fmt), fmt)
 
     @field_validator("levels")
     @classmethod
     def _levels(cls, units: tuple[str, ...]) -> tuple[str, ...]:
-        problem = levels_problem(units, cls.units)
-        if problem is not None:
-            raise ValueError(problem)
-        return units
+        return _unless(levels_problem(units, cls.units), units)
 
 
 class TimestampAttribute(DateAttribute):
@@ -404,21 +405,10 @@ class TimestampAttribute(DateAttribute):
 
     units: ClassVar[tuple[str, ...]] = TIMESTAMP_UNITS
 
-    @field_validator("format")
-    @classmethod
-    def _format(cls, fmt: str | None) -> str | None:
-        problem = None if fmt is None else format_problem(fmt)
-        if problem is not None:
-            raise ValueError(problem)
-        return fmt
-
     @field_validator("timezone")
     @classmethod
     def _zone(cls, zone: str) -> str:
-        problem = zone_problem(zone)
-        if problem is not None:
-            raise ValueError(problem)
-        return zone
+        return _unless(zone_problem(zone), zone)
 
 
 class IdentifierAttribute(_Attribute):
