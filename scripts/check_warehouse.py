@@ -82,6 +82,12 @@ def _equal(a: dict[str, pa.Table], b: dict[str, pa.Table]) -> str:
     return "yes"
 
 
+def _attributes(config_text: str) -> list[str]:
+    """The ``attributes`` lines of a starter config."""
+    lines = config_text.split("attributes:", 1)[1].split("sensitive:", 1)[0]
+    return [line for line in lines.splitlines() if line.strip().startswith("- ")]
+
+
 def run_one(engine: Any, config_path: Path, overrides: list[str]) -> tuple[dict[str, Any], float]:
     """Run a config in this process; its metrics and wall seconds."""
     from sparkanon.config import load_config
@@ -127,6 +133,13 @@ def main() -> int:
         spark_session.read.parquet(str(data)).write.format("parquet").saveAsTable(
             "warehouse_check.patients"
         )
+        # init on the catalog table must suggest what it suggests for the files.
+        from_table = starter_config(engines["spark"], "warehouse_check.patients", output_path="x")
+        from_files = starter_config(engines["spark"], str(data), output_path="x")
+        same = _attributes(from_table) == _attributes(from_files)
+        print(f"init on the catalog table suggests the same attributes as on the files: {same}")
+        if not same:
+            return 1
     rows, failed = [], False
     for name, path in configs.items():
         local_out = None
