@@ -4,7 +4,8 @@ The wheel is built with ``python -m build --wheel`` and unpacked into a folder t
 the only place sparkanon is imported from (``PYTHONPATH``; the working folder is outside
 the source tree). ``--version`` answers, and ``spark-submit`` runs the job with the
 application file the wheel carries (``sparkanon/submit.py``) and the wheel itself in
-``--py-files``. Slow (a build and a Spark run).
+``--py-files``: ``validate``, then the job, in one application (each ``spark-submit``
+costs a JVM and a Spark start). Slow (a build and a Spark run).
 """
 
 from __future__ import annotations
@@ -24,6 +25,21 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from _spark_procs import spark_submit  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+_VALIDATE_THEN_RUN = """
+import runpy
+import sys
+app, config = sys.argv[1:]
+# The wheel's application file as spark-submit runs it, once per command, in one session.
+for command in (["validate"], []):
+    sys.argv = [app, *command, config]
+    try:
+        runpy.run_path(app, run_name="__main__")
+    except SystemExit as done:
+        if done.code not in (0, None):
+            raise
+        print(f"submit.py {command} exited 0")
+"""
 
 
 @pytest.fixture(scope="module")
@@ -81,24 +97,21 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
     sample = adult_sample(tmp_path, 1500)
     raw = adult_config(tmp_path, sample, tmp_path / "out", partitioning={"max_block_rows": 500})
     config = write_config(tmp_path, raw)
-    for command in (["validate"], []):
-        done = subprocess.run(
-            [
-                spark_submit(),
-                "--master",
-                "local[2]",
-                "--py-files",
-                str(wheel),
-                str(site / "sparkanon" / "submit.py"),
-                *command,
-                str(config),
-            ],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-4000:]
+    driver = tmp_path / "validate_then_run.py"
+    driver.write_text(_VALIDATE_THEN_RUN, encoding="utf-8")
+    app = site / "sparkanon" / "submit.py"
+    done = subprocess.run(
+        [spark_submit(), "--master", "local[2]", "--py-files", str(wheel), str(driver)]
+        + [str(app), str(config)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    # (Under spark-submit the Python driver's stdout and stderr both go to stdout.)
+    assert "submit.py ['validate'] exited 0" in done.stdout
+    assert "submit.py [] exited 0" in done.stdout
     assert (tmp_path / "out" / "metrics.json").exists()
     assert '"verified": true' in done.stdout
