@@ -363,11 +363,15 @@ def compile_queries(queries: Sequence[CountQuery]) -> CompiledQueries:
         named = dict.fromkeys(chain.from_iterable(a for a in allowed if a is not None))
         idx = pd.Index(_canonical(named), dtype=object)
         table = np.zeros((len(idx) + 1, qt), dtype=bool)
-        for q, a in enumerate(allowed):
-            if a is None:
-                table[:, q] = True
-            else:
-                table[idx.get_indexer(pd.Index(list(a), dtype=object)), q] = True
+        # One lookup of every query's allowed values (was one per query: 1000 queries
+        # over 5 columns made 5000 index lookups per compilation).
+        unconstrained = [q for q, a in enumerate(allowed) if a is None]
+        table[:, unconstrained] = True
+        listed = [(q, v) for q, a in enumerate(allowed) if a is not None for v in a]
+        if listed:
+            query_of = np.fromiter((q for q, _ in listed), dtype=np.int64, count=len(listed))
+            found = idx.get_indexer(pd.Index([v for _, v in listed], dtype=object))
+            table[found, query_of] = True
         values.append(idx)
         tables.append(table)
     return CompiledQueries(
