@@ -54,6 +54,7 @@ import numpy as np
 from numba import njit
 
 from sparkanon.algorithms._block import Block
+from sparkanon.attributes.dates import DateKind, TimestampKind
 from sparkanon.attributes.kinds import (
     CategoricalKind,
     ContinuousKind,
@@ -131,7 +132,7 @@ class _Psi(NamedTuple):
 def _kind_code(kind: object, extended: bool) -> int | None:
     """The kind code of one attribute, ``None`` if not supported (exact types only)."""
     t = type(kind)
-    if issubclass(t, ContinuousKind):  # dates and timestamps: the same arithmetic
+    if t in (ContinuousKind, DateKind, TimestampKind):  # dates: the same arithmetic
         return CONTINUOUS
     if t is OrdinalKind and kind.rule in ("mean_frequency", "median"):
         return ORDINAL_MEAN if kind.rule == "mean_frequency" else ORDINAL_MEDIAN
