@@ -53,6 +53,14 @@ class InternalError(SparkanonError):
     exit_code = EXIT_INTERNAL
 
 
+class StatisticsOverflowError(InternalError):
+    """:meth:`~sparkanon.engine.base.Engine.collect_small` met more rows than it may collect.
+
+    A caller that knows which input made the statistics large (a column with very many
+    distinct values) catches it and says so as a user error.
+    """
+
+
 class EnvironmentSetupError(UserError):
     """The machine's setup keeps the job from running (a Python worker lacks a module)."""
 

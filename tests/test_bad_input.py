@@ -747,3 +747,37 @@ def test_on_invalid_drop_still_refuses_an_unknown_sensitive_value(tmp_path, caps
     )
     cfg["input"]["on_invalid"] = "drop"
     _refused(capsys, tmp_path, cfg, "'Astronaut'", "'occupation'", "level")
+
+
+def test_a_column_of_too_many_values_is_named_not_an_internal_error(monkeypatch, tmp_path) -> None:
+    """An identifier declared nominal overflows the profile's statistics: exit 2 naming it."""
+    import pandas as pd
+
+    import sparkanon.stages.profile as profile_stage
+    from sparkanon.config import parse_config
+    from sparkanon.engine.local import LocalEngine
+    from sparkanon.errors import ConfigError
+    from sparkanon.pipeline import run_job
+
+    monkeypatch.setattr(profile_stage, "MAX_STAT_ROWS", 500)
+    n = 600
+    frame = pd.DataFrame(
+        {
+            "uid": [f"u{i}" for i in range(n)],
+            "sex": ["m", "f"] * (n // 2),
+            "d": ["a", "b", "c"] * (n // 3),
+        }
+    )
+    config = parse_config(
+        {
+            "input": {"format": "csv", "path": str(tmp_path / "unused.csv")},
+            "attributes": [{"name": "uid", "kind": "nominal"}, {"name": "sex", "kind": "nominal"}],
+            "sensitive": {"name": "d"},
+            "model": {"name": "k", "k": 2},
+            "algorithm": {"name": "mondrian"},
+            "output": {"path": str(tmp_path / "out"), "publish": "generalized"},
+            "report": {"enabled": False},
+        }
+    )
+    with pytest.raises(ConfigError, match=r"'uid' \(600 values\)"):
+        run_job(LocalEngine(), config, frame, commit=False)

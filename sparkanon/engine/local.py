@@ -18,7 +18,7 @@ import pandas as pd
 
 from sparkanon.engine.base import Columns, Engine, InputSpec
 from sparkanon.engine.expr import COMPARISONS, Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
-from sparkanon.errors import InputError, InternalError
+from sparkanon.errors import InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
     CsvDialect,
@@ -298,7 +298,9 @@ class LocalEngine(Engine):
 
     def collect_small(self, table: pd.DataFrame, max_rows: int) -> pd.DataFrame:  # noqa: D102
         if len(table) > max_rows:
-            raise InternalError(f"refusing to collect {len(table)} rows (limit {max_rows})")
+            raise StatisticsOverflowError(
+                f"refusing to collect {len(table)} rows (limit {max_rows})"
+            )
         return table.reset_index(drop=True)
 
     def from_pandas(self, frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:  # noqa: D102

@@ -25,7 +25,7 @@ from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.engine.base import Catalog, Columns, Engine, InputSpec
 from sparkanon.engine.expr import COMPARISONS, Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
-from sparkanon.errors import ConfigError, InputError, InternalError
+from sparkanon.errors import ConfigError, InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
     CsvDialect,
@@ -451,7 +451,9 @@ class SparkEngine(Engine):
     def collect_small(self, table: DataFrame, max_rows: int) -> pd.DataFrame:  # noqa: D102
         rows = table.limit(max_rows + 1).collect()
         if len(rows) > max_rows:
-            raise InternalError(f"refusing to collect more than {max_rows} rows of statistics")
+            raise StatisticsOverflowError(
+                f"refusing to collect more than {max_rows} rows of statistics"
+            )
         frame = pd.DataFrame([r.asDict() for r in rows], columns=table.columns)
         for name, ddl in self.schema_of(table):
             if ddl == "double":  # a null as NaN, as a float column holds it locally

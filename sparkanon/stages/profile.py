@@ -31,8 +31,8 @@ from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.attributes.semantic import is_code
 from sparkanon.attributes.text import trimmed_text
 from sparkanon.config import ItemsetConfig, JobConfig
-from sparkanon.engine.base import Engine
-from sparkanon.errors import ConfigError, InputError
+from sparkanon.engine.base import Engine, Table
+from sparkanon.errors import ConfigError, InputError, StatisticsOverflowError
 from sparkanon.io import MALFORMED
 from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
@@ -730,6 +730,29 @@ def profile_spec(
     )
 
 
+def too_many_values(engine: Engine, summed: Table) -> ConfigError:
+    """The error of a profile whose statistics are too many to collect, naming the columns.
+
+    Only a column's distinct values (a nominal, built or sensitive domain) can grow with
+    the data; one more aggregation counts them per column (this path runs only when the
+    profile overflowed), and the message names the columns holding the most.
+    """
+    sizes = engine.collect_small(
+        engine.aggregate(summed, ["stat", "column"], {"values": ("count", "n")}), MAX_STAT_ROWS
+    )
+    domains = sizes[sizes["stat"] == "domain"].sort_values("values", ascending=False)
+    named = ", ".join(
+        f"{r.column!r} ({int(r.values)} values)" for r in domains.head(3).itertuples()
+    )
+    return ConfigError(
+        f"the input's columns hold more distinct values than a profile collects "
+        f"({MAX_STAT_ROWS} in all): {named or 'no single column'}; a column with this many "
+        "values is an identifier or a continuous attribute, not a nominal or built one "
+        "(declare its kind in attributes), and a sensitive attribute this varied has no "
+        "class to hide in"
+    )
+
+
 def profile_input(
     engine: Engine, config: JobConfig, raw: RawInput, timer: StageTimer
 ) -> tuple[Profile, Schema]:
@@ -748,14 +771,15 @@ def profile_input(
     spec = profile_spec(config, known, zones)
     with timer.stage("profile"):
         partial = engine.map_batches(raw.table, make_profile_fn(spec), PROFILE_COLUMNS)
-        prof = engine.collect_small(
-            engine.aggregate(
-                partial,
-                ["stat", "column", "value"],
-                {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")},
-            ),
-            MAX_STAT_ROWS,
+        summed = engine.aggregate(
+            partial,
+            ["stat", "column", "value"],
+            {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")},
         )
+        try:
+            prof = engine.collect_small(summed, MAX_STAT_ROWS)
+        except StatisticsOverflowError:
+            raise too_many_values(engine, summed) from None
 
         def total(stat: str) -> int:
             return int(prof.loc[prof["stat"] == stat, "n"].sum())
