@@ -321,6 +321,32 @@ def test_condensation_synthesizes_dates(tiny_csv: Path, tmp_path: Path) -> None:
     assert result.metrics["verification"]["mean_failures"] == 0
 
 
+def test_anatomy_publishes_typed_dates_and_measures_are(tmp_path: Path) -> None:
+    """RT publishes the exact dates and instants typed, whatever the input's text format."""
+    table = tiny_table()
+    rng = np.random.default_rng(7)
+    table["items"] = ["|".join(sorted(set(rng.choice(list("abcdefgh"), 3)))) for _ in table.index]
+    data = tmp_path / "rt.csv"
+    table.to_csv(data, index=False)
+    out = tmp_path / "out"
+    cfg = job(data, out, {"name": "paa"}, metrics={"are": {"queries": 40}})
+    cfg["sensitive"] = {"name": "items", "kind": "itemset", "separator": "|", "fanout": 3}
+    cfg["model"] = {"name": "kl_diversity", "k": 3, "l": 2}
+    cfg["output"] |= {"publish": "anatomy"}
+    metrics = run_job(LocalEngine(), parse_config(cfg)).metrics
+    rt = pq.read_table(out / "rt")
+    assert str(rt.schema.field("visit").type) == "date32[day]"
+    assert str(rt.schema.field("seen").type) == "timestamp[us, tz=UTC]"
+    got = rt.to_pandas().set_index("record_id").sort_index()
+    source = table.loc[got.index]
+    expected_days = pd.to_datetime(source["visit"], format="%d/%m/%Y").dt.date
+    assert (got["visit"].to_numpy() == expected_days.to_numpy()).all()
+    expected_seen = pd.to_datetime(source["seen"], utc=True)
+    assert (pd.to_datetime(got["seen"], utc=True).to_numpy() == expected_seen.to_numpy()).all()
+    assert metrics["verified"] is True
+    assert np.isfinite(metrics["are"]["percent"]) and metrics["are"]["queries"] == 40
+
+
 def test_an_unparsed_date_exits_2_naming_column_value_and_format(
     tmp_path: Path, tiny_csv: Path
 ) -> None:

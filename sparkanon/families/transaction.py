@@ -19,6 +19,7 @@ import numpy as np
 from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.cuts import CutPolicy
 from sparkanon.algorithms.transaction._result import REASONS
+from sparkanon.attributes.dates import TemporalFormat, TemporalKind
 from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS
 from sparkanon.config import ItemsetConfig, JobConfig
@@ -131,6 +132,7 @@ class _State:
     rows: Table
     placed: Table
     qi_types: tuple[tuple[str, str], ...]
+    readers: dict[str, TemporalFormat]
 
 
 class TransactionFamily(Family):
@@ -174,6 +176,7 @@ class TransactionFamily(Family):
         cached = [encoded, clustered, rows]
         kinds = {a.name: a.kind for a in config.quasi_identifiers}
         published_types = rt_column_types(run.raw.passthrough_types, kinds)
+        readers = {k.name: k.reader for k in schema.kinds if isinstance(k, TemporalKind)}
         publication = publish_rt(
             engine,
             placed,
@@ -185,10 +188,11 @@ class TransactionFamily(Family):
             run.staging(),
             config.output.format,
             run.raw.kept,
+            readers,
         )
         assert set(reasons) == {n for c, n in REASONS.items() if c != 0}
         qi_types = tuple((c, t) for c, t in published_types if c in kinds)
-        state = _State(k, l, tree, blocks, reasons, encoded, rows, placed, qi_types)
+        state = _State(k, l, tree, blocks, reasons, encoded, rows, placed, qi_types, readers)
         return Anonymized(publication, {"unplaced": sum(reasons.values())}, state, cached)
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
@@ -250,7 +254,7 @@ class TransactionFamily(Family):
         are_cfg = config.metrics.are
         if are_cfg.enabled and verdict.rows > 0:
             seed = config.seed if are_cfg.seed is None else are_cfg.seed
-            setup = AreSetup(s.qi_types, s.tree, are_cfg, seed, profile.usable)
+            setup = AreSetup(s.qi_types, s.tree, are_cfg, seed, profile.usable, s.readers)
             measured["are"] = measure_are(engine, s.records, s.placed, setup, run.timer)
         return measured
 

@@ -36,16 +36,18 @@ order) and the seed; every sum of a bucket runs over its records sorted by recor
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import math
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.dates import TemporalFormat
 from sparkanon.attributes.itemsets import ItemSets, ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.config import AreConfig
@@ -78,6 +80,7 @@ class AreSetup:
         config: the ``metrics.are`` section.
         seed: the seed of the queries and the sample (the section's, else the job's).
         records: the usable input records (sets the number of buckets).
+        readers: how each date and timestamp quasi-identifier's values are read.
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -85,6 +88,7 @@ class AreSetup:
     config: AreConfig
     seed: int
     records: int
+    readers: Mapping[str, TemporalFormat] = field(default_factory=dict)
 
 
 def set_key(blob: bytes, seed: int) -> int:
@@ -171,14 +175,25 @@ def candidate_sets(
     return decode_sets(small[ITEMS]).keys(), n_distinct
 
 
-def qi_frame(batch: pd.DataFrame, qi: Sequence[tuple[str, str]]) -> pd.DataFrame:
-    """The quasi-identifiers of a batch of records in their published types."""
+def qi_frame(
+    batch: pd.DataFrame,
+    qi: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
+) -> pd.DataFrame:
+    """The quasi-identifiers of a batch of records in their published types.
+
+    ``readers``: how each date and timestamp column's values are read (as RT reads them).
+    """
+    readers = readers or {}
     return pd.DataFrame(
-        {c: published_values(batch[c], dtype) for c, dtype in qi}, index=range(len(batch))
+        {c: published_values(batch[c], dtype, readers.get(c)) for c, dtype in qi},
+        index=range(len(batch)),
     )
 
 
-def make_domain_fn(qi: Sequence[tuple[str, str]]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_domain_fn(
+    qi: Sequence[tuple[str, str]], readers: Mapping[str, TemporalFormat] | None = None
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Records -> each quasi-identifier's distinct published values in the batch, as text.
 
     One row per (column index, value): a ``double`` as its ``repr`` (which reads back as
@@ -187,7 +202,7 @@ def make_domain_fn(qi: Sequence[tuple[str, str]]) -> Callable[[pd.DataFrame], pd
 
     def domain(batch: pd.DataFrame) -> pd.DataFrame:
         parts = []
-        for j, (values, _) in enumerate(zip(qi_frame(batch, qi).items(), qi, strict=True)):
+        for j, (values, _) in enumerate(zip(qi_frame(batch, qi, readers).items(), qi, strict=True)):
             uniq = pd.unique(values[1])
             missing = pd.isna(uniq)
             parts.append(
@@ -208,12 +223,15 @@ def make_domain_fn(qi: Sequence[tuple[str, str]]) -> Callable[[pd.DataFrame], pd
 
 
 def qi_domains(
-    engine: Engine, records: Table, qi: Sequence[tuple[str, str]]
+    engine: Engine,
+    records: Table,
+    qi: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> dict[str, list[Any]]:
     """Every quasi-identifier's distinct values, in its published type (one pass, one aggregate)."""
     rows = engine.map_batches(
         engine.select(records, [c for c, _ in qi]),
-        make_domain_fn(qi),
+        make_domain_fn(qi, readers),
         [("column", "long"), ("text", "string"), ("null", "long")],
     )
     values = engine.collect_small(
@@ -226,7 +244,7 @@ def qi_domains(
         if int(null):
             out[name].append(np.nan if dtype == "double" else None)
         else:
-            out[name].append(float(text) if dtype == "double" else str(text))
+            out[name].append(domain_value(str(text), dtype))
     return out
 
 
@@ -237,14 +255,29 @@ def distinct_packed(column: pd.Series) -> tuple[ItemSets, np.ndarray]:
     return decode_sets(pd.Series(uniques, dtype=object)), inverse.astype(np.int64)
 
 
+def domain_value(text: str, dtype: str) -> Any:
+    """A domain value collected as text, back in its published type."""
+    if dtype == "double":
+        return float(text)
+    if dtype == "date":
+        return _dt.date.fromisoformat(text)
+    if dtype == "timestamp":
+        return pd.Timestamp(text)
+    return text
+
+
 def make_act_fn(
-    compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]]
+    compiled: qm.CompiledQueries,
+    qi: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """A batch of input records -> per query, its records the query selects (``qt`` rows)."""
 
     def act(batch: pd.DataFrame) -> pd.DataFrame:
         distinct, inverse = distinct_packed(batch[ITEMS])
-        counts = qm.actual_counts_of_distinct(qi_frame(batch, qi), distinct, inverse, compiled)
+        counts = qm.actual_counts_of_distinct(
+            qi_frame(batch, qi, readers), distinct, inverse, compiled
+        )
         hit = np.flatnonzero(counts)
         return pd.DataFrame({QUERY: hit.astype(np.int64), VALUE: counts[hit].astype(np.int64)})
 
@@ -256,13 +289,14 @@ def actual_answers(
     records: Table,
     queries: Sequence[qm.CountQuery],
     qi: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> np.ndarray:
     """``act`` of every query: one pass over the input records, summed per query."""
     compiled = qm.compile_queries(queries)
     cols = [c for c, _ in qi]
     parts = engine.map_batches(
         engine.select(records, [*cols, ITEMS]),
-        make_act_fn(compiled, qi),
+        make_act_fn(compiled, qi, readers),
         [(QUERY, "long"), (VALUE, "long")],
     )
     sums = engine.collect_small(
@@ -300,7 +334,10 @@ def unpack_scores(column: pd.Series, qt: int) -> np.ndarray:
 
 
 def bucket_estimate(
-    batch: pd.DataFrame, compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]]
+    batch: pd.DataFrame,
+    compiled: qm.CompiledQueries,
+    qi: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> np.ndarray:
     """The Anatomy estimate of every query over the whole groups of one bucket.
 
@@ -309,24 +346,27 @@ def bucket_estimate(
             quasi-identifiers, :data:`CLASS` and :data:`SCORE`, its published set's pred2).
         compiled: the queries.
         qi: the quasi-identifiers with their published types.
+        readers: how each date and timestamp quasi-identifier's values are read.
 
     Returns:
         ``sum over the groups G of rt[G, q] * tt[G, q] / |G|`` per query.
     """
     batch = batch.sort_values([CLASS, RID], kind="stable").reset_index(drop=True)
     groups = batch[CLASS].to_numpy(dtype=np.int64)
-    rt_hits = qm.qi_match(qi_frame(batch, qi), compiled)
+    rt_hits = qm.qi_match(qi_frame(batch, qi, readers), compiled)
     tt_hits = unpack_scores(batch[SCORE], compiled.n_queries).astype(bool)
     return qm.sorted_group_estimate(groups, rt_hits, tt_hits)
 
 
 def make_est_fn(
-    compiled: qm.CompiledQueries, qi: Sequence[tuple[str, str]]
+    compiled: qm.CompiledQueries,
+    qi: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """A bucket's records -> its non-zero estimates, one row per query."""
 
     def est(batch: pd.DataFrame) -> pd.DataFrame:
-        values = bucket_estimate(batch, compiled, qi)
+        values = bucket_estimate(batch, compiled, qi, readers)
         hit = np.flatnonzero(values)
         bucket = int(batch[BUCKET].iloc[0]) if len(batch) else 0
         return pd.DataFrame(
@@ -377,7 +417,7 @@ def estimated_answers(
     parts = engine.map_groups(
         bucketed,
         BUCKET,
-        make_est_fn(compiled, setup.qi),
+        make_est_fn(compiled, setup.qi, setup.readers),
         [(BUCKET, "long"), (QUERY, "long"), (VALUE, "double")],
         partitions=buckets,
     )
@@ -407,7 +447,7 @@ def measure_are(
     cfg = setup.config
     with timer.stage(ARE_STAGE):
         clock = time.perf_counter()
-        domains = qi_domains(engine, records, setup.qi)
+        domains = qi_domains(engine, records, setup.qi, setup.readers)
         candidates, n_distinct = candidate_sets(engine, records, cfg.candidate_sets, setup.seed)
         qd = min(cfg.qd, len(setup.qi))
         setup_s = time.perf_counter() - clock
@@ -416,7 +456,7 @@ def measure_are(
             return qm.draw_queries(domains, candidates, qd, cfg.selectivity, n, setup.seed)
 
         def count(queries: Sequence[qm.CountQuery]) -> np.ndarray:
-            return actual_answers(engine, records, queries, setup.qi)
+            return actual_answers(engine, records, queries, setup.qi, setup.readers)
 
         try:
             queries, act, drawn = qm.draw_answerable(draw, count, cfg.queries)

@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from sparkanon.attributes.dates import TemporalFormat, date_values, timestamp_values
 from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.attributes.text import trimmed_text
@@ -49,7 +50,7 @@ GROUP_ID = "group_id"
 """RT and TT column: the group."""
 COUNT = "count"
 """TT column: records of the group carrying the set."""
-RT_KIND_TYPES = {"continuous": "double"}
+RT_KIND_TYPES = {"continuous": "double", "date": "date", "timestamp": "timestamp"}
 """Published RT type of a quasi-identifier kind (``string`` for the kinds not listed)."""
 
 
@@ -74,11 +75,13 @@ def rt_column_types(
     return out
 
 
-def published_values(values: pd.Series, dtype: str) -> np.ndarray:
+def published_values(values: pd.Series, dtype: str, reader: TemporalFormat | None = None) -> Any:
     """An exact column's values in its published type (:func:`rt_column_types`).
 
     ``double``: the numbers (text is trimmed and parsed; the profile has checked it is
-    numeric); ``string``: the trimmed text (how the job read the value); any other type
+    numeric); ``date`` and ``timestamp``: the values read by the column's ``reader`` (its
+    format and zone) as dates and UTC instants, whatever the input held (text, dates,
+    datetimes); ``string``: the trimmed text (how the job read the value); any other type
     is the input's own, kept as it is.
     """
     if dtype == "double":
@@ -86,6 +89,12 @@ def published_values(values: pd.Series, dtype: str) -> np.ndarray:
             return values.to_numpy(dtype=float, na_value=np.nan)
         numbers = pd.to_numeric(trimmed_text(values), errors="raise").astype("Float64")
         return numbers.to_numpy(dtype=float, na_value=np.nan)
+    if dtype in ("date", "timestamp"):
+        reader = reader or TemporalFormat(dtype == "date")
+        epoch, invalid = reader.parse(values)
+        if dtype == "date":
+            return np.where(invalid, None, date_values(epoch))
+        return pd.Series(timestamp_values(epoch)).where(~invalid, pd.NaT)
     if dtype == "string":
         return trimmed_text(values).to_numpy(dtype=object, na_value=None)
     return values.to_numpy()
@@ -93,17 +102,20 @@ def published_values(values: pd.Series, dtype: str) -> np.ndarray:
 
 def make_rt_rows_fn(
     columns: Sequence[tuple[str, str]],
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Published RT rows from placed rows: surrogate id, exact columns, group id.
 
     Args:
         columns: the exact columns with their published types (:func:`rt_column_types`).
+        readers: how each date and timestamp column's values are read.
     """
+    readers = dict(readers or {})
 
     def rows(batch: pd.DataFrame) -> pd.DataFrame:
-        out = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
+        out: dict[str, Any] = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
         for c, dtype in columns:
-            out[c] = published_values(batch[c], dtype)
+            out[c] = published_values(batch[c], dtype, readers.get(c))
         out[GROUP_ID] = batch[CLASS].to_numpy(dtype=np.int64)
         return pd.DataFrame(out)
 
@@ -146,6 +158,7 @@ def publish_rt(
     tmp_path: str | None,
     fmt: str,
     kept: KeptColumns | None = None,
+    readers: Mapping[str, TemporalFormat] | None = None,
 ) -> Publication:
     """The RT and TT tables of the placed records, written to ``tmp_path`` and read back.
 
@@ -162,13 +175,14 @@ def publish_rt(
         fmt: ``parquet`` or ``csv``.
         kept: the kept columns, joined to RT by ``record_id`` (the row id) after its
             batch function (placed before ``group_id``).
+        readers: how each date and timestamp quasi-identifier's values are read.
     """
     with timer.stage("publish"):
         names = [c for c, _ in passthrough_types]
         rt_cols = [(RECORD_ID, "long"), *passthrough_types, (GROUP_ID, "long")]
         rows = engine.map_batches(
             engine.select(placed, [RID, *names, CLASS]),
-            make_rt_rows_fn(passthrough_types),
+            make_rt_rows_fn(passthrough_types, readers),
             rt_cols,
         )
         kept = kept or KeptColumns()
