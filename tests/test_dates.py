@@ -354,7 +354,7 @@ def test_an_unparsed_date_exits_2_naming_column_value_and_format(
     frame.loc[7, "visit"] = "2020-13-45"
     frame.to_csv(tiny_csv, index=False)
     cfg = job(tiny_csv, tmp_path / "out", {"name": "mdav"})
-    with pytest.raises(InputError, match=r"'2020-13-45'.*'visit'.*attributes\[0\]\.format"):
+    with pytest.raises(InputError, match=r"'2020-13-45'.*'visit'.*attributes\.0\.format"):
         run_job(LocalEngine(), parse_config(cfg))
     assert not (tmp_path / "out").exists()
     cfg["input"]["on_invalid"] = "drop"

@@ -462,7 +462,7 @@ def unparsed_message(config: JobConfig, unparsed: pd.DataFrame) -> str:
     count = int(unparsed[unparsed.column == r.column].n.sum())
     return (
         f"value {r.value!r} of the {attr.kind} column {r.column!r} does not match "
-        f"attributes[{i}].format ({fmt!r}; at least {count} such rows); fix the data or "
+        f"attributes.{i}.format ({fmt!r}; at least {count} such rows); fix the data or "
         f"the format"
     )
 
