@@ -44,7 +44,12 @@ from sparkanon.attributes.dates import TemporalFormat
 from sparkanon.attributes.dates import date_label as iso_dates
 from sparkanon.attributes.hierarchy import Taxonomy, taxonomy_from_rows
 from sparkanon.attributes.kinds import SUPPRESSED, _format_number, published_range
-from sparkanon.attributes.levels import interval_index, quantile_starts, width_edges
+from sparkanon.attributes.levels import (
+    interval_index,
+    nesting_problem,
+    quantile_starts,
+    width_edges,
+)
 from sparkanon.errors import ConfigError, InputError
 
 MAX_BUILT_VALUES = 10_000
@@ -223,18 +228,6 @@ def builder_problem(cfg: Any) -> str | None:
     return problem
 
 
-def _nesting(key: str, steps: Sequence[float], what: str) -> str | None:
-    """A problem when each step is not a larger multiple of the one before."""
-    for a, b in zip(steps, steps[1:], strict=False):
-        ratio = b / a
-        if b <= a or abs(ratio - round(ratio)) > 1e-9:
-            return (
-                f"{key}: {b:g} after {a:g}: each {what} must be a larger multiple of the one "
-                "before, so that every group nests in the next level's"
-            )
-    return None
-
-
 def _intervals_problem(cfg: Any) -> str | None:
     """Problems of an intervals builder: one rule, nesting levels, ordered bounds, codes."""
     given = [k for k in ("widths", "quantiles", "bounds") if getattr(cfg, k) is not None]
@@ -252,7 +245,7 @@ def _intervals_problem(cfg: Any) -> str | None:
     except ValueError as exc:
         return str(exc)
     if cfg.widths is not None:
-        return _nesting("builder.widths", cfg.widths, "width")
+        return nesting_problem("builder.widths", cfg.widths, "width")
     if cfg.quantiles is not None:
         for a, b in zip(cfg.quantiles, cfg.quantiles[1:], strict=False):
             if b >= a or a % b:
@@ -317,7 +310,7 @@ def _groups_problem(cfg: Any) -> str | None:
         if value in seen:
             return f"builder.order: {value!r} is listed twice"
         seen.add(value)
-    return _nesting("builder.sizes", cfg.sizes, "size")
+    return nesting_problem("builder.sizes", cfg.sizes, "size")
 
 
 def _mask_problem(cfg: Any) -> str | None:

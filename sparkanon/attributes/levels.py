@@ -255,6 +255,27 @@ def _interval_label(lo: float, hi: float, closed: bool, decimals: int | None) ->
     return f"[{_format_number(lo)}, {_format_number(hi)}{']' if closed else ')'}"
 
 
+def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
+    """A problem when each step is not a larger multiple of the one before, or ``None``.
+
+    Interval widths (``levels.widths``, a builder's ``widths``) and group sizes nest only
+    then: every interval or group of a level lies inside one of the next level's.
+
+    Args:
+        key: the config key named in the message.
+        steps: the widths or sizes, finest first.
+        what: ``width`` or ``size``.
+    """
+    for a, b in zip(steps, steps[1:], strict=False):
+        ratio = b / a
+        if b <= a or abs(ratio - round(ratio)) > 1e-9:
+            return (
+                f"{key}: {b:g} after {a:g}: each {what} must be a larger multiple of the one "
+                "before, so that every interval nests in the next level's"
+            )
+    return None
+
+
 def width_edges(
     widths: Sequence[float], origin: float, low: float, high: float
 ) -> list[np.ndarray]:

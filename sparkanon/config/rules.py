@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from sparkanon.algorithms import ALGORITHMS, algorithms_of
 from sparkanon.attributes.kinds import RANGE_SEPARATOR
+from sparkanon.attributes.levels import nesting_problem
 
 if TYPE_CHECKING:
     from sparkanon.config.schema import (
@@ -123,16 +124,9 @@ def check_interval_levels(cfg: IntervalLevelsConfig) -> None:
             + (", ".join(given) or "none")
             + ")"
         )
-    if cfg.widths is not None:
-        for i in range(1, len(cfg.widths)):
-            a, b = cfg.widths[i - 1], cfg.widths[i]
-            ratio = b / a
-            if b <= a or abs(ratio - round(ratio)) > 1e-9:
-                raise ValueError(
-                    f"levels.widths: {b:g} after {a:g}: each width must be a larger "
-                    "multiple of the one before, so that every interval nests in the next "
-                    "level's"
-                )
+    problem = None if cfg.widths is None else nesting_problem("levels.widths", cfg.widths, "width")
+    if problem is not None:
+        raise ValueError(problem)
     if cfg.breakpoints is not None:
         for i, level in enumerate(cfg.breakpoints):
             if len(level) < 1:
