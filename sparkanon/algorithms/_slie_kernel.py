@@ -29,7 +29,8 @@ are computed from integer counts and integer costs, exact in any order. What may
 still differ by a few units in the last place (discrete losses, which numpy sums
 with ``einsum``, and the logarithms of HEC) is absorbed by the quantisation.
 
-Supported kinds: :class:`~sparkanon.attributes.kinds.ContinuousKind`,
+Supported kinds: :class:`~sparkanon.attributes.kinds.ContinuousKind` (and the date and
+timestamp kinds, :func:`sparkanon.attributes.dates.continuous_arithmetic`),
 :class:`~sparkanon.attributes.kinds.OrdinalKind` (``mean_frequency`` and
 ``median``), :class:`~sparkanon.attributes.kinds.CategoricalKind` and
 :class:`~sparkanon.attributes.kinds.NominalKind` (exact types; subclasses such as
@@ -54,10 +55,9 @@ import numpy as np
 from numba import njit
 
 from sparkanon.algorithms._block import Block
-from sparkanon.attributes.dates import DateKind, TimestampKind
+from sparkanon.attributes.dates import continuous_arithmetic
 from sparkanon.attributes.kinds import (
     CategoricalKind,
-    ContinuousKind,
     NominalKind,
     OrdinalKind,
     VectorNominalKind,
@@ -132,7 +132,7 @@ class _Psi(NamedTuple):
 def _kind_code(kind: object, extended: bool) -> int | None:
     """The kind code of one attribute, ``None`` if not supported (exact types only)."""
     t = type(kind)
-    if t in (ContinuousKind, DateKind, TimestampKind):  # dates: the same arithmetic
+    if continuous_arithmetic(kind):
         return CONTINUOUS
     if t is OrdinalKind and kind.rule in ("mean_frequency", "median"):
         return ORDINAL_MEAN if kind.rule == "mean_frequency" else ORDINAL_MEDIAN

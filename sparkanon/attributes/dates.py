@@ -335,6 +335,16 @@ class TimestampKind(TemporalKind):
         return str(a), str(b)
 
 
+def continuous_arithmetic(kind: Kind) -> bool:
+    """Whether ``kind`` computes as :class:`ContinuousKind` does (mean centroid, ``|a - b|``).
+
+    The fast paths (the metrics registry's class batches, the compiled kernels) know kinds
+    by exact type, so that a subclass with a rule of its own falls back to the kind's
+    methods; dates and timestamps only change how values are read and published.
+    """
+    return type(kind) in (ContinuousKind, DateKind, TimestampKind)
+
+
 def published_type(kind: Kind) -> str:
     """The published column type of a centroid or synthetic value of ``kind``.
 

@@ -36,7 +36,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
+from sparkanon.attributes.dates import continuous_arithmetic
+from sparkanon.attributes.kinds import DiscreteKind, Kind
 from sparkanon.attributes.ranges import RangeNcp
 from sparkanon.attributes.schema import SensitiveLevels
 from sparkanon.metrics.entropy import (
@@ -174,7 +175,7 @@ class ClassBatch:
         for a, kind in enumerate(self.kinds):
             if isinstance(kind, DiscreteKind):
                 out.append(kind.centroids(self.histograms(a)).astype(np.int64))
-            elif isinstance(kind, ContinuousKind):  # dates and timestamps too
+            elif continuous_arithmetic(kind):
                 out.append(self._sums(self.codes[a]) / self.sizes)
             else:
                 out.append(np.asarray([kind.centroid(g) for g in self.members(a)]))
@@ -187,7 +188,7 @@ class ClassBatch:
         for a, (kind, centre) in enumerate(zip(self.kinds, self.centroids, strict=True)):
             if isinstance(kind, DiscreteKind):
                 loss = kind.losses(self.histograms(a), centre)
-            elif isinstance(kind, ContinuousKind):  # dates and timestamps too
+            elif continuous_arithmetic(kind):
                 loss = self._sums(np.abs(np.asarray(self.codes[a], float) - centre[self.label]))
             elif type(kind).loss is Kind.loss:
                 loss = np.array(
