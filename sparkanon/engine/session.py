@@ -12,12 +12,7 @@ SESSION_TIME_ZONE = "spark.sql.session.timeZone"
 """Set to ``UTC`` on the sessions sparkanon creates (unless the user's conf sets it): date
 and timestamp quasi-identifiers are computed in UTC on both engines, and Spark hands
 ``TimestampType`` values to Python as wall-clock times in this zone."""
-SESSION_CONF = {
-    SESSION_TIME_ZONE: "UTC",
-    # Published timestamps as Parquet's INT64 microseconds adjusted to UTC (the local
-    # engine's type), not Spark's legacy INT96.
-    "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
-}
+SESSION_CONF = {SESSION_TIME_ZONE: "UTC"}
 """What the sessions sparkanon creates set unless the user's conf sets it."""
 
 

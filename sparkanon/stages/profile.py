@@ -518,6 +518,12 @@ def temporal_kind(attr: Any, low: float, high: float, zones: Mapping[str, str]) 
     return TimestampKind(attr.name, attr.weight, low, high, None, format=attr.format, zone=zone)
 
 
+def value_range(prof: pd.DataFrame, column: str) -> tuple[float, float]:
+    """A numeric, date or timestamp column's range over the input (0, 0 when it has none)."""
+    r = prof[(prof["stat"] == "range") & (prof["column"] == column)]
+    return (float(r["lo"].min()), float(r["hi"].max())) if len(r) else (0.0, 0.0)
+
+
 def build_schema(
     config: JobConfig,
     prof: pd.DataFrame,
@@ -536,15 +542,10 @@ def build_schema(
         elif getattr(attr, "builder", None) is not None:
             kinds.append(built_kind(config, prof, attr))
         elif attr.kind == "continuous":
-            r = prof[(prof["stat"] == "range") & (prof["column"] == attr.name)]
-            lo = float(r["lo"].min()) if len(r) else 0.0
-            hi = float(r["hi"].max()) if len(r) else 0.0
+            lo, hi = value_range(prof, attr.name)
             kinds.append(ContinuousKind(attr.name, attr.weight, lo, hi, config.output.decimals))
         elif attr.kind in ("date", "timestamp"):
-            r = prof[(prof["stat"] == "range") & (prof["column"] == attr.name)]
-            lo = float(r["lo"].min()) if len(r) else 0.0
-            hi = float(r["hi"].max()) if len(r) else 0.0
-            kinds.append(temporal_kind(attr, lo, hi, zones))
+            kinds.append(temporal_kind(attr, *value_range(prof, attr.name), zones))
         else:
             d = prof[(prof["stat"] == "domain") & (prof["column"] == attr.name)]
             values = tuple(sorted(str(v) for v in d["value"].unique()))
