@@ -14,11 +14,12 @@ per-column, per-node, per-block and per-class statistics, never rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from sparkanon.attributes.builders import arx_text, hierarchy_file
+from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import CategoricalKind
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
@@ -102,33 +103,46 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     hint = family.empty_hint(metrics, run.config)
     check_release_size(metrics, run.config.output.max_suppressed_share, hint)
     staging = run.staging()
+    built = built_taxonomies(run.config, run.schema)
     if staging is not None:
-        write_hierarchies(engine.write_text, run.config, run.schema, staging)
+        write_hierarchies(engine.write_text, built, staging)
     if staging is not None and run.config.report.enabled:
         with timer.stage("evaluate"):
             evaluate_run(
-                engine, run.config, run.raw.original, done.publication.tables, metrics, staging
+                engine,
+                run.config,
+                run.raw.original,
+                done.publication.tables,
+                metrics,
+                staging,
+                {column: taxonomy.paths for column, taxonomy in built.items()},
             )
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
 
 
+def built_taxonomies(config: JobConfig, schema: Schema) -> dict[str, Taxonomy]:
+    """The hierarchies the config's builders generated from the data, by column."""
+    builders = {a.name for a in config.quasi_identifiers if getattr(a, "builder", None)}
+    return {
+        kind.name: kind.taxonomy
+        for kind in schema.kinds
+        if kind.name in builders and isinstance(kind, CategoricalKind) and kind.taxonomy
+    }
+
+
 def write_hierarchies(
-    write_text: Callable[[str, str], None], config: JobConfig, schema: Schema, directory: str
+    write_text: Callable[[str, str], None], taxonomies: Mapping[str, Taxonomy], directory: str
 ) -> list[str]:
-    """The hierarchies the builders generated, as ARX files in ``directory/hierarchies``.
+    """The generated hierarchies as ARX files in ``directory/hierarchies``.
 
     Returns:
         The files written (none when no attribute has a builder).
     """
     written = []
-    for kind in schema.kinds:
-        attr = next((a for a in config.quasi_identifiers if a.name == kind.name), None)
-        if getattr(attr, "builder", None) is None or not isinstance(kind, CategoricalKind):
-            continue
-        assert kind.taxonomy is not None
-        path = hierarchy_file(directory, kind.name)
-        write_text(path, arx_text(kind.taxonomy))
+    for column, taxonomy in taxonomies.items():
+        path = hierarchy_file(directory, column)
+        write_text(path, arx_text(taxonomy))
         written.append(path)
     if written:
         log.info("wrote %d generated hierarchies", len(written))

@@ -316,17 +316,18 @@ def risk_of(
 
 
 def utility_columns(
-    config: JobConfig, view: TableView, folder: str | None = None
+    config: JobConfig, view: TableView, built: Mapping[str, Sequence[Sequence[str]]] | None = None
 ) -> list[ColumnSpec]:
     """The quasi-identifiers (and the sensitive column) as the utility compares them.
 
-    A categorical column's taxonomy is its hierarchy file or, for a builder, the file
-    generated into ``folder`` (read when it is a local directory; else the column is
-    compared as plain categories).
+    A categorical column's taxonomy is its hierarchy file or, for a builder, the root-to-
+    leaf paths of the hierarchy it generated (``built``: a run's own, or the files of a
+    committed output, :func:`built_hierarchies`); without one the column is compared as
+    plain categories.
     """
-    from sparkanon.attributes.builders import hierarchy_file
     from sparkanon.attributes.hierarchy import load_arx_hierarchy
 
+    built = built or {}
     by_name = {a.name: a for a in config.attributes}
     out = []
     for name in view.quasi_identifiers:
@@ -334,11 +335,10 @@ def utility_columns(
         if isinstance(attr, ContinuousAttribute):
             out.append(ColumnSpec(name, numeric=True))
         elif isinstance(attr, CategoricalAttribute):
-            path = attr.hierarchy
-            if path is None and folder is not None:
-                built = hierarchy_file(folder, name)
-                path = built if Path(built).is_file() else None
-            paths = () if path is None else tuple(load_arx_hierarchy(path, name).paths)
+            if attr.hierarchy is not None:
+                paths = tuple(load_arx_hierarchy(attr.hierarchy, name).paths)
+            else:
+                paths = tuple(tuple(p) for p in built.get(name, ()))
             out.append(ColumnSpec(name, numeric=False, paths=paths))
         elif isinstance(attr, OrdinalAttribute):
             out.append(ColumnSpec(name, numeric=False, order=tuple(attr.order)))
@@ -364,8 +364,8 @@ class Subject:
         original: the input rows the release was made from; ``None`` for a raw input.
         metrics: the release's ``metrics.json`` (empty for a raw input).
         source: a path or table name, for the report.
-        folder: the release's directory (a run's staging directory, a committed
-            output), where the hierarchies its builders generated are; ``None``: none.
+        built: the hierarchies the config's builders generated, as root-to-leaf paths
+            per column (:func:`utility_columns`); empty: none.
     """
 
     config: JobConfig
@@ -373,7 +373,7 @@ class Subject:
     original: Table | None
     metrics: Mapping[str, Any]
     source: str
-    folder: str | None = None
+    built: Mapping[str, Sequence[Sequence[str]]] = field(default_factory=dict)
 
 
 def evaluate(
@@ -391,7 +391,7 @@ def evaluate(
         cached[1] if len(cached) > 1 else None,
         metrics,
         subject.source,
-        subject.folder,
+        subject.built,
     )
     try:
         return _evaluate(engine, subject, settings, holdout)
@@ -463,7 +463,7 @@ def _evaluate(
                 engine,
                 subject.original,
                 subject.release,
-                utility_columns(config, view, subject.folder),
+                utility_columns(config, view, subject.built),
                 bins=report.bins,
                 label=report.label,
                 holdout=holdout,
@@ -668,8 +668,27 @@ def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
         return evaluate(engine, subject, settings, holdout)
     release = engine.read_table(f"{target.output}/{target.table}", config.output.format)
     original = read_input_rows(engine, config, settings)
-    subject = Subject(config, release, original, target.metrics, target.output, target.output)
+    built = built_hierarchies(config, target.output)
+    subject = Subject(config, release, original, target.metrics, target.output, built)
     return evaluate(engine, subject, settings, holdout)
+
+
+def built_hierarchies(config: JobConfig, output: str) -> dict[str, list[list[str]]]:
+    """The hierarchies a committed output's builders generated, read from its files.
+
+    Each is ``<output>/hierarchies/<column>.csv`` (written by the run); a file that cannot
+    be read here (not a local path) leaves its column compared as plain categories.
+    """
+    from sparkanon.attributes.builders import hierarchy_file
+    from sparkanon.attributes.hierarchy import load_arx_hierarchy
+
+    out: dict[str, list[list[str]]] = {}
+    for attr in config.quasi_identifiers:
+        if getattr(attr, "builder", None) is not None:
+            path = hierarchy_file(output, attr.name)
+            if Path(path).is_file():
+                out[attr.name] = [list(p) for p in load_arx_hierarchy(path, attr.name).paths]
+    return out
 
 
 def evaluate_run(
@@ -679,6 +698,7 @@ def evaluate_run(
     tables: Mapping[str, Table],
     metrics: Mapping[str, Any],
     staging: str,
+    built: Mapping[str, Sequence[Sequence[str]]] | None = None,
 ) -> dict[str, Any]:
     """Evaluate a run's verified release and write the report into its staging directory.
 
@@ -692,6 +712,8 @@ def evaluate_run(
         tables: the staged published tables by name.
         metrics: the release's metrics (what ``metrics.json`` will hold).
         staging: the staging directory.
+        built: the hierarchies the run's builders generated (root-to-leaf paths per
+            column), from its schema.
     """
     settings = settings_of(config)
     qis = [a.name for a in config.quasi_identifiers]
@@ -704,7 +726,7 @@ def evaluate_run(
     holdout = read_holdout(engine, config, settings.report.holdout)
     source = config.output.path or config.output.table or ""
     evaluation = evaluate(
-        engine, Subject(config, release, original, metrics, source, staging), settings, holdout
+        engine, Subject(config, release, original, metrics, source, built or {}), settings, holdout
     )
     write_evaluation(engine, evaluation, staging)
     return evaluation
