@@ -19,18 +19,22 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.builders import MAX_BUILT_VALUES
+from sparkanon.config import InputConfig, load_config
 from sparkanon.engine.base import Engine, Table
-from sparkanon.errors import InputError
+from sparkanon.errors import InputError, InternalError
 from sparkanon.io import input_columns
-from sparkanon.stages._common import log
+from sparkanon.stages._common import MAX_STAT_ROWS, log
 
 SAMPLE_ROWS = 20_000
 """Rows of the seeded sample the value shapes and distinct counts are measured on."""
@@ -48,8 +52,6 @@ SHAPE_SHARE = 0.9
 """Share of present values of one shape (e-mail, phone...) that decides the shape."""
 MAX_QUASI_IDENTIFIERS = 8
 """The most quasi-identifiers a starter config suggests."""
-BUILT_VALUES = 10_000
-"""A code column with at most this many distinct values gets a masking builder."""
 DEFAULT_K = 5
 DEFAULT_L = 2
 
@@ -98,8 +100,6 @@ STATS_COLUMNS = [
     ("hi", "double"),
 ]
 """Columns of the per-batch statistics."""
-MAX_STAT_ROWS = 1_000_000
-"""Most rows of summed statistics the driver collects (shape and type rows, per column)."""
 
 
 def name_tokens(name: str) -> list[str]:
@@ -419,7 +419,7 @@ def suggest_kind(p: ColumnProfile) -> tuple[str | None, dict[str, Any], str]:
     )
     if is_code:
         length = code_lengths[0]
-        if p.distinct <= BUILT_VALUES:
+        if p.distinct <= MAX_BUILT_VALUES:  # a builder's limit; above it a prefix tree
             return (
                 "categorical",
                 {
@@ -705,10 +705,8 @@ def render_config(s: Suggestion, output_path: str) -> str:
     return "\n".join(out)
 
 
-def source_of(target: str, fmt: str | None, is_table: bool) -> dict[str, Any]:
-    """The config's ``input`` keys that read ``target``."""
-    if is_table:
-        return {"table": target}
+def source_of(target: str, fmt: str | None) -> dict[str, Any]:
+    """The config's ``input`` keys that read the files ``target``."""
     chosen = fmt or format_of_path(target)
     source: dict[str, Any] = {"format": chosen, "path": target}
     if chosen == "csv":
@@ -718,8 +716,6 @@ def source_of(target: str, fmt: str | None, is_table: bool) -> dict[str, Any]:
 
 def format_of_path(path: str) -> str:
     """``csv``, ``orc`` or ``parquet`` from a file's (or a folder's first file's) suffix."""
-    from pathlib import Path
-
     p = Path(path)
     names = (
         [p.name]
@@ -745,8 +741,6 @@ TABLE_NAME = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?$")
 
 def is_table_name(target: str) -> bool:
     """Whether ``init``'s target is a catalog table: a table name that is no local path."""
-    from pathlib import Path
-
     return "://" not in target and not Path(target).exists() and bool(TABLE_NAME.match(target))
 
 
@@ -756,17 +750,13 @@ def read_target(engine: Engine, target: str, fmt: str | None) -> tuple[Table, di
     Raises:
         InputError: a local path that does not exist, or a table the catalog lacks.
     """
-    from pathlib import Path
-
-    from sparkanon.config import InputConfig
-
     if is_table_name(target):
         catalog = engine.catalog()
         info = catalog.require(target, "TABLE_OR_PATH")
         return catalog.read(info, None), {"table": target}
     if "://" not in target and not Path(target).exists():
         raise InputError(f"TABLE_OR_PATH {target!r}: no such file or folder, and not a table name")
-    source = source_of(target, fmt, False)
+    source = source_of(target, fmt)
     cfg = InputConfig(**source)
     return engine.read(cfg), source
 
@@ -795,12 +785,6 @@ def starter_config(
     Returns:
         The YAML text.
     """
-    import tempfile
-    from pathlib import Path
-
-    from sparkanon.config import load_config
-    from sparkanon.errors import InternalError
-
     table, source = read_target(engine, target, fmt)
     rows, profiles = profile_table(engine, table)
     plan = suggest(profiles, rows, source, sensitive, quasi_identifiers)
