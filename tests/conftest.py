@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterator
 
@@ -66,3 +67,16 @@ def _report_only_where_asked(
     """
     if request.node.get_closest_marker("report") is None:
         monkeypatch.setattr("sparkanon.pipeline.evaluate_run", lambda *args, **kwargs: None)
+
+
+@pytest.fixture(autouse=True)
+def _sparkanon_logger_restored() -> Iterator[None]:
+    """Each test starts with the ``sparkanon`` logger as the session found it.
+
+    The command line configures it (a handler on stderr, INFO); a test that calls ``main``
+    would otherwise change what every later test's stderr shows.
+    """
+    logger = logging.getLogger("sparkanon")
+    saved = (list(logger.handlers), logger.propagate, logger.level)
+    yield
+    logger.handlers[:], logger.propagate, logger.level = saved
