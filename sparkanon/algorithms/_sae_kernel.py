@@ -83,9 +83,9 @@ from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._jit import compiled
 from sparkanon.algorithms._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
@@ -109,7 +109,7 @@ __all__ = ["NO_JIT_ENV", "TERMS_CAP", "cluster", "enabled", "place"]
 TERMS_CAP = 512
 """Entropy terms of classes of up to this many rows come from the table :func:`_terms`."""
 
-_compiled = njit(cache=True, error_model="numpy")
+_compiled = compiled(error_model="numpy")
 """How every function of this module is compiled: nopython, cached on disk, numpy's
 error model for division (no ``ZeroDivisionError`` paths; see Speed above)."""
 

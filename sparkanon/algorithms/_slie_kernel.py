@@ -52,9 +52,9 @@ import os
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._jit import compiled
 from sparkanon.attributes.dates import continuous_arithmetic
 from sparkanon.attributes.kinds import (
     CategoricalKind,
@@ -75,7 +75,7 @@ VECTOR_NOMINAL, SEMANTIC = 5, 6
 :mod:`sparkanon.algorithms._sae_kernel`): :class:`VectorNominalKind` and
 :class:`SemanticKind`. This module's kernels never see them."""
 
-_compiled = njit(cache=True)
+_compiled = compiled()
 """How every function of this module is compiled: nopython, cached on disk."""
 
 

@@ -33,12 +33,13 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from numba import njit
+
+from sparkanon.algorithms._jit import compiled
 
 NO_JIT_ENV = "SPARKANON_NO_JIT"
 """Environment variable: ``1`` forces the numpy path (tests, debugging)."""
 
-_compiled = njit(cache=True)
+_compiled = compiled()
 
 
 def enabled() -> bool:
