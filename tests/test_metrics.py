@@ -36,9 +36,10 @@ from sparkanon.metrics.entropy import (
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.metrics.registry import ClassBatch, RunFacts, default_metrics
 from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
+from sparkanon.publications.base import CLASS_VALUE_PREFIX
 from sparkanon.publications.generalized import generalized_column
 from sparkanon.stages.measure import measure
-from sparkanon.stages.summarise import make_summary_fn
+from sparkanon.stages.summarise import HEAD, carried_columns, make_summary_fn, with_class_values
 from tests._helpers import ClassView
 
 H_HALF = 0.15051499783  # -0.5 lg 0.5
@@ -410,3 +411,40 @@ def test_class_batch_equals_class_views(every_kind_schema: Schema, seed: int) ->
         for name, terms in _reference_terms(view).items():
             for term, value in terms.items():
                 assert batch_terms[name][term][j] == pytest.approx(value, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("publisher_class", [CentroidPublisher, GeneralizedPublisher])
+def test_rows_carrying_class_values_give_the_summary_table_and_the_join(publisher_class) -> None:
+    """The per-block step's own summaries (with_class_values): the head rows are the summary
+    table, every placed row carries its class's published values (what the join on class
+    gave), and classless rows are neither heads nor summed."""
+    kind = ContinuousKind("x", 1.0, 0.0, 1.0)
+    schema = Schema(kinds=(kind,), sensitive=DISEASE)
+    # Classes 7 and 3 interleaved, with two classless rows among them.
+    frame = pd.DataFrame(
+        {
+            "_q0": [0.1, 0.9, 0.2, 0.5, 0.8, 0.3, 0.7],
+            SENS: [0, 4, 1, 2, 5, 3, 4],
+            CLASS: [7, 3, -1, 7, 3, 7, -1],
+            "_rid": [10, 11, 12, 13, 14, 15, 16],
+        }
+    )
+    frame[LEVEL] = DISEASE.level_of[frame[SENS]]
+    frame["_block"] = 1
+    publisher = publisher_class(schema, [])
+    registry = default_metrics(1)
+    summarise = make_summary_fn(schema, 10.0, publisher, registry)
+    carried = with_class_values(frame, summarise, publisher, registry)
+    expected = summarise(frame[frame[CLASS] >= 0]).set_index(CLASS).sort_index()
+    heads = carried[carried[HEAD] == 1].set_index(CLASS).sort_index()
+    assert heads.index.tolist() == [3, 7]
+    terms = [c for c in expected.columns if c.startswith("m_")]
+    pd.testing.assert_frame_equal(heads[terms], expected[terms])
+    assert carried[HEAD].tolist() == [1, 1, 0, 0, 0, 0, 0]
+    placed = carried[carried[CLASS] >= 0]
+    for name, _ in publisher.class_columns():
+        got = placed[CLASS_VALUE_PREFIX + name].tolist()
+        assert got == expected.loc[placed[CLASS], name].tolist()
+    assert [c for c, _ in carried_columns(publisher, registry)] == list(
+        carried.columns[len(frame.columns) :]
+    )

@@ -5,7 +5,13 @@ per-node counts) -> cluster (the rest of the tree and the algorithm on every blo
 the repair step) -> reconcile (rows a block cannot place go to the nearest block's
 classes; under a model that compares classes with the whole table, to a residual class)
 -> summarise (per-class published values and metric terms) -> publish (to the staging
-location). Verification groups the published rows by their published quasi-identifiers
+location). The per-block step summarises the classes it forms itself
+(:func:`~sparkanon.stages.summarise.with_class_values`), so when reconciliation moves no
+row, the summary table is a filter of the clustered rows and publishing a map over them:
+one shuffle of the rows (to their top block) in the whole family. When it moves rows,
+the placed rows are grouped by block again and joined with the summaries on class.
+
+Verification groups the published rows by their published quasi-identifiers
 and checks every group against every model (:mod:`sparkanon.stages.verify`); the metrics
 are the registry's (:mod:`sparkanon.metrics.registry`), one aggregation over the class
 summaries.
@@ -14,6 +20,7 @@ summaries.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -29,13 +36,19 @@ from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
 from sparkanon.metrics.utility import discernibility
 from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain
 from sparkanon.publications import PUBLISHERS
-from sparkanon.stages.cluster import BlockRun, cluster_rows
+from sparkanon.stages.cluster import BlockRun, Finish, cluster_rows
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.measure import measure
 from sparkanon.stages.plan_blocks import Partitioning, plan_job_top
-from sparkanon.stages.publish import publish
+from sparkanon.stages.publish import staged
 from sparkanon.stages.reconcile import Reconciled, reconcile_rows
-from sparkanon.stages.summarise import summarise_classes
+from sparkanon.stages.summarise import (
+    carried_columns,
+    make_summary_fn,
+    summaries_of_heads,
+    summarise_classes,
+    with_class_values,
+)
 
 LARGE_CLASS_FACTOR = 20
 """A run warns when its largest class holds more than this many times ``k`` rows."""
@@ -123,12 +136,18 @@ class Grouped:
     blocks: dict[str, Any]
     reconciled: Reconciled
 
+    @property
+    def as_clustered(self) -> bool:
+        """Whether every class is as the per-block step formed it (nothing reconciled)."""
+        return self.reconciled == Reconciled()
 
-def group_rows(run: Run, models: ModelSet, algorithm: str) -> Grouped:
+
+def group_rows(run: Run, models: ModelSet, algorithm: str, finish: Finish | None = None) -> Grouped:
     """Encode -> plan_blocks -> cluster (``algorithm`` on every block) -> reconcile.
 
     The spine every per-block family shares (the clustering families, and the synthesis
-    family's groups).
+    family's groups). ``finish`` is what the per-block step adds to its rows
+    (:class:`~sparkanon.stages.cluster.Finish`); reconciliation sees the rows without it.
     """
     engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
     # The input is scanned twice (profile, then encode). Caching the raw rows in the
@@ -139,8 +158,10 @@ def group_rows(run: Run, models: ModelSet, algorithm: str) -> Grouped:
     plan = plan_job_top(engine, config, encoded, schema, part, run.profile.usable, timer)
     ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
     block_run = BlockRun(ctx, algorithm, config.seed)
-    clustered, blocks = cluster_rows(engine, encoded, plan, block_run, timer)
-    placed, reconciled = reconcile_rows(engine, clustered, blocks["unplaced"], block_run, timer)
+    clustered, blocks = cluster_rows(engine, encoded, plan, block_run, timer, finish)
+    added = {c for c, _ in finish.columns} if finish else set()
+    rows = engine.select(clustered, [c for c, _ in engine.schema_of(clustered) if c not in added])
+    placed, reconciled = reconcile_rows(engine, rows, blocks["unplaced"], block_run, timer)
     return Grouped(encoded, clustered, placed, blocks, reconciled)
 
 
@@ -165,23 +186,32 @@ class BlockFamily(Family):
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
         domain, models = run.bound_models()
-        grouped = group_rows(run, models, config.algorithm.name)
-        placed, blocks, reconciled = grouped.placed, grouped.blocks, grouped.reconciled
         publisher = PUBLISHERS[config.output.publish](schema, run.raw.passthrough_types)
         registry = default_metrics(len(schema.kinds))
         base = config.algorithm.entropy_base
-        summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
-        cached = [grouped.encoded, grouped.clustered, summaries]
-        publication = publish(
-            engine,
-            publisher,
-            placed,
-            summaries,
-            timer,
-            run.staging(),
-            config.output.format,
-            run.raw.kept,
+        summarise = make_summary_fn(schema, base, publisher, registry)
+        finish = Finish(
+            partial(with_class_values, summarise=summarise, publisher=publisher, metrics=registry),
+            carried_columns(publisher, registry),
         )
+        grouped = group_rows(run, models, config.algorithm.name, finish)
+        placed, blocks, reconciled = grouped.placed, grouped.blocks, grouped.reconciled
+        if grouped.as_clustered:  # the rows carry their class's values: no join
+            summaries = summaries_of_heads(engine, grouped.clustered, registry, timer)
+            publish_rows = publisher.publish_carried
+            rows: Table = grouped.clustered
+        else:  # reconciled rows changed classes after the per-block step
+            summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
+            publish_rows = partial(publisher.publish, summaries=summaries)
+            rows = placed
+        cached = [grouped.encoded, grouped.clustered, summaries]
+        with timer.stage("publish"):
+            publication = staged(
+                engine,
+                publish_rows(engine, rows, kept=run.raw.kept),
+                run.staging(),
+                config.output.format,
+            )
         state = _State(models, domain, summaries, registry, blocks, reconciled)
         return Anonymized(publication, {"unplaced": reconciled.unplaced}, state, cached)
 

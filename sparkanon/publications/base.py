@@ -14,6 +14,9 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.metrics.registry import ClassBatch
 from sparkanon.stages.kept import KeptColumns, join_kept
 
+CLASS_VALUE_PREFIX = "_pub_"
+"""Prefix of the columns in which a row carries its class's published values (the
+:meth:`Publisher.class_columns` names may be the row's own code columns)."""
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
 RECORD_ID = "record_id"
@@ -100,9 +103,50 @@ class Publisher(ABC):
         """
         rows_only = engine.select(placed, [CLASS, *dict.fromkeys(self.carried())])
         per_class = engine.select(summaries, [CLASS] + [c for c, _ in self.class_columns()])
-        columns = self.columns()
         joined = engine.join(rows_only, per_class, [CLASS])
-        mapped = engine.map_batches(joined, self.make_row_fn(), [*columns, (RID, "long")])
+        return self._published(engine, joined, self.make_row_fn(), kept)
+
+    def class_value_columns(self) -> list[tuple[str, str]]:
+        """:meth:`class_columns` as a row carries them beside its own codes (prefixed)."""
+        return [(CLASS_VALUE_PREFIX + c, t) for c, t in self.class_columns()]
+
+    def publish_carried(
+        self, engine: Engine, rows: Table, kept: KeptColumns | None = None
+    ) -> Publication:
+        """Every row published with the class values it already carries (no join).
+
+        The per-block step can summarise its classes itself and hand each row its class's
+        values under the :meth:`class_value_columns` names
+        (:func:`sparkanon.stages.summarise.with_class_values`); the publication is then
+        a map over the rows, the same as :meth:`publish` gives from the summary table.
+
+        Args:
+            engine: the engine.
+            rows: the placed rows with the pass-through columns, ``_rid`` and
+                :meth:`class_value_columns`.
+            kept: the kept columns, joined by row id.
+        """
+        names = [c for c, _ in self.class_columns()]
+        carried = list(dict.fromkeys(self.carried()))
+        rows_only = engine.select(rows, [*carried, *(CLASS_VALUE_PREFIX + c for c in names)])
+        row_fn = self.make_row_fn()
+
+        def publish(batch: pd.DataFrame) -> pd.DataFrame:
+            values = {c: batch[CLASS_VALUE_PREFIX + c].to_numpy() for c in names}
+            return row_fn(pd.DataFrame({**{c: batch[c].to_numpy() for c in carried}, **values}))
+
+        return self._published(engine, rows_only, publish, kept)
+
+    def _published(
+        self,
+        engine: Engine,
+        rows: Table,
+        row_fn: Callable[[pd.DataFrame], pd.DataFrame],
+        kept: KeptColumns | None,
+    ) -> Publication:
+        """The one-table publication: ``row_fn`` over ``rows``, then the kept columns."""
+        columns = self.columns()
+        mapped = engine.map_batches(rows, row_fn, [*columns, (RID, "long")])
         published = join_kept(engine, mapped, kept or KeptColumns(), RID, [c for c, _ in columns])
         return Publication(
             tables={MAIN: published},

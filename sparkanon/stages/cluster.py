@@ -72,6 +72,7 @@ def make_cluster_fn(
     seed: int,
     part: Partitioning,
     infeasible: frozenset[int],
+    finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Cut one top block to leaves and cluster each; add ``_block``, ``_class``, ``_inf``, ``_rep``.
 
@@ -81,6 +82,8 @@ def make_cluster_fn(
         seed: the job seed.
         part: the cut rule (with ``stop_rows = max_block_rows``).
         infeasible: top blocks already known to be infeasible.
+        finish: applied to the clustered rows before they leave the step (the per-block
+            family's :func:`~sparkanon.stages.summarise.with_class_values`).
     """
     schema = ctx.schema
 
@@ -95,7 +98,7 @@ def make_cluster_fn(
             local, merges = cluster_block_counted(top.iloc[rows], ctx, algorithm, seed, int(block))
             classes[rows] = global_class(np.full(rows.size, block), local)
             repairs[rows] = merges
-        return top.assign(
+        out = top.assign(
             **{
                 BLOCK: leaf,
                 CLASS: classes,
@@ -103,6 +106,7 @@ def make_cluster_fn(
                 REPAIRS: repairs,
             }
         )
+        return out if finish is None else finish(out)
 
     return cluster
 
@@ -115,15 +119,41 @@ class BlockRun(NamedTuple):
     seed: int
 
 
+class Finish(NamedTuple):
+    """What the per-block step adds to its rows before they leave it.
+
+    Attributes:
+        fn: the function over a top block's clustered rows.
+        columns: the columns it adds.
+    """
+
+    fn: Callable[[pd.DataFrame], pd.DataFrame]
+    columns: list[tuple[str, str]]
+
+
 def cluster_rows(
-    engine: Engine, encoded: Table, plan: TopPlan, run: BlockRun, timer: StageTimer
+    engine: Engine,
+    encoded: Table,
+    plan: TopPlan,
+    run: BlockRun,
+    timer: StageTimer,
+    finish: Finish | None = None,
 ) -> tuple[Table, dict]:
     """Cluster every top block; cache the rows with their leaf and class.
 
+    Args:
+        engine: the engine.
+        encoded: the encoded rows.
+        plan: the top of the tree.
+        run: what every block runs.
+        timer: the stage timer.
+        finish: what the step adds to its rows (``finish.columns``) after clustering.
+
     Returns:
-        The clustered rows (encoded columns, ``_block``, ``_class``, ``_inf``, ``_rep``)
-        and the block statistics: ``blocks``, ``min``/``max`` rows, ``infeasible``
-        leaves, ``repairs`` (merges of the repair step) and ``unplaced`` rows.
+        The clustered rows (encoded columns, ``_block``, ``_class``, ``_inf``, ``_rep``,
+        then ``finish.columns``) and the block statistics: ``blocks``, ``min``/``max``
+        rows, ``infeasible`` leaves, ``repairs`` (merges of the repair step) and
+        ``unplaced`` rows.
     """
     ctx, tree, part = run.ctx, plan.tree, plan.part
     clustered_cols = engine.schema_of(encoded) + [
@@ -132,13 +162,21 @@ def cluster_rows(
         (INFEASIBLE, "long"),
         (REPAIRS, "long"),
     ]
+    clustered_cols += finish.columns if finish else []
     with timer.stage("cluster"):
         routed = route(engine, encoded, ctx.schema, part, tree)
         clustered = engine.persist(
             engine.map_groups(
                 routed,
                 BLOCK,
-                make_cluster_fn(ctx, run.algorithm, run.seed, part, frozenset(plan.infeasible)),
+                make_cluster_fn(
+                    ctx,
+                    run.algorithm,
+                    run.seed,
+                    part,
+                    frozenset(plan.infeasible),
+                    finish.fn if finish else None,
+                ),
                 clustered_cols,
             ),
             materialize=True,

@@ -5,6 +5,15 @@ block keeps each class whole with far fewer UDF calls than grouping by class. Th
 function holds a block's classes as one :class:`~sparkanon.metrics.registry.ClassBatch`
 and asks the publisher what they publish and every metric for its per-class terms, each
 computed for all the block's classes at once.
+
+Two ways to run it. When the cluster stage leaves no row for reconciliation (the usual
+case), the per-block step summarises its own classes as it forms them
+(:func:`with_class_values`): every row leaves the step carrying its class's published
+values, and one row per class (``_head``) its metric terms, so the summary table is a
+filter of the clustered rows and publishing is a map over them, with no second grouping
+of the rows by block and no join on class (:func:`summaries_of_heads`). When
+reconciliation moves rows into other blocks' classes, those classes change after the
+step, and :func:`summarise_classes` groups the placed rows by block again.
 """
 
 from __future__ import annotations
@@ -85,3 +94,75 @@ def summarise_classes(
             ),
             materialize=True,
         )
+
+
+HEAD = "_head"
+"""Column of the clustered rows: 1 on one row of each class (the one holding its terms)."""
+
+
+def carried_columns(publisher: Publisher, metrics: Sequence[Metric]) -> list[tuple[str, str]]:
+    """The columns :func:`with_class_values` adds to a block's rows."""
+    return publisher.class_value_columns() + term_columns(metrics) + [(HEAD, "long")]
+
+
+def _filler(column_type: str, n: int) -> np.ndarray:
+    """Values of a column for rows without a class (never published nor summed)."""
+    if column_type == "double":
+        return np.full(n, np.nan)
+    if column_type == "long":
+        return np.zeros(n, dtype=np.int64)
+    return np.full(n, None, dtype=object)
+
+
+def with_class_values(
+    rows: pd.DataFrame,
+    summarise: Callable[[pd.DataFrame], pd.DataFrame],
+    publisher: Publisher,
+    metrics: Sequence[Metric],
+) -> pd.DataFrame:
+    """A block's rows with their class's published values, terms and the ``_head`` flag.
+
+    Args:
+        rows: the rows of one or more whole blocks, with ``_class`` (``-1``: no class).
+        summarise: :func:`make_summary_fn`'s function (one row per class).
+        publisher: the publisher (its class columns, prefixed).
+        metrics: the metrics (their term columns).
+
+    Returns:
+        ``rows`` with :func:`carried_columns`: every row with a class carries its class's
+        values and terms; ``_head`` is 1 on the first row of each class, so the heads
+        are the summary table. Rows without a class get neutral values and ``_head`` 0.
+    """
+    classes = rows[CLASS].to_numpy(dtype=np.int64)
+    placed = classes >= 0
+    extra = carried_columns(publisher, metrics)
+    source = [c for c, _ in publisher.class_columns()] + [c for c, _ in term_columns(metrics)]
+    head = np.zeros(len(rows), dtype=np.int64)
+    if not placed.any():
+        values = {name: _filler(t, len(rows)) for name, t in extra[:-1]}
+        return rows.assign(**values, **{HEAD: head})
+    summary = summarise(rows[placed])
+    ids = summary[CLASS].to_numpy(dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    at = order[np.searchsorted(ids, classes, sorter=order).clip(0, len(ids) - 1)]
+    values = {}
+    for (name, column_type), column in zip(extra[:-1], source, strict=True):
+        taken = summary[column].to_numpy()[at]
+        values[name] = np.where(placed, taken, _filler(column_type, len(rows)))
+    _, first = np.unique(np.where(placed, classes, -1), return_index=True)
+    head[first] = 1
+    head[~placed] = 0
+    return rows.assign(**values, **{HEAD: head})
+
+
+def summaries_of_heads(
+    engine: Engine, clustered: Table, metrics: Sequence[Metric], timer: StageTimer
+) -> Table:
+    """The per-class summary table from rows that carry it (:func:`with_class_values`).
+
+    Only the metric terms are kept: the published values travel with the rows.
+    """
+    with timer.stage("summarise"):
+        heads = engine.where(clustered, HEAD, "==", 1)
+        columns = [CLASS] + [c for c, _ in term_columns(metrics)]
+        return engine.persist(engine.select(heads, columns), materialize=True)
