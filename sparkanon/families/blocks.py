@@ -8,7 +8,7 @@ classes; under a model that compares classes with the whole table, to a residual
 location). The per-block step summarises the classes it forms itself
 (:func:`~sparkanon.stages.summarise.with_class_values`), so when reconciliation moves no
 row, the summary table is a filter of the clustered rows and publishing a map over them:
-one shuffle of the rows (to their top block) in the whole family. When it moves rows,
+one shuffle of the rows (to their top block) before they are written. When it moves rows,
 the placed rows are grouped by block again and joined with the summaries on class.
 
 Verification groups the published rows by their published quasi-identifiers
