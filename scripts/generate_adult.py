@@ -26,7 +26,9 @@ Method ``model``:
        (``NUMERIC_SPECS``): quantile bins of the column, a value that holds more than one
        bin's share of the rows gets a bin of its own (``hours-per-week`` 40 holds 47% of
        Adult), and ``capital-gain``/``capital-loss`` have a bin for 0 (92% and 95% of
-       rows), so that they stay mostly zero.
+       rows), so that they stay mostly zero. Those two are one variable, their observed
+       pairs of bins (``PAIRED``): no Adult row has both a gain and a loss, and none made
+       has.
     2. Structure. A Chow-Liu tree (the maximum spanning tree of the pairwise mutual
        information, grown from the variable with the largest total) fixes the sampling
        order and each variable's first parent. Each variable then gets a second parent,
@@ -84,10 +86,11 @@ Limits:
     * ``model``: the network keeps one- and two-parent dependencies; links of three or more
       columns that the parents do not carry are only approximated (e.g. the joint of
       age, marital-status and relationship). Values within a bin are drawn independently
-      of the other columns. The smoothing makes a few implausible rows (for instance a
-      ``Husband`` who is ``Female``: Adult has 1 such row in 45,222, the model about
-      1 in 10,000). ``fnlwgt`` and capital values are continuous draws, so the source's
-      heaped capital values (e.g. 99999, 7688) are spread over their bins.
+      of the other columns. The smoothing makes a few implausible rows at about the
+      source's rate (a ``Husband`` who is ``Female``: 1 row in 45,222 in Adult, 27 in 1M
+      made; a ``Wife`` who is ``Male``: 1 in Adult, 52 in 1M). ``fnlwgt`` and capital
+      values are continuous draws, so the source's heaped capital values are spread over
+      their bins (the top code 99999: 0.51% of Adult, 0.25% of rows made).
     * ``copy``: no new categorical combinations: every output row's categorical part (and
       its capital-gain/capital-loss) is one of the source's, so rare combinations stay rare
       but are repeated about rows/45,222 times. Quasi-identifier classes are therefore much
@@ -290,6 +293,11 @@ QI_COLUMNS: tuple[str, ...] = (
 )
 # A column that is a function of another in Adult: made from it, not sampled.
 DERIVED_COLUMN, DERIVED_FROM = "education-num", "education"
+# Two binned columns that are one network variable (their observed pairs of bins): Adult has
+# no row with both a capital gain and a capital loss, and two separate variables would make
+# such rows (0.6% of them).
+PAIRED: tuple[str, str] = ("capital-gain", "capital-loss")
+PAIR_NAME = "+".join(PAIRED)
 
 # Prior mass of each conditional table row (Dirichlet, centred on the marginal).
 ALPHA = 1.0
@@ -396,12 +404,15 @@ class AdultModel:
         categories: Each categorical column's values, in code order.
         numeric: Each binned integer column's bins and within-bin draws.
         derived: ``education-num`` of each ``education`` code.
+        pair_bins: The bins of the ``PAIRED`` columns of each code of their joint variable
+            (shape ``(codes, 2)``).
     """
 
     nodes: tuple[Node, ...]
     categories: dict[str, pa.Array]
     numeric: dict[str, NumericModel]
     derived: npt.NDArray[np.int64]
+    pair_bins: npt.NDArray[np.int64]
 
 
 def make_sampler(
@@ -464,7 +475,8 @@ def bin_edges(values: npt.NDArray[np.int64], spec: NumericSpec) -> npt.NDArray[n
     lead = [0] if spec.zero_bin else []
     if body.size == 0:
         return np.array([0, 1], dtype=np.int64)
-    quantiles = np.quantile(body, np.linspace(0.0, 1.0, spec.n_bins + 1), method="lower")
+    # Lower quantiles 0, 1/n, ..., (n-1)/n: the maximum gets no bin of its own.
+    quantiles = np.quantile(body, np.linspace(0.0, 1.0, spec.n_bins + 1)[:-1], method="lower")
     distinct, counts = np.unique(body, return_counts=True)
     heaps = distinct[counts > body.size / spec.n_bins]
     edges = np.unique(np.concatenate([lead, quantiles, heaps, heaps + 1, [body.max() + 1]]))
@@ -736,6 +748,12 @@ def fit_model(source: pa.Table) -> AdultModel:
     derived = derived_map(
         codes[names.index(DERIVED_FROM)], source.column(DERIVED_COLUMN).to_numpy()
     )
+    first, second = (names.index(name) for name in PAIRED)
+    pairs, pair_codes = np.unique(
+        np.stack([codes[first], codes[second]], axis=1), axis=0, return_inverse=True
+    )
+    names[first], codes[first], sizes[first] = PAIR_NAME, pair_codes.ravel(), len(pairs)
+    del names[second], codes[second], sizes[second]
     nodes = []
     position: dict[int, int] = {}
     for variable, parents in learn_structure(codes, sizes):
@@ -745,7 +763,7 @@ def fit_model(source: pa.Table) -> AdultModel:
         nodes.append(
             Node(names[variable], sizes[variable], tuple(position[p] for p in parents), table)
         )
-    return AdultModel(tuple(nodes), categories, numeric, derived)
+    return AdultModel(tuple(nodes), categories, numeric, derived, pairs.astype(np.int64))
 
 
 def derived_map(
@@ -790,6 +808,8 @@ def make_model_chunk(model: AdultModel, n_rows: int, seed: int, chunk_index: int
         uniforms = chunk_rng(seed, chunk_index, stream).random(n_rows)
         codes.append(draw(node.table, config, uniforms))
     by_name = {node.name: code for node, code in zip(model.nodes, codes, strict=True)}
+    for column, name in enumerate(PAIRED):
+        by_name[name] = model.pair_bins[by_name[PAIR_NAME], column]
     columns: dict[str, pa.Array] = {}
     for name, values in model.categories.items():
         columns[name] = values.take(pa.array(by_name[name]))
