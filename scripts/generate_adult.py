@@ -305,8 +305,10 @@ ALPHA = 1.0
 WITHIN_ALPHA = 0.5
 # Largest number of parents of a network variable.
 MAX_PARENTS = 2
-# Stream of the within-bin draws of NUMERIC_SPECS[j] is _STREAM_NUMERIC + j; network
-# variable i (in sampling order) uses stream i.
+# Streams of one chunk: network variable i (in sampling order) uses stream i; the
+# within-bin draws of NUMERIC_SPECS[j] use _STREAM_NUMERIC + 2j (uniforms) and
+# _STREAM_NUMERIC + 2j + 1 (normals). One stream per kind of draw keeps the first n draws
+# of a chunk the same whatever its length, so a smaller --rows is a prefix.
 _STREAM_NUMERIC = 64
 
 
@@ -553,22 +555,26 @@ def fit_numeric(values: npt.NDArray[np.int64], spec: NumericSpec) -> NumericMode
 
 
 def draw_numeric(
-    model: NumericModel, bins: npt.NDArray[np.int64], rng: np.random.Generator
+    model: NumericModel,
+    bins: npt.NDArray[np.int64],
+    uniform_rng: np.random.Generator,
+    normal_rng: np.random.Generator,
 ) -> npt.NDArray[np.int64]:
     """Draw a value within each given bin.
 
     Args:
         model: The column's model.
         bins: The bin of each row.
-        rng: The column's generator of this chunk.
+        uniform_rng: The column's generator of uniforms in this chunk.
+        normal_rng: The column's generator of normals in this chunk (kernel columns).
 
     Returns:
         One int64 value per row, inside its bin.
     """
-    uniforms = rng.random(len(bins))
+    uniforms = uniform_rng.random(len(bins))
     if model.within is not None:
         return draw(model.within, bins, uniforms)
-    normals = rng.standard_normal(len(bins))
+    normals = normal_rng.standard_normal(len(bins))
     sizes = model.center_starts[bins + 1] - model.center_starts[bins]
     picks = model.center_starts[bins] + np.minimum((uniforms * sizes).astype(np.int64), sizes - 1)
     centers = model.centers[picks]
@@ -814,9 +820,10 @@ def make_model_chunk(model: AdultModel, n_rows: int, seed: int, chunk_index: int
     for name, values in model.categories.items():
         columns[name] = values.take(pa.array(by_name[name]))
     for index, spec in enumerate(NUMERIC_SPECS):
-        rng = chunk_rng(seed, chunk_index, _STREAM_NUMERIC + index)
+        uniform_rng = chunk_rng(seed, chunk_index, _STREAM_NUMERIC + 2 * index)
+        normal_rng = chunk_rng(seed, chunk_index, _STREAM_NUMERIC + 2 * index + 1)
         columns[spec.name] = pa.array(
-            draw_numeric(model.numeric[spec.name], by_name[spec.name], rng)
+            draw_numeric(model.numeric[spec.name], by_name[spec.name], uniform_rng, normal_rng)
         )
     columns[DERIVED_COLUMN] = pa.array(model.derived[by_name[DERIVED_FROM]])
     return pa.Table.from_arrays([columns[name] for name in COLUMNS], schema=SCHEMA)
