@@ -87,8 +87,8 @@ Limits:
       columns that the parents do not carry are only approximated (e.g. the joint of
       age, marital-status and relationship). Values within a bin are drawn independently
       of the other columns. The smoothing makes a few implausible rows at about the
-      source's rate (a ``Husband`` who is ``Female``: 1 row in 45,222 in Adult, 27 in 1M
-      made; a ``Wife`` who is ``Male``: 1 in Adult, 52 in 1M). ``fnlwgt`` and capital
+      source's rate (a ``Husband`` who is ``Female``: 1 row in 45,222 in Adult, 25 in 1M
+      made with seed 0; a ``Wife`` who is ``Male``: 1 in Adult, 54 in 1M). ``fnlwgt`` and capital
       values are continuous draws, so the source's heaped capital values are spread over
       their bins (the top code 99999: 0.51% of Adult, 0.25% of rows made).
     * ``copy``: no new categorical combinations: every output row's categorical part (and
