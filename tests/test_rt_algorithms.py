@@ -37,6 +37,7 @@ from sparkanon.attributes.itemsets import ItemSets, ItemTree, even_taxonomy
 from sparkanon.errors import ConfigError
 from sparkanon.models.base import ClassSummaries, SensitiveDomain
 from sparkanon.models.kl_diversity import KLDiversity
+from tests._apa_reference import reference_merge_groups
 
 
 def tt_rows(result: RTResult) -> list[tuple[int, tuple[int, ...], int]]:
@@ -517,17 +518,40 @@ def test_merge_groups_properties(case: tuple[np.ndarray, np.ndarray, int]) -> No
         assert not out.any()
 
 
-@settings(max_examples=80, deadline=None)
-@given(grouped_codes())
-def test_merge_groups_float_ratio_is_exact(case: tuple[np.ndarray, np.ndarray, int]) -> None:
-    # The float comparison of worst ratios picks what exact fractions pick.
+@st.composite
+def merge_inputs(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, int]:
+    """Groups and published-set codes for the merging stage, often with a dominant set."""
+    n = draw(st.integers(0, 120))
+    n_groups = draw(st.integers(1, 40))
+    n_codes = draw(st.integers(1, 12))
+    group = draw(st.lists(st.integers(-1, n_groups - 1), min_size=n, max_size=n))
+    # A skewed draw: low codes much more frequent, as a generalized set shared by most groups.
+    code = draw(
+        st.lists(
+            st.integers(0, n_codes - 1).map(lambda c: c * c // max(n_codes - 1, 1)),
+            min_size=n,
+            max_size=n,
+        )
+    )
+    l = draw(st.integers(1, 5))  # noqa: E741
+    group_arr = np.array(group, dtype=np.int64)
+    return group_arr, np.where(group_arr >= 0, np.array(code, dtype=np.int64), -1), l
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(grouped_codes(), merge_inputs()))
+def test_merge_groups_matches_reference(case: tuple[np.ndarray, np.ndarray, int]) -> None:
+    # The indexed merge (issue 27) gives exactly the groups and suppressions of the plain
+    # scan of every group it replaced (tests/_apa_reference.py), whatever the heavy sets.
     group, code, l = case  # noqa: E741
     code = np.where(group >= 0, code, -1)
-    fast = merge_groups(group, code, l)
-    saved = apa_module._EXACT_FLOAT
-    apa_module._EXACT_FLOAT = 0  # every comparison through Fraction
+    expected = reference_merge_groups(group, code, l)
+    got = merge_groups(group, code, l)
+    assert np.array_equal(got[0], expected[0]) and np.array_equal(got[1], expected[1])
+    saved = apa_module._HEAVY_CODES
+    apa_module._HEAVY_CODES = 0  # no heavy set: every shared set found by the class scans
     try:
-        slow = merge_groups(group, code, l)
+        plain = merge_groups(group, code, l)
     finally:
-        apa_module._EXACT_FLOAT = saved
-    assert np.array_equal(fast[0], slow[0]) and np.array_equal(fast[1], slow[1])
+        apa_module._HEAVY_CODES = saved
+    assert np.array_equal(plain[0], expected[0]) and np.array_equal(plain[1], expected[1])

@@ -26,87 +26,152 @@ from sparkanon.algorithms.transaction._result import (
 from sparkanon.algorithms.transaction.anatomize import anatomize, beyond_cap, share_cap
 from sparkanon.attributes.itemsets import ItemSets, ItemTree
 
-_EXACT_FLOAT = 2**26
-"""Group sizes below which float quotients order the worst ratios exactly."""
+_HEAVY_CODES = 8
+"""At most this many published sets are *heavy*: part of a group's class (see :class:`_Groups`)."""
+_CG, _G, _NONE = 0, 1, -1
+"""The pools of :class:`_Groups`: failing groups, passing groups, neither (merged or popped)."""
 
 
 class _Groups:
-    """The groups of the merging stage: per slot its size, set counts and most frequent count.
+    """The groups of the merging stage, indexed so a popped group's best partner is found fast.
 
     A slot is a group id of Anatomize; a merged group keeps the smaller id of the two
-    and the other slot points to it (``owner``). ``holders`` maps each published-set
-    code to the slots holding it and their count, so a merge candidate's merged
-    maximum is found without scanning every group.
+    and the other slot points to it (``owner``). Per slot: its size, its published-set
+    counts and its most frequent count.
+
+    The live slots of each pool (``CG``, the failing groups, and ``G``, the passing
+    ones) are indexed by *class*: slots of one class share their size, their most
+    frequent count and their counts of the few *heavy* sets (those most groups hold,
+    fixed at the start). For a popped group ``g``, every slot ``h`` of a class has the
+    same lower bound on the worst ratio of ``g`` merged with ``h``: its numerator takes
+    the two most frequent counts and the heavy sets both hold; only the other (light)
+    sets they share can raise it. The search (:meth:`best`) visits the classes by
+    lower bound, and each class's slots in ascending id, until no unvisited slot can
+    beat the best found: the same partner as a scan of every slot, at a cost of about
+    the number of classes plus the slots whose light sets raise their ratio. Each
+    class keeps its slots in a min-heap with lazy deletion (an entry is current while
+    its slot is still in that pool with that class).
     """
 
     def __init__(self, group: np.ndarray, code: np.ndarray, l: int) -> None:  # noqa: E741
         n_slots = int(group.max()) + 1
         width = int(code.max()) + 1
         self.l = l
-        self.size = np.bincount(group, minlength=n_slots).astype(np.int64)
-        self.maxc = np.zeros(n_slots, dtype=np.int64)
+        self.size = np.bincount(group, minlength=n_slots).astype(np.int64).tolist()
+        self.maxc = [0] * n_slots
         self.counts: list[dict[int, int]] = [{} for _ in range(n_slots)]
-        self.holders: dict[int, dict[int, int]] = {}
         pairs, tally = np.unique(group * width + code, return_counts=True)
         for pair, count in zip(pairs.tolist(), tally.tolist(), strict=True):
             slot, c = divmod(pair, width)
             self.counts[slot][c] = count
-            self.holders.setdefault(c, {})[slot] = count
-        np.maximum.at(self.maxc, pairs // width, tally)
+            self.maxc[slot] = max(self.maxc[slot], count)
+        self.heavy = heavy_codes(pairs % width, n_slots)
         self.owner = np.arange(n_slots, dtype=np.int64)
+        self.pool = [_NONE] * n_slots
+        self.key: list[tuple | None] = [None] * n_slots
+        self.classes: tuple[dict[tuple, list[int]], ...] = ({}, {})
+        self.members: tuple[dict[tuple, int], ...] = ({}, {})
 
     def passes(self, slot: int) -> bool:
         """The frequency test: the most frequent set is at most ``1/l`` of the group."""
-        return int(self.maxc[slot]) * self.l <= int(self.size[slot])
+        return self.maxc[slot] * self.l <= self.size[slot]
 
-    def merged_max(self, g: int) -> np.ndarray:
-        """Per slot, the most frequent set's count if that slot were merged with ``g``."""
-        out = np.maximum(self.maxc, self.maxc[g])
-        for c, count in self.counts[g].items():
-            held = self.holders[c]
-            slots = np.fromiter(held.keys(), dtype=np.int64, count=len(held))
-            values = np.fromiter(held.values(), dtype=np.int64, count=len(held))
-            np.maximum.at(out, slots, values + count)
-        return out
+    def class_of(self, slot: int) -> tuple:
+        """The slot's class: ``(size, most frequent count, ((heavy set, count), ...))``."""
+        counts = self.counts[slot]
+        heavy = tuple((c, counts[c]) for c in self.heavy if c in counts)
+        return self.size[slot], self.maxc[slot], heavy
 
-    def best(self, g: int, candidates: np.ndarray, merged: np.ndarray) -> int:
-        """The candidate whose merge with ``g`` has the smallest worst ratio, then smallest id.
+    def add(self, slot: int, pool: int) -> None:
+        """Put ``slot`` into ``pool`` (``CG`` or ``G``) under its current class."""
+        key = self.class_of(slot)
+        self.pool[slot], self.key[slot] = pool, key
+        heapq.heappush(self.classes[pool].setdefault(key, []), slot)
+        self.members[pool][key] = self.members[pool].get(key, 0) + 1
 
-        The worst ratio of a group is its most frequent set's count over its size. Two
-        different ratios of sizes below ``2**26`` differ by more than ``2**-52``, so their
-        correctly rounded float quotients differ too and keep their order: the float
-        comparison is exact. Larger groups are compared as fractions.
+    def remove(self, slot: int) -> None:
+        """Take ``slot`` out of its pool (its heap entry goes stale)."""
+        pool, key = self.pool[slot], self.key[slot]
+        self.pool[slot] = _NONE
+        left = self.members[pool][key] - 1
+        if left:
+            self.members[pool][key] = left
+        else:
+            del self.members[pool][key], self.classes[pool][key]
+
+    def merged_max(self, g: int, h: int, bound: int) -> int:
+        """The most frequent count of ``g`` merged with ``h``, given a lower bound of it."""
+        small, large = sorted((self.counts[g], self.counts[h]), key=len)
+        best = bound
+        for c, count in small.items():
+            other = large.get(c)
+            if other is not None and count + other > best:
+                best = count + other
+        return best
+
+    def best(self, g: int, pool: int) -> tuple[int, int, int] | None:
+        """The slot of ``pool`` whose merge with ``g`` has the smallest worst ratio, then id.
+
+        The worst ratio of a group is its most frequent set's count over its size;
+        ratios are compared exactly (integer cross products).
 
         Args:
-            g: the popped group.
-            candidates: the slots to choose from, ascending.
-            merged: per slot, the most frequent count after a merge with ``g``.
+            g: the popped group (in no pool).
+            pool: ``CG`` or ``G``.
 
         Returns:
-            The chosen slot.
+            ``(slot, merged most frequent count, merged size)``, or ``None`` for an empty pool.
         """
-        total = self.size[candidates] + self.size[g]
-        if int(total.max()) < _EXACT_FLOAT:
-            ratio = merged[candidates] / total
-            return int(candidates[np.argmin(ratio)])  # argmin: the first, smallest id
-        return int(
-            min(
-                candidates.tolist(),
-                key=lambda h: (Fraction(int(merged[h]), int(self.size[h] + self.size[g])), h),
-            )
-        )
+        size_g, max_g, counts_g = self.size[g], self.maxc[g], self.counts[g]
+        bounds = []
+        for key in self.members[pool]:
+            size, top, heavy = key
+            num = max(max_g, top)
+            for c, count in heavy:
+                if c in counts_g:
+                    num = max(num, counts_g[c] + count)
+            bounds.append((Fraction(num, size + size_g), num, size + size_g, key))
+        bounds.sort(key=lambda b: b[0])
+        found: tuple[int, int, int] | None = None  # (num, den, slot)
+        for _, num, den, key in bounds:
+            if found is not None and num * found[1] > found[0] * den:
+                break  # this class and every later one rank behind the best found
+            found = self._scan(g, pool, key, num, den, found)
+        return None if found is None else (found[2], found[0], found[1])
+
+    def _scan(
+        self, g: int, pool: int, key: tuple, num: int, den: int, found: tuple[int, int, int] | None
+    ) -> tuple[int, int, int] | None:
+        """Visit one class's slots in ascending id until none can beat ``found``; the new best."""
+        heap = self.classes[pool][key]
+        kept: list[int] = []
+        while heap:
+            h = heap[0]
+            if self.pool[h] != pool or self.key[h] != key:
+                heapq.heappop(heap)  # stale entry
+                continue
+            if found is not None and _ranks_behind(num, den, h, found):
+                break  # every slot left here ranks behind: ratio at least num/den, larger id
+            kept.append(heapq.heappop(heap))
+            exact = self.merged_max(g, h, num)
+            if found is None or not _ranks_behind(exact, den, h, found):
+                found = (exact, den, h)
+            if exact == num:
+                break  # the later slots of the class have ratio at least num/den, larger ids
+        for h in kept:
+            heapq.heappush(heap, h)
+        return found
 
     def merge(self, g: int, h: int) -> int:
-        """Merge slots ``g`` and ``h`` into the smaller id; return that id."""
+        """Merge ``g`` and ``h`` (both out of the pools) into the smaller id; return that id."""
         keep, gone = min(g, h), max(g, h)
+        into = self.counts[keep]
+        top = self.maxc[keep]
         for c, count in self.counts[gone].items():
-            held = self.holders[c]
-            del held[gone]
-            new = self.counts[keep].get(c, 0) + count
-            self.counts[keep][c] = new
-            held[keep] = new
-            if new > self.maxc[keep]:
-                self.maxc[keep] = new
+            new = into.get(c, 0) + count
+            into[c] = new
+            top = max(top, new)
+        self.maxc[keep] = top
         self.counts[gone] = {}
         self.size[keep] += self.size[gone]
         self.size[gone] = 0
@@ -122,6 +187,33 @@ class _Groups:
             if np.array_equal(nxt, owner):
                 return owner
             owner = nxt
+
+
+def _ranks_behind(num: int, den: int, slot: int, found: tuple[int, int, int]) -> bool:
+    """Whether ratio ``num/den`` at ``slot`` ranks after ``found`` (greater; equal, larger id)."""
+    left, right = num * found[1], found[0] * den
+    return left > right or (left == right and slot > found[2])
+
+
+def heavy_codes(held: np.ndarray, n_slots: int) -> tuple[int, ...]:
+    """The published sets held by the most groups (at most :data:`_HEAVY_CODES`), the heavy sets.
+
+    A set is heavy if more than ``sqrt(groups)`` groups hold it; the choice affects
+    only the speed of the merging stage, never its result.
+
+    Args:
+        held: the set code of each (group, set) pair, one entry per pair.
+        n_slots: the number of group slots.
+
+    Returns:
+        The heavy codes, most widely held first (ties: smaller code).
+    """
+    if held.size == 0:
+        return ()
+    codes, holders = np.unique(held, return_counts=True)
+    order = np.lexsort((codes, -holders))[:_HEAVY_CODES]
+    chosen = order[holders[order] > np.sqrt(n_slots)]
+    return tuple(int(c) for c in codes[chosen])
 
 
 def merge_groups(group: np.ndarray, code: np.ndarray, l: int) -> tuple[np.ndarray, np.ndarray]:  # noqa: E741
@@ -169,37 +261,35 @@ def merge_groups(group: np.ndarray, code: np.ndarray, l: int) -> tuple[np.ndarra
     if live.size == 0:
         return group.copy(), suppressed
     state = _Groups(group[live], code[live], l)
-    alive = state.size > 0
-    in_cg = np.zeros(state.size.size, dtype=bool)
-    in_g = np.zeros(state.size.size, dtype=bool)
-    for slot in np.flatnonzero(alive).tolist():
-        (in_g if state.passes(slot) else in_cg)[slot] = True
-    heap = np.flatnonzero(in_cg).tolist()  # ascending: already a heap
+    failing = []
+    for slot in np.flatnonzero(np.bincount(group[live]) > 0).tolist():
+        passes = state.passes(slot)
+        state.add(slot, _G if passes else _CG)
+        if not passes:
+            failing.append(slot)
+    heap = failing  # ascending: already a heap
     while heap:
         g = heapq.heappop(heap)
-        if not in_cg[g]:
+        if state.pool[g] != _CG:
             continue  # merged away since it was pushed
-        in_cg[g] = False
-        others = np.flatnonzero(in_cg)
-        merged = state.merged_max(g)
-        passing = others[merged[others] * l <= state.size[others] + state.size[g]]
-        if passing.size:
-            pool, to_g = passing, True
-        elif in_g.any():
-            pool, to_g = np.flatnonzero(in_g), False
-        elif others.size:
-            pool, to_g = others, False
+        state.remove(g)
+        choice = state.best(g, _CG)
+        if choice is not None and choice[1] * l <= choice[2]:
+            h, to_g = choice[0], True  # 1. the best failing partner makes it pass
+        elif state.members[_G]:
+            h, to_g = state.best(g, _G)[0], False  # 2. into the best passing group
+        elif choice is not None:
+            h, to_g = choice[0], False  # 3. no passing group: the best failing one
         else:
             cap = share_cap(np.fromiter(state.counts[g].values(), dtype=np.int64), l)
             suppressed[live[beyond_cap(code[live], cap)]] = True
             break
-        h = state.best(g, pool, merged)
-        in_cg[h] = in_g[h] = False
+        state.remove(h)
         m = state.merge(g, h)
         if to_g or state.passes(m):
-            in_g[m] = True
+            state.add(m, _G)
         else:
-            in_cg[m] = True
+            state.add(m, _CG)
             heapq.heappush(heap, m)
     result = np.full(group.size, -1, dtype=np.int64)
     result[live] = state.resolve()[group[live]]
