@@ -1,6 +1,6 @@
 """Compiled (numba) MDAV on one block, label for label the numpy path's.
 
-:meth:`sparkanon.algorithms.mdav.Mdav.cluster` (the numpy path, the reference) forms
+:meth:`sparkanon.algorithms.mdav.Mdav.cluster_reference` (the numpy path, the reference) forms
 ``n / k`` classes one after the other; each step gathers the remaining rows' codes,
 computes a centroid and three distance arrays attribute by attribute and re-packs the
 remaining rows, about 60 small numpy calls for two classes. At 10,000 rows and
@@ -88,7 +88,8 @@ def cluster(block: Block, k: int) -> np.ndarray | None:
         hist[a, : packed.size[a]] = np.bincount(xi[a], minlength=packed.size[a])
     mdav_kernel(
         kind, packed.weight, packed.size, packed.matrix, packed.cost.astype(np.float64),
-        xf, xi, hist, int(k), labels, np.arange(n), np.empty((4, n)), np.zeros(n, dtype=np.bool_),
+        xf, xi, hist, int(k), labels, np.arange(n), np.empty((3, n)), np.empty(len(kind)),
+        np.zeros(n, dtype=np.bool_),
     )  # fmt: skip
     return labels
 
@@ -330,6 +331,7 @@ def mdav_kernel(
     labels: np.ndarray,
     rows: np.ndarray,
     work: np.ndarray,
+    point: np.ndarray,
     taken: np.ndarray,
 ) -> None:  # pragma: no cover - compiled
     """MDAV's labels of one block of ``n >= k`` rows (module docstring; :meth:`Mdav.cluster`).
@@ -352,15 +354,15 @@ def mdav_kernel(
         k: the class size.
         labels: ``n`` labels, written.
         rows: ``0..n-1`` (overwritten: the remaining rows' positions, compacted).
-        work: ``(4, n)`` scratch: distances to the anchor and to the centroid, a
-            selection buffer, and the record compared with.
+        work: ``(3, n)`` scratch: distances to the anchor and to the centroid, and a
+            selection buffer.
+        point: ``A`` scratch: the record compared with.
         taken: ``n`` booleans, scratch.
     """
     a_count, n = cf.shape
     to_anchor = work[0]
     to_centre = work[1]
     scratch = work[2]
-    point = work[3]
     zero = np.int64(0)  # not the literal 0: numba would compile callees for it as well
     m = n
     label = zero

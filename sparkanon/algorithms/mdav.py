@@ -65,11 +65,6 @@ def smallest(distances: np.ndarray, m: int) -> np.ndarray:
     return np.concatenate([below, tied])
 
 
-def _kernel() -> ModuleType | None:
-    """The compiled kernel module (:mod:`~sparkanon.algorithms._mdav_kernel`), or ``None``."""
-    return compiled_kernel("_mdav_kernel")
-
-
 class MdavParams(AlgorithmParams):
     """MDAV's parameters (only the common ones; ``k`` comes from the model)."""
 
@@ -82,6 +77,19 @@ class Mdav(BlockAlgorithm):
     name = "mdav"
     guarantees = frozenset({"k"})
     Params = MdavParams
+
+    def _kernel(self) -> ModuleType | None:
+        """The compiled kernel (:mod:`~sparkanon.algorithms._mdav_kernel`) when it applies.
+
+        ``None`` with ``SPARKANON_NO_JIT=1``, without numba, or for a subclass that
+        overrides a step of the numpy path (the kernel would not follow it).
+        """
+        own = type(self)
+        if own.cluster_reference is not Mdav.cluster_reference:
+            return None
+        if own._class_around is not Mdav._class_around:
+            return None
+        return compiled_kernel("_mdav_kernel")
 
     @staticmethod
     def _class_around(block: Block, rows: np.ndarray, anchor: int, k: int) -> np.ndarray:
@@ -103,7 +111,7 @@ class Mdav(BlockAlgorithm):
             A class label ``0..m-1`` per row, or all ``-1`` when the block has
             fewer than ``k`` rows.
         """
-        kernel = _kernel()
+        kernel = self._kernel()
         if kernel is not None:
             labels = kernel.cluster(block, block.ctx.model.k)
             if labels is not None:
