@@ -87,7 +87,8 @@ def cluster(block: Block, k: int) -> np.ndarray | None:
     for a in np.flatnonzero(kind != CONTINUOUS):
         hist[a, : packed.size[a]] = np.bincount(xi[a], minlength=packed.size[a])
     mdav_kernel(
-        kind, packed.weight, packed.size, packed.matrix, packed.cost.astype(np.float64),
+        kind, packed.weight, packed.size, np.ascontiguousarray(packed.matrix.transpose(0, 2, 1)),
+        packed.cost.astype(np.float64),
         xf, xi, hist, int(k), labels, np.arange(n), np.empty((3, n)), np.empty(len(kind)),
         np.zeros(n, dtype=np.bool_),
     )  # fmt: skip
@@ -166,7 +167,7 @@ def _discrete_centre(
 def _distances(
     kind: np.ndarray,
     weight: np.ndarray,
-    matrix: np.ndarray,
+    to_code: np.ndarray,
     cf: np.ndarray,
     ci: np.ndarray,
     point: np.ndarray,
@@ -188,7 +189,7 @@ def _distances(
             for i in range(m):
                 out[i] += w * abs(col[i] - p)
         else:
-            column = matrix[a, :, int(point[a])]
+            column = to_code[a, int(point[a])]
             codes = ci[a]
             for i in range(m):
                 out[i] += w * column[codes[i]]
@@ -322,7 +323,7 @@ def mdav_kernel(
     kind: np.ndarray,
     weight: np.ndarray,
     size: np.ndarray,
-    matrix: np.ndarray,
+    to_code: np.ndarray,
     cost: np.ndarray,
     cf: np.ndarray,
     ci: np.ndarray,
@@ -346,7 +347,8 @@ def mdav_kernel(
         kind: kind code per attribute (``CONTINUOUS`` ... ``NOMINAL``).
         weight: each attribute's weight.
         size: codes per discrete attribute.
-        matrix: ``(A, Vmax, Vmax)`` distance matrices.
+        to_code: ``(A, Vmax, Vmax)`` distance matrices, transposed: ``to_code[a, c]`` is
+            the distance of every code to code ``c`` (a contiguous row).
         cost: ``(A, Vmax, Vmax)`` integer categorical medoid costs, as floats.
         cf: ``(A, n)`` continuous codes (overwritten: the remaining rows, compacted).
         ci: ``(A, n)`` discrete codes (overwritten likewise).
@@ -374,13 +376,13 @@ def mdav_kernel(
                     point[a] = _pairwise_sum(cf[a], zero, m) / m
                 else:
                     point[a] = _discrete_centre(kind[a], hist[a], size[a], cost[a])
-            _distances(kind, weight, matrix, cf, ci, point, m, to_centre)
+            _distances(kind, weight, to_code, cf, ci, point, m, to_centre)
             anchor = _argmax(to_centre, m)
         else:  # s: the farthest from r (distances kept from r's step, compacted)
             anchor = _argmax(to_anchor, m)
         for a in range(a_count):
             point[a] = cf[a, anchor] if kind[a] == CONTINUOUS else float(ci[a, anchor])
-        _distances(kind, weight, matrix, cf, ci, point, m, to_anchor)
+        _distances(kind, weight, to_code, cf, ci, point, m, to_anchor)
         _nearest(to_anchor, m, anchor, k, taken, scratch)
         m = _close(kind, cf, ci, hist, rows, to_anchor, m, taken, labels, label)
         label += 1
