@@ -23,15 +23,22 @@ Every class therefore has between ``k`` and ``2k - 1`` rows. MDAV guarantees
 row counts only, so it is offered for k-anonymity alone. Ties between equal
 distances go to the lowest row index (rows are sorted by row id), so results
 are deterministic and the seeded generator is not used.
+
+:meth:`Mdav.cluster` runs the compiled kernel of :mod:`sparkanon.algorithms._mdav_kernel`
+(one call for the whole block, the same labels) when numba is installed and the schema's
+kinds are supported; otherwise, and with ``SPARKANON_NO_JIT=1``, the numpy path
+:meth:`Mdav.cluster_reference`, which states the steps above one to one and is the
+reference the kernel is tested against.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import Literal
 
 import numpy as np
 
-from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers, compiled_kernel
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._params import AlgorithmParams
 
@@ -71,6 +78,19 @@ class Mdav(BlockAlgorithm):
     guarantees = frozenset({"k"})
     Params = MdavParams
 
+    def _kernel(self) -> ModuleType | None:
+        """The compiled kernel (:mod:`~sparkanon.algorithms._mdav_kernel`) when it applies.
+
+        ``None`` with ``SPARKANON_NO_JIT=1``, without numba, or for a subclass that
+        overrides a step of the numpy path (the kernel would not follow it).
+        """
+        own = type(self)
+        if own.cluster_reference is not Mdav.cluster_reference:
+            return None
+        if own._class_around is not Mdav._class_around:
+            return None
+        return compiled_kernel("_mdav_kernel")
+
     @staticmethod
     def _class_around(block: Block, rows: np.ndarray, anchor: int, k: int) -> np.ndarray:
         """``anchor`` and its ``k - 1`` nearest rows among ``rows`` (ties to the lowest index)."""
@@ -81,9 +101,28 @@ class Mdav(BlockAlgorithm):
     def cluster(self, block: Block, rng: np.random.Generator) -> np.ndarray:
         """Partition the block into classes of ``k`` to ``2k - 1`` rows (module docstring).
 
+        The compiled kernel when it applies, else :meth:`cluster_reference` (same labels).
+
         Args:
             block: the block's rows, sorted by row id.
             rng: unused: MDAV is deterministic (ties go to the lowest row index).
+
+        Returns:
+            A class label ``0..m-1`` per row, or all ``-1`` when the block has
+            fewer than ``k`` rows.
+        """
+        kernel = self._kernel()
+        if kernel is not None:
+            labels = kernel.cluster(block, block.ctx.model.k)
+            if labels is not None:
+                return labels
+        return self.cluster_reference(block)
+
+    def cluster_reference(self, block: Block) -> np.ndarray:
+        """The numpy path of :meth:`cluster`: the module docstring's steps, one numpy pass each.
+
+        Args:
+            block: the block's rows, sorted by row id.
 
         Returns:
             A class label ``0..m-1`` per row, or all ``-1`` when the block has
