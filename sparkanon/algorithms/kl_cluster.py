@@ -78,12 +78,13 @@ information loss grows least.
 from __future__ import annotations
 
 import math
+from types import ModuleType
 from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
 
-from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers, compiled_kernel
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
@@ -352,6 +353,11 @@ class _Growing:
         return total
 
 
+def _compiled() -> ModuleType | None:
+    """The compiled kernel module (:mod:`~sparkanon.algorithms._kl_kernel`), or ``None``."""
+    return compiled_kernel("_kl_kernel")
+
+
 class KLClusterParams(AlgorithmParams):
     """(K,L) clustering's parameters.
 
@@ -394,6 +400,11 @@ class KLCluster(BlockAlgorithm):
             profiles, weights, math.ceil(len(values) / ell), block.ctx.max_iterations
         )
         row_cluster = value_cluster[value_index]
+        kernel = _compiled()
+        if kernel is not None:
+            compiled = kernel.cluster(block, row_cluster, int(value_cluster.max()) + 1, EPS)
+            if compiled is not None:
+                return compiled
         free = np.ones(block.n, dtype=bool)
         n_classes = 0
         stuck = False
@@ -507,6 +518,11 @@ class KLCluster(BlockAlgorithm):
     def place_into(self, job: Leftovers) -> np.ndarray:
         """Rows of another block join, in row order, the class whose loss grows least."""
         block, labels, n_classes, extra, rng = job.parts()
+        kernel = _compiled()
+        if kernel is not None:
+            compiled = kernel.place(block, labels, n_classes, extra, EPS)
+            if compiled is not None:
+                return compiled
         out = np.empty(extra.n, dtype=np.int64)
         classes = _KLClasses(block, np.asarray(labels, dtype=np.int64).copy(), n_classes)
         for i in range(extra.n):
