@@ -10,6 +10,7 @@ compile once (one type per argument).
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -22,8 +23,11 @@ from sparkanon.algorithms import _kl_kernel as kernel
 from sparkanon.algorithms.kl_cluster import KLCluster
 from sparkanon.attributes.kinds import ContinuousKind, Kind, nominal_kind, ordinal_kind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
+from sparkanon.config import parse_config
+from sparkanon.engine.local import LocalEngine
 from sparkanon.models import HPKAnonymity
-from tests._adult import ROOT, adult_sample, clustered_blocks
+from sparkanon.pipeline import run_job
+from tests._adult import ROOT, adult_config, adult_sample, clustered_blocks
 from tests._helpers import FIVE_LEVELS, both_paths, make_frame
 
 KL_CONF = ROOT / "conf" / "adult_kl_seed001.yaml"
@@ -171,3 +175,22 @@ def test_unsupported_kind_falls_back_to_numpy() -> None:
     assert kernel.cluster(block, np.zeros(6, dtype=np.int64), 1, 1e-12) is None
     labels = KLCluster().cluster(block, np.random.default_rng(0))
     assert_kl(frame, labels, model)
+
+
+@pytest.mark.spark
+def test_spark_publishes_the_local_engines_table(spark, tmp_path: Path) -> None:
+    """The kernel runs in Spark's Python workers too: both engines publish the same rows."""
+    from sparkanon.engine.spark import SparkEngine
+
+    sample = adult_sample(tmp_path, 600)
+    raw = adult_config(
+        tmp_path, sample, tmp_path / "unused", conf=KL_CONF, partitioning={"max_block_rows": 300}
+    )
+    cfg = parse_config(raw)
+    published = []
+    for name, engine in (("local", LocalEngine()), ("spark", SparkEngine(spark))):
+        out = cfg.output.model_copy(update={"path": str(tmp_path / name)})
+        assert run_job(engine, cfg.model_copy(update={"output": out})).metrics["verified"]
+        frame = pd.read_parquet(tmp_path / name / "data")
+        published.append(frame.sort_values(sorted(frame.columns)).reset_index(drop=True))
+    pd.testing.assert_frame_equal(published[0], published[1], check_dtype=False)
