@@ -30,8 +30,8 @@ every tie goes where the numpy path's ``lexsort`` sends it (see each function).
 Supported kinds are those of :func:`sparkanon.algorithms._slie_kernel.pack` (continuous,
 date and timestamp, ordinal, categorical, nominal; exact types): any other schema uses
 the numpy path, as does ``SPARKANON_NO_JIT=1`` (:func:`enabled`). Every function takes
-one type per argument (float64 / int64 arrays, the packed schema), so numba compiles
-each once; ``cache=True`` keeps the machine code on disk.
+one type per argument (float64 / int64 arrays, named tuples of them), so numba
+compiles each once; ``cache=True`` keeps the machine code on disk.
 """
 
 from __future__ import annotations
@@ -45,10 +45,8 @@ from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
-    PackedSchema,
     _grown_centre,
     _pairwise_sum,
-    _take,
     pack,
 )
 from sparkanon.algorithms._slie_kernel import enabled as enabled
@@ -58,8 +56,12 @@ __all__ = ["cluster", "enabled", "place"]
 
 
 _compiled = njit(cache=True, error_model="numpy")
-"""How every function of this module is compiled: nopython, cached on disk, numpy's
-error model (no ``ZeroDivisionError`` paths; no division here can be by zero)."""
+"""How the entry points are compiled: nopython, cached on disk, numpy's error model (no
+``ZeroDivisionError`` paths; no division here can be by zero)."""
+_inner = njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+"""How the functions only the kernels call are compiled: as :data:`_compiled`, without
+the wrapper that unboxes Python arguments (for named tuples of arrays that wrapper
+costs several times the compile time of a small function)."""
 
 _NO_ROW = np.int64(-1)
 """"No row / class yet". numba types a literal ``-1`` as its own type, and a variable
@@ -70,6 +72,25 @@ _ZERO = np.int64(0)
 """0 as plain ``int64`` (see :data:`_NO_ROW`)."""
 _YES, _NO = np.bool_(True), np.bool_(False)
 """Flags as plain ``bool`` (see :data:`_NO_ROW`)."""
+_IN, _OUT = np.int64(1), np.int64(-1)
+"""A row given back to the free rows, taken out of them (see :data:`_NO_ROW`)."""
+
+
+class _Attrs(NamedTuple):
+    """The quasi-identifiers as the kernels read them (from :func:`pack`).
+
+    Kind code, weight, number of codes ``V`` (discrete), distance matrices and integer
+    medoid costs ``(A, Vmax, Vmax)`` (as :class:`~sparkanon.algorithms._slie_kernel.
+    PackedSchema`), and each discrete attribute's NCP of every ``(lo, hi)`` pair
+    (:func:`pair_ncp_table`).
+    """
+
+    kind: np.ndarray
+    weight: np.ndarray
+    size: np.ndarray
+    matrix: np.ndarray
+    cost: np.ndarray
+    ncp: np.ndarray
 
 
 class _Target(NamedTuple):
@@ -98,8 +119,8 @@ class _Rows(NamedTuple):
 class _Pool(NamedTuple):
     """The free rows and their counts.
 
-    Mask; rows per sensitive value and level; ``[rows, values, levels]`` (:func:`_take`'s
-    ``pool``); rows per value cluster; per discrete attribute rows per code; scratch for
+    Mask; rows per sensitive value and level; ``[rows, distinct values, distinct
+    levels]``; rows per value cluster; per discrete attribute rows per code; scratch for
     a continuous mean and a categorical cost vector.
     """
 
@@ -153,14 +174,24 @@ class _Classes(NamedTuple):
 # -- the numpy side: packing a block --------------------------------------------------
 
 
-def _ncp_tables(block: Block, packed: PackedSchema) -> np.ndarray:
-    """``(A, Vmax, Vmax)``: each discrete attribute's NCP of every ``(lo, hi)`` pair."""
+def _attrs(block: Block) -> _Attrs | None:
+    """The block's quasi-identifiers for the kernels, ``None`` if a kind is not supported."""
+    packed = pack(block)
+    if packed is None:
+        return None
     vmax = packed.matrix.shape[1]
     tables = np.zeros((len(block.kinds), vmax, vmax))
     for a, kind in enumerate(block.kinds):
         if packed.kind[a] != CONTINUOUS:
             tables[a, : kind.size, : kind.size] = pair_ncp_table(kind)
-    return tables
+    return _Attrs(
+        kind=packed.kind,
+        weight=packed.weight,
+        size=packed.size,
+        matrix=packed.matrix,
+        cost=packed.cost,
+        ncp=tables,
+    )
 
 
 def _codes(block: Block) -> np.ndarray:
@@ -189,13 +220,13 @@ def _classes(x: np.ndarray, capacity: int, n_values: int) -> _Classes:
     )
 
 
-def _pool(packed: PackedSchema, rows: _Rows, n_values: int, n_levels: int, g: int) -> _Pool:
+def _pool(attrs: _Attrs, rows: _Rows, n_values: int, n_levels: int, g: int) -> _Pool:
     """Every row free."""
     by_value = np.bincount(rows.sens, minlength=n_values).astype(np.int64)
     by_level = np.bincount(rows.level, minlength=n_levels).astype(np.int64)
-    vmax = packed.matrix.shape[1]
-    hist = np.zeros((len(packed.kind), vmax), dtype=np.int64)
-    for a in np.flatnonzero(packed.kind != CONTINUOUS):
+    vmax = attrs.matrix.shape[1]
+    hist = np.zeros((len(attrs.kind), vmax), dtype=np.int64)
+    for a in np.flatnonzero(attrs.kind != CONTINUOUS):
         hist[a] = np.bincount(rows.x[a].astype(np.int64), minlength=vmax)[:vmax]
     n = rows.sens.shape[0]
     counts = [n, np.count_nonzero(by_value), np.count_nonzero(by_level)]
@@ -237,8 +268,8 @@ def cluster(
     Returns:
         A class label per row, or ``None`` when a kind is not supported.
     """
-    packed = pack(block)
-    if packed is None:
+    attrs = _attrs(block)
+    if attrs is None:
         return None
     model = block.ctx.model
     n_values = len(block.ctx.schema.sensitive.values)
@@ -254,8 +285,8 @@ def cluster(
         rounds=int(block.ctx.max_iterations), eps=float(eps),
     )  # fmt: skip
     return cluster_kernel(
-        packed, _ncp_tables(block, packed), rows,
-        _pool(packed, rows, n_values, int(block.n_levels), int(n_clusters)),
+        attrs, rows,
+        _pool(attrs, rows, n_values, int(block.n_levels), int(n_clusters)),
         _growing(block.n, x.shape[0], n_values),
         _classes(x, block.n // max(int(model.k), 1) + 1, n_values), target,
     )  # fmt: skip
@@ -276,13 +307,13 @@ def place(
     Returns:
         A class label per row of ``extra``, or ``None`` when a kind is not supported.
     """
-    packed = pack(block)
-    if packed is None:
+    attrs = _attrs(block)
+    if attrs is None:
         return None
     x = _codes(block)
     n_values = len(block.ctx.schema.sensitive.values)
     return place_kernel(
-        packed, _ncp_tables(block, packed), x, block.sens.astype(np.int64),
+        attrs, x, block.sens.astype(np.int64),
         np.asarray(labels, dtype=np.int64).copy(), _codes(extra), extra.sens.astype(np.int64),
         _classes(x, int(n_classes), n_values), float(eps),
     )  # fmt: skip
@@ -291,7 +322,7 @@ def place(
 # -- compiled helpers: NCP, distances, centroids ---------------------------------------
 
 
-@_compiled
+@_inner
 def _attr_ncp(kind: int, table: np.ndarray, lo: float, hi: float) -> float:  # pragma: no cover
     """:meth:`RangeNcp.of_range` of one attribute: ``clip(hi - lo, 0, 1)`` or the table."""
     if kind == CONTINUOUS:
@@ -299,50 +330,48 @@ def _attr_ncp(kind: int, table: np.ndarray, lo: float, hi: float) -> float:  # p
     return table[int(lo), int(hi)]
 
 
-@_compiled
-def _ncp(
-    schema: PackedSchema, tables: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> float:  # pragma: no cover - compiled
+@_inner
+def _ncp(attrs: _Attrs, lo: np.ndarray, hi: np.ndarray) -> float:  # pragma: no cover - compiled
     """Weighted NCP of the ranges ``lo``, ``hi`` (``(A,)``), as :meth:`ClassStats.ncp`.
 
     The attributes are summed in schema order from 0.
     """
     total = 0.0
-    for a in range(schema.kind.shape[0]):
-        total += schema.weight[a] * _attr_ncp(schema.kind[a], tables[a], lo[a], hi[a])
+    for a in range(attrs.kind.shape[0]):
+        total += attrs.weight[a] * _attr_ncp(attrs.kind[a], attrs.ncp[a], lo[a], hi[a])
     return total
 
 
-@_compiled
+@_inner
 def _ncp_with(
-    schema: PackedSchema, tables: np.ndarray, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, r: int
+    attrs: _Attrs, lo: np.ndarray, hi: np.ndarray, x: np.ndarray, r: int
 ) -> float:  # pragma: no cover - compiled
     """:func:`_ncp` of the ranges widened by row ``r`` of ``x`` (``ncp_with_each``)."""
     total = 0.0
-    for a in range(schema.kind.shape[0]):
+    for a in range(attrs.kind.shape[0]):
         low, high = min(lo[a], x[a, r]), max(hi[a], x[a, r])
-        total += schema.weight[a] * _attr_ncp(schema.kind[a], tables[a], low, high)
+        total += attrs.weight[a] * _attr_ncp(attrs.kind[a], attrs.ncp[a], low, high)
     return total
 
 
-@_compiled
+@_inner
 def _distance(
-    schema: PackedSchema, x: np.ndarray, r: int, point: np.ndarray
+    attrs: _Attrs, x: np.ndarray, r: int, point: np.ndarray
 ) -> float:  # pragma: no cover - compiled
     """Tuple distance (eq. 18, weighted) of row ``r`` to a point (``distances_to_point``)."""
     total = 0.0
-    for a in range(schema.kind.shape[0]):
-        if schema.kind[a] == CONTINUOUS:
+    for a in range(attrs.kind.shape[0]):
+        if attrs.kind[a] == CONTINUOUS:
             dist = abs(x[a, r] - point[a])
         else:
-            dist = schema.matrix[a, int(x[a, r]), int(point[a])]
-        total += schema.weight[a] * dist
+            dist = attrs.matrix[a, int(x[a, r]), int(point[a])]
+        total += attrs.weight[a] * dist
     return total
 
 
-@_compiled
+@_inner
 def _free_centroid(
-    schema: PackedSchema, x: np.ndarray, pool: _Pool, point: np.ndarray
+    attrs: _Attrs, x: np.ndarray, pool: _Pool, point: np.ndarray
 ) -> None:  # pragma: no cover - compiled
     """:meth:`Block.centroid_of` the free rows, into ``point``.
 
@@ -351,7 +380,7 @@ def _free_centroid(
     ``hist``, by :func:`_grown_centre` of ``hist - e_v`` with a row of code ``v`` added
     (``v`` the lowest code present), which is ``hist`` itself.
     """
-    kind, size, cost = schema.kind, schema.size, schema.cost
+    kind, size, cost = attrs.kind, attrs.size, attrs.cost
     hist, buf, cvec = pool.hist, pool.buf, pool.cvec
     n_free = pool.counts[0]
     for a in range(kind.shape[0]):
@@ -361,6 +390,7 @@ def _free_centroid(
                 if pool.free[r]:
                     buf[m] = x[a, r]
                     m += 1
+            # (lo = 0 as MAA-SLIE's kernel calls it: one compiled version for both)
             point[a] = _pairwise_sum(buf, 0, n_free) / n_free
             continue
         v = _ZERO
@@ -379,40 +409,30 @@ def _free_centroid(
 # -- compiled: forming classes (steps 2-6, 8-10) -------------------------------------
 
 
-@_compiled
-def _take_row(
-    r: int, schema: PackedSchema, rows: _Rows, pool: _Pool
+@_inner
+def _move_row(
+    r: int, step: int, attrs: _Attrs, rows: _Rows, pool: _Pool
 ) -> None:  # pragma: no cover - compiled
-    """Take row ``r`` out of the free rows, keeping their counts."""
-    _take(r, True, pool.free, rows.sens, rows.level, pool.by_value, pool.by_level, pool.counts)
-    pool.by_cluster[rows.cluster[r]] -= 1
-    for a in range(schema.kind.shape[0]):
-        if schema.kind[a] != CONTINUOUS:
-            pool.hist[a, int(rows.x[a, r])] -= 1
-
-
-@_compiled
-def _free_row(
-    r: int, schema: PackedSchema, rows: _Rows, pool: _Pool
-) -> None:  # pragma: no cover - compiled
-    """Give row ``r`` back to the free rows, keeping their counts."""
-    _take(r, False, pool.free, rows.sens, rows.level, pool.by_value, pool.by_level, pool.counts)
-    pool.by_cluster[rows.cluster[r]] += 1
-    for a in range(schema.kind.shape[0]):
-        if schema.kind[a] != CONTINUOUS:
-            pool.hist[a, int(rows.x[a, r])] += 1
-
-
-@_compiled
-def _can_host(pool: _Pool, target: _Target) -> bool:  # pragma: no cover - compiled
-    """:meth:`Block.can_host_class` of the free rows."""
+    """Take row ``r`` out of the free rows (``step = -1``) or give it back (``+1``)."""
+    pool.free[r] = step > 0
     counts = pool.counts
-    return counts[0] >= target.k and counts[1] >= target.p and counts[2] >= target.h
+    counts[0] += step
+    s, lv = rows.sens[r], rows.level[r]
+    pool.by_value[s] += step
+    if pool.by_value[s] == (1 if step > 0 else 0):
+        counts[1] += step
+    pool.by_level[lv] += step
+    if pool.by_level[lv] == (1 if step > 0 else 0):
+        counts[2] += step
+    pool.by_cluster[rows.cluster[r]] += step
+    for a in range(attrs.kind.shape[0]):
+        if attrs.kind[a] != CONTINUOUS:
+            pool.hist[a, int(rows.x[a, r])] += step
 
 
-@_compiled
+@_inner
 def _join(
-    r: int, schema: PackedSchema, rows: _Rows, pool: _Pool, grow: _Growing
+    r: int, attrs: _Attrs, rows: _Rows, pool: _Pool, grow: _Growing
 ) -> None:  # pragma: no cover - compiled
     """Free row ``r`` joins the class being formed."""
     g = grow.count[0]
@@ -422,18 +442,18 @@ def _join(
     if grow.by_value[s] == 0:
         grow.count[1] += 1
     grow.by_value[s] += 1
-    for a in range(schema.kind.shape[0]):
+    for a in range(attrs.kind.shape[0]):
         v = rows.x[a, r]
         if g == 0 or v < grow.lo[a]:
             grow.lo[a] = v
         if g == 0 or v > grow.hi[a]:
             grow.hi[a] = v
-    _take_row(r, schema, rows, pool)
+    _move_row(r, _OUT, attrs, rows, pool)
 
 
-@_compiled
+@_inner
 def _leave(
-    t: int, schema: PackedSchema, rows: _Rows, pool: _Pool, grow: _Growing
+    t: int, attrs: _Attrs, rows: _Rows, pool: _Pool, grow: _Growing
 ) -> None:  # pragma: no cover - compiled
     """Member ``members[t]`` (of a repeated value) goes back to the free rows."""
     r = grow.members[t]
@@ -442,7 +462,7 @@ def _leave(
         grow.members[i] = grow.members[i + 1]
     grow.count[0] = g
     grow.by_value[rows.sens[r]] -= 1
-    for a in range(schema.kind.shape[0]):
+    for a in range(attrs.kind.shape[0]):
         lo = rows.x[a, grow.members[0]]
         hi = lo
         for i in range(1, g):
@@ -451,12 +471,12 @@ def _leave(
             hi = max(hi, v)
         grow.lo[a] = lo
         grow.hi[a] = hi
-    _free_row(r, schema, rows, pool)
+    _move_row(r, _IN, attrs, rows, pool)
 
 
-@_compiled
+@_inner
 def _best_row(
-    j: int, own_cluster: bool, missing: bool, schema: PackedSchema, tables: np.ndarray,
+    j: int, own_cluster: bool, missing: bool, attrs: _Attrs,
     rows: _Rows, pool: _Pool, grow: _Growing, eps: float,
 ) -> int:  # pragma: no cover - compiled  # fmt: skip
     """``_Growing.best``: the candidate row to join the class; ``-1`` if there is none.
@@ -479,21 +499,21 @@ def _best_row(
             continue
         if missing and grow.by_value[rows.sens[r]] > 0:
             continue
-        key = np.rint(_ncp_with(schema, tables, grow.lo, grow.hi, x, r) / eps) * eps
+        key = np.rint(_ncp_with(attrs, grow.lo, grow.hi, x, r) / eps) * eps
         if best < 0 or key < best_key:
             best, best_key, best_near = r, key, -1.0
         elif key == best_key:
             if best_near < 0.0:
-                best_near = _distance(schema, x, best, grow.anchor)
-            near = _distance(schema, x, r, grow.anchor)
+                best_near = _distance(attrs, x, best, grow.anchor)
+            near = _distance(attrs, x, r, grow.anchor)
             if near < best_near:
                 best, best_near = r, near
     return best
 
 
-@_compiled
+@_inner
 def _swap_out(
-    schema: PackedSchema, tables: np.ndarray, rows: _Rows, grow: _Growing, eps: float
+    attrs: _Attrs, rows: _Rows, grow: _Growing, eps: float
 ) -> int:  # pragma: no cover - compiled
     """The position in ``members`` of the member to swap out (steps 8-10), ``-1`` if none.
 
@@ -504,7 +524,7 @@ def _swap_out(
     """
     x = rows.x
     g = grow.count[0]
-    n_attrs = schema.kind.shape[0]
+    n_attrs = attrs.kind.shape[0]
     low = np.empty((n_attrs, 2))
     high = np.empty((n_attrs, 2))
     for a in range(n_attrs):
@@ -534,9 +554,9 @@ def _swap_out(
             v = x[a, r]
             lo = low[a, 1] if v == low[a, 0] else low[a, 0]
             hi = high[a, 1] if v == high[a, 0] else high[a, 0]
-            total += schema.weight[a] * _attr_ncp(schema.kind[a], tables[a], lo, hi)
+            total += attrs.weight[a] * _attr_ncp(attrs.kind[a], attrs.ncp[a], lo, hi)
         key = np.rint(total / eps) * eps
-        near = _distance(schema, x, r, grow.anchor)
+        near = _distance(attrs, x, r, grow.anchor)
         if (
             best < 0
             or key < best_key
@@ -546,9 +566,9 @@ def _swap_out(
     return best
 
 
-@_compiled
+@_inner
 def _form(
-    j: int, schema: PackedSchema, tables: np.ndarray, rows: _Rows, pool: _Pool,
+    j: int, attrs: _Attrs, rows: _Rows, pool: _Pool,
     grow: _Growing, target: _Target,
 ) -> bool:  # pragma: no cover - compiled  # fmt: skip
     """``KLCluster._form``: one class from value cluster ``j`` into ``grow``.
@@ -561,49 +581,49 @@ def _form(
     values.
     """
     x = rows.x
-    _free_centroid(schema, x, pool, grow.centre)
+    _free_centroid(attrs, x, pool, grow.centre)
     anchor = _NO_ROW
     far = 0.0
     for r in range(pool.free.shape[0]):
         if pool.free[r] and rows.cluster[r] == j:
-            d = _distance(schema, x, r, grow.centre)
+            d = _distance(attrs, x, r, grow.centre)
             if anchor < 0 or d > far:
                 anchor, far = r, d
-    for a in range(schema.kind.shape[0]):
+    for a in range(attrs.kind.shape[0]):
         grow.anchor[a] = x[a, anchor]
     grow.count[:] = 0
     grow.by_value[:] = 0
-    _join(anchor, schema, rows, pool, grow)
+    _join(anchor, attrs, rows, pool, grow)
     eps = target.eps
     while grow.count[0] < target.k:
-        best = _best_row(j, pool.by_cluster[j] > 0, _NO, schema, tables, rows, pool, grow, eps)
-        _join(best, schema, rows, pool, grow)
+        best = _best_row(j, pool.by_cluster[j] > 0, _NO, attrs, rows, pool, grow, eps)
+        _join(best, attrs, rows, pool, grow)
     while grow.count[1] < target.p:
-        best = _best_row(j, _NO, _YES, schema, tables, rows, pool, grow, eps)
+        best = _best_row(j, _NO, _YES, attrs, rows, pool, grow, eps)
         if best < 0:
             for i in range(grow.count[0]):
-                _free_row(grow.members[i], schema, rows, pool)
+                _move_row(grow.members[i], _IN, attrs, rows, pool)
             return False
-        _join(best, schema, rows, pool, grow)
+        _join(best, attrs, rows, pool, grow)
         if grow.count[0] > target.k:
-            out = _swap_out(schema, tables, rows, grow, eps)
+            out = _swap_out(attrs, rows, grow, eps)
             if out >= 0:
-                _leave(out, schema, rows, pool, grow)
+                _leave(out, attrs, rows, pool, grow)
     return True
 
 
 # -- compiled: the formed classes (step 11, steps 12-13, placement) ---------------------
 
 
-@_compiled
+@_inner
 def _class_add(
-    c: int, r: int, link: bool, schema: PackedSchema, tables: np.ndarray, classes: _Classes,
+    c: int, r: int, link: bool, attrs: _Attrs, classes: _Classes,
     x: np.ndarray, sens: np.ndarray,
 ) -> None:  # pragma: no cover - compiled  # fmt: skip
     """Row ``r`` of ``x`` joins class ``c`` (``link``: a block row, kept in the member list)."""
     first = classes.size[c] == 0
     lo, hi = classes.lo[c], classes.hi[c]
-    for a in range(schema.kind.shape[0]):
+    for a in range(attrs.kind.shape[0]):
         v = x[a, r]
         if first or v < lo[a]:
             lo[a] = v
@@ -614,7 +634,7 @@ def _class_add(
     if classes.by_value[c, s] == 0:
         classes.distinct[c] += 1
     classes.by_value[c, s] += 1
-    classes.ncp[c] = _ncp(schema, tables, lo, hi)
+    classes.ncp[c] = _ncp(attrs, lo, hi)
     if link:
         head = classes.head[c]
         classes.nxt[r] = head
@@ -624,13 +644,13 @@ def _class_add(
         classes.head[c] = r
 
 
-@_compiled
+@_inner
 def _class_range(
-    c: int, skip: int, schema: PackedSchema, classes: _Classes, x: np.ndarray,
+    c: int, skip: int, attrs: _Attrs, classes: _Classes, x: np.ndarray,
     lo: np.ndarray, hi: np.ndarray,
 ) -> None:  # pragma: no cover - compiled  # fmt: skip
     """Into ``lo``, ``hi``: the range of class ``c``'s members other than row ``skip``."""
-    for a in range(schema.kind.shape[0]):
+    for a in range(attrs.kind.shape[0]):
         low, high = np.inf, -np.inf
         q = classes.head[c]
         while q >= 0:
@@ -641,13 +661,13 @@ def _class_range(
         lo[a], hi[a] = low, high
 
 
-@_compiled
+@_inner
 def _class_remove(
-    c: int, r: int, schema: PackedSchema, tables: np.ndarray, classes: _Classes,
+    c: int, r: int, attrs: _Attrs, classes: _Classes,
     x: np.ndarray, sens: np.ndarray,
 ) -> None:  # pragma: no cover - compiled  # fmt: skip
     """Block row ``r`` leaves class ``c`` (which keeps a row); its range is recomputed."""
-    _class_range(c, r, schema, classes, x, classes.lo[c], classes.hi[c])
+    _class_range(c, r, attrs, classes, x, classes.lo[c], classes.hi[c])
     nxt, prv = classes.nxt[r], classes.prv[r]
     if prv >= 0:
         classes.nxt[prv] = nxt
@@ -660,12 +680,12 @@ def _class_remove(
     classes.by_value[c, s] -= 1
     if classes.by_value[c, s] == 0:
         classes.distinct[c] -= 1
-    classes.ncp[c] = _ncp(schema, tables, classes.lo[c], classes.hi[c])
+    classes.ncp[c] = _ncp(attrs, classes.lo[c], classes.hi[c])
 
 
-@_compiled
+@_inner
 def _best_class(
-    r: int, schema: PackedSchema, tables: np.ndarray, classes: _Classes, x: np.ndarray,
+    r: int, attrs: _Attrs, classes: _Classes, x: np.ndarray,
     eps: float,
 ) -> tuple[int, float]:  # pragma: no cover - compiled  # fmt: skip
     """``_KLClasses.best_class``: ``(class, growth)`` for row ``r`` of ``x``.
@@ -681,7 +701,7 @@ def _best_class(
         if not classes.allowed[c]:
             continue
         size = classes.size[c]
-        grown = _ncp_with(schema, tables, classes.lo[c], classes.hi[c], x, r)
+        grown = _ncp_with(attrs, classes.lo[c], classes.hi[c], x, r)
         growth = (size + 1) * grown - size * classes.ncp[c]
         key = np.rint(growth / eps) * eps
         if best < 0 or key < best_key or (key == best_key and size < classes.size[best]):
@@ -689,20 +709,9 @@ def _best_class(
     return best, best_growth
 
 
-@_compiled
-def _classes_of(
-    labels: np.ndarray, schema: PackedSchema, tables: np.ndarray, classes: _Classes,
-    x: np.ndarray, sens: np.ndarray,
-) -> None:  # pragma: no cover - compiled  # fmt: skip
-    """Fill the empty ``classes`` with the rows of ``labels`` (``-1`` rows are in none)."""
-    for r in range(labels.shape[0]):
-        if labels[r] >= 0:
-            _class_add(labels[r], r, _YES, schema, tables, classes, x, sens)
-
-
-@_compiled
+@_inner
 def _leftovers(
-    schema: PackedSchema, tables: np.ndarray, rows: _Rows, pool: _Pool, classes: _Classes,
+    attrs: _Attrs, rows: _Rows, pool: _Pool, classes: _Classes,
     labels: np.ndarray, target: _Target,
 ) -> None:  # pragma: no cover - compiled  # fmt: skip
     """Step 11: each free row, in row order, joins the class of least loss growth.
@@ -723,14 +732,14 @@ def _leftovers(
                 classes.allowed[c] = classes.size[c] < 2 * target.k - 1
             else:
                 classes.allowed[c] = classes.size[c] == smallest
-        c, _ = _best_class(r, schema, tables, classes, rows.x, target.eps)
-        _class_add(c, r, _YES, schema, tables, classes, rows.x, rows.sens)
+        c, _ = _best_class(r, attrs, classes, rows.x, target.eps)
+        _class_add(c, r, _YES, attrs, classes, rows.x, rows.sens)
         labels[r] = c
 
 
-@_compiled
+@_inner
 def _refine(
-    schema: PackedSchema, tables: np.ndarray, rows: _Rows, classes: _Classes,
+    attrs: _Attrs, rows: _Rows, classes: _Classes,
     labels: np.ndarray, target: _Target,
 ) -> None:  # pragma: no cover - compiled  # fmt: skip
     """Steps 12-13 (``KLCluster._refine``): rows move while the total loss drops.
@@ -743,7 +752,7 @@ def _refine(
     if m < 2:
         return
     x, sens = rows.x, rows.sens
-    n_attrs = schema.kind.shape[0]
+    n_attrs = attrs.kind.shape[0]
     lo, hi = np.empty(n_attrs), np.empty(n_attrs)
     for _ in range(target.rounds):
         moved = False
@@ -755,18 +764,18 @@ def _refine(
             left = classes.distinct[source] - (1 if classes.by_value[source, sens[i]] == 1 else 0)
             if left < target.p:
                 continue
-            _class_range(source, i, schema, classes, x, lo, hi)
-            shrink = (size - 1) * _ncp(schema, tables, lo, hi) - size * classes.ncp[source]
+            _class_range(source, i, attrs, classes, x, lo, hi)
+            shrink = (size - 1) * _ncp(attrs, lo, hi) - size * classes.ncp[source]
             any_allowed = False
             for c in range(m):
                 classes.allowed[c] = classes.size[c] + 1 <= 2 * target.k - 1 and c != source
                 any_allowed = any_allowed or classes.allowed[c]
             if not any_allowed:
                 continue
-            dest, growth = _best_class(i, schema, tables, classes, x, target.eps)
+            dest, growth = _best_class(i, attrs, classes, x, target.eps)
             if shrink + growth < -1e-9:
-                _class_remove(source, i, schema, tables, classes, x, sens)
-                _class_add(dest, i, _YES, schema, tables, classes, x, sens)
+                _class_remove(source, i, attrs, classes, x, sens)
+                _class_add(dest, i, _YES, attrs, classes, x, sens)
                 labels[i] = dest
                 moved = True
         if not moved:
@@ -778,7 +787,7 @@ def _refine(
 
 @_compiled
 def cluster_kernel(
-    schema: PackedSchema, tables: np.ndarray, rows: _Rows, pool: _Pool, grow: _Growing,
+    attrs: _Attrs, rows: _Rows, pool: _Pool, grow: _Growing,
     classes: _Classes, target: _Target,
 ) -> np.ndarray:  # pragma: no cover - compiled  # fmt: skip
     """Steps 2-13 (``KLCluster.cluster`` after step 2's value clusters).
@@ -787,8 +796,7 @@ def cluster_kernel(
     rows can host a class; then the leftovers (step 11) and the reassignment rounds.
 
     Args:
-        schema: the packed schema.
-        tables: each discrete attribute's NCP of every ``(lo, hi)`` pair.
+        attrs: the quasi-identifiers.
         rows: the block's rows.
         pool: the free rows (all, with their counts).
         grow: the class being formed (scratch).
@@ -803,13 +811,16 @@ def cluster_kernel(
     n_clusters = pool.by_cluster.shape[0]
     m = 0
     stuck = False
-    while not stuck and _can_host(pool, target):
+    counts = pool.counts
+    k, p, h = target.k, target.p, target.h
+    # Block.can_host_class of the free rows: K rows, L values, h levels.
+    while not stuck and counts[0] >= k and counts[1] >= p and counts[2] >= h:
         for j in range(n_clusters):
-            if not _can_host(pool, target):
+            if not (counts[0] >= k and counts[1] >= p and counts[2] >= h):
                 break
             if pool.by_cluster[j] == 0:
                 continue
-            if not _form(j, schema, tables, rows, pool, grow, target):
+            if not _form(j, attrs, rows, pool, grow, target):
                 stuck = True
                 break
             for i in range(grow.count[0]):
@@ -818,23 +829,24 @@ def cluster_kernel(
     if m == 0:
         return labels
     classes.count[0] = m
-    _classes_of(labels, schema, tables, classes, rows.x, rows.sens)
-    _leftovers(schema, tables, rows, pool, classes, labels, target)
-    _refine(schema, tables, rows, classes, labels, target)
+    for r in range(n):
+        if labels[r] >= 0:
+            _class_add(labels[r], r, _YES, attrs, classes, rows.x, rows.sens)
+    _leftovers(attrs, rows, pool, classes, labels, target)
+    _refine(attrs, rows, classes, labels, target)
     return labels
 
 
 @_compiled
 def place_kernel(
-    schema: PackedSchema, tables: np.ndarray, x: np.ndarray, sens: np.ndarray,
+    attrs: _Attrs, x: np.ndarray, sens: np.ndarray,
     labels: np.ndarray, x_new: np.ndarray, sens_new: np.ndarray, classes: _Classes,
     eps: float,
 ) -> np.ndarray:  # pragma: no cover - compiled  # fmt: skip
     """Each new row, in row order, joins the class whose loss grows least (``place_into``).
 
     Args:
-        schema: the packed schema.
-        tables: each discrete attribute's NCP of every ``(lo, hi)`` pair.
+        attrs: the quasi-identifiers.
         x: the clustered rows' codes ``(A, n)``.
         sens: their sensitive values.
         labels: their classes ``0..C-1`` (``-1``: none), every class holding a row.
@@ -847,10 +859,12 @@ def place_kernel(
         The class of each new row.
     """
     classes.count[0] = classes.size.shape[0]
-    _classes_of(labels, schema, tables, classes, x, sens)
+    for r in range(labels.shape[0]):
+        if labels[r] >= 0:
+            _class_add(labels[r], r, _YES, attrs, classes, x, sens)
     out = np.empty(x_new.shape[1], dtype=np.int64)
     for r in range(x_new.shape[1]):
-        c, _ = _best_class(r, schema, tables, classes, x_new, eps)
-        _class_add(c, r, _NO, schema, tables, classes, x_new, sens_new)
+        c, _ = _best_class(r, attrs, classes, x_new, eps)
+        _class_add(c, r, _NO, attrs, classes, x_new, sens_new)
         out[r] = c
     return out
