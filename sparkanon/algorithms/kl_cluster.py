@@ -73,6 +73,17 @@ A block that cannot host a class returns every row at ``-1``; otherwise every
 row is placed (the first class of a block can always be formed). Rows of other
 blocks (:meth:`KLCluster.place`) join, in row order, the class whose
 information loss grows least.
+**Ties.** NCP (growth) values are compared after ``np.round(x / EPS) * EPS``
+(:data:`EPS`); distances to the anchor or to the free rows' centroid exactly. The
+swap of steps 8-10 sends back the member of least NCP without it, then the one
+farthest from the anchor, then the highest row.
+
+Two implementations give the same labels: the numpy code below (the reference,
+used for kinds the kernel does not pack and with ``SPARKANON_NO_JIT=1``) and the
+compiled kernel of :mod:`sparkanon.algorithms._kl_kernel` (steps 2-13 after the
+value clusters, and :meth:`KLCluster.place_into`), used when numba is installed.
+Steps 1-2 (the reference matrix and the k-means over a block's few sensitive
+values) are numpy in both.
 """
 
 from __future__ import annotations
