@@ -73,17 +73,29 @@ A block that cannot host a class returns every row at ``-1``; otherwise every
 row is placed (the first class of a block can always be formed). Rows of other
 blocks (:meth:`KLCluster.place`) join, in row order, the class whose
 information loss grows least.
+**Ties.** NCP (growth) values are compared after ``np.round(x / EPS) * EPS``
+(:data:`EPS`); distances to the anchor or to the free rows' centroid exactly. The
+swap of steps 8-10 sends back the member of least NCP without it, then the one
+farthest from the anchor, then the highest row.
+
+Two implementations give the same labels: the numpy code below (the reference,
+used for kinds the kernel does not pack and with ``SPARKANON_NO_JIT=1``) and the
+compiled kernel of :mod:`sparkanon.algorithms._kl_kernel` (steps 2-13 after the
+value clusters, and :meth:`KLCluster.place_into`), used when numba is installed.
+Steps 1-2 (the reference matrix and the k-means over a block's few sensitive
+values) are numpy in both.
 """
 
 from __future__ import annotations
 
 import math
+from types import ModuleType
 from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field
 
-from sparkanon.algorithms._base import BlockAlgorithm, Leftovers
+from sparkanon.algorithms._base import BlockAlgorithm, Leftovers, compiled_kernel
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
 from sparkanon.algorithms._params import AlgorithmParams
@@ -352,6 +364,11 @@ class _Growing:
         return total
 
 
+def _compiled() -> ModuleType | None:
+    """The compiled kernel module (:mod:`~sparkanon.algorithms._kl_kernel`), or ``None``."""
+    return compiled_kernel("_kl_kernel")
+
+
 class KLClusterParams(AlgorithmParams):
     """(K,L) clustering's parameters.
 
@@ -394,6 +411,11 @@ class KLCluster(BlockAlgorithm):
             profiles, weights, math.ceil(len(values) / ell), block.ctx.max_iterations
         )
         row_cluster = value_cluster[value_index]
+        kernel = _compiled()
+        if kernel is not None:
+            compiled = kernel.cluster(block, row_cluster, int(value_cluster.max()) + 1, EPS)
+            if compiled is not None:
+                return compiled
         free = np.ones(block.n, dtype=bool)
         n_classes = 0
         stuck = False
@@ -507,6 +529,11 @@ class KLCluster(BlockAlgorithm):
     def place_into(self, job: Leftovers) -> np.ndarray:
         """Rows of another block join, in row order, the class whose loss grows least."""
         block, labels, n_classes, extra, rng = job.parts()
+        kernel = _compiled()
+        if kernel is not None:
+            compiled = kernel.place(block, labels, n_classes, extra, EPS)
+            if compiled is not None:
+                return compiled
         out = np.empty(extra.n, dtype=np.int64)
         classes = _KLClasses(block, np.asarray(labels, dtype=np.int64).copy(), n_classes)
         for i in range(extra.n):
