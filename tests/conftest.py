@@ -30,6 +30,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         .appName("sparkanon-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", "4")
+        # As sparkanon's own sessions (engine/session.py): adaptive execution would run
+        # every shuffle as a job of its own.
+        .config("spark.sql.adaptive.enabled", "false")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.ui.showConsoleProgress", "false")

@@ -380,8 +380,11 @@ def test_place_puts_each_row_in_the_nearest_class(
     ]
     for j in range(n_extra):
         d = np.array([_dist(mixed_schema, extra_codes, [j], c)[0] for c in centres])
-        assert d[placed[j]] == d.min()
-        assert placed[j] == int(np.flatnonzero(d == d.min())[0])
+        # The test's centroids are summed in frame order, the code's in row-id order: a
+        # centroid may differ in its last bit, and so may a tie between two classes.
+        near = np.flatnonzero(d <= d.min() + 1e-12)
+        assert placed[j] in near
+        assert placed[j] == near[0] or np.ptp(d[near]) > 0
     # The order of ``extra`` does not matter.
     again = place_rows(frame, labels, extra.iloc[::-1], ctx, "mdav", seed=seed, block_id=4)
     assert again.tolist() == placed[::-1].tolist()
