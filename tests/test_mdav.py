@@ -451,3 +451,25 @@ def test_mdav_with_a_model_it_does_not_guarantee_is_repaired(tmp_path: Path, mod
     assert groups.size().min() >= 4
     p = max((spec.get("p", 1) for spec in models), default=1)
     assert groups.nunique().min() >= p
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(1, 60), m=st.integers(1, 12))
+def test_repairs_count_check_equals_the_class_statistics(
+    seed: int, n: int, m: int, mixed_schema: Schema
+) -> None:
+    """The repair step's first check counts classes by bincount (label_summaries); it must
+    give the models what the full class statistics give, unplaced rows included."""
+    from sparkanon.algorithms._classes import ClassStats
+    from sparkanon.algorithms.repair import label_summaries
+
+    rng = np.random.default_rng(seed)
+    codes = [rng.random(n), rng.integers(0, 15, n), rng.integers(0, 7, n), rng.integers(0, 3, n)]
+    frame = make_frame(np.arange(n), codes, rng.integers(0, 10, n), FIVE_LEVELS)
+    block = Block(frame, BlockContext(schema=mixed_schema, model=HPKAnonymity(k=2)))
+    compact = rng.integers(-1, m, n)
+    fast = label_summaries(block, compact, m)
+    full = ClassStats.from_labels(block, compact, m).summaries(np.arange(m))
+    assert np.array_equal(fast.size, full.size)
+    assert np.array_equal(fast.counts, full.counts)
+    assert np.array_equal(fast.level_of, full.level_of)

@@ -33,6 +33,27 @@ from sparkanon.algorithms._classes import ClassStats
 from sparkanon.models import ClassSummaries, ModelSet
 
 
+def label_summaries(block: Block, compact: np.ndarray, m: int) -> ClassSummaries:
+    """The models' view of classes ``0..m-1`` of a labelled block, by counting alone.
+
+    Args:
+        block: the block's rows.
+        compact: each row's class in ``0..m-1`` (``-1``: in none).
+        m: the number of classes.
+
+    Returns:
+        Each class's size and sensitive value counts (what :meth:`ClassStats.summaries`
+        gives, without building the classes' members, histograms and losses).
+    """
+    placed = compact >= 0
+    cls = compact[placed]
+    size = np.bincount(cls, minlength=m)
+    n_values = len(block.ctx.schema.sensitive.values)
+    keys = cls * n_values + block.sens[placed].astype(np.int64)
+    counts = np.bincount(keys, minlength=m * n_values)[: m * n_values].reshape(m, n_values)
+    return ClassSummaries(size, counts, block.ctx.schema.sensitive.declared_level_of)
+
+
 def repair_classes(block: Block, labels: np.ndarray, models: ModelSet) -> tuple[np.ndarray, int]:
     """Merge failing classes into their nearest classes until every class satisfies ``models``.
 
@@ -51,10 +72,10 @@ def repair_classes(block: Block, labels: np.ndarray, models: ModelSet) -> tuple[
     ids = np.unique(labels[placed])
     compact = np.full(block.n, -1, dtype=np.int64)
     compact[placed] = np.searchsorted(ids, labels[placed])
-    stats = ClassStats.from_labels(block, compact, len(ids))
-    ok = models.satisfied(stats.summaries(np.arange(len(ids))))
-    if ok.all():
+    ok = models.satisfied(label_summaries(block, compact, len(ids)))
+    if ok.all():  # the usual case: no class statistics beyond the counts
         return labels, 0
+    stats = ClassStats.from_labels(block, compact, len(ids))
     centroids = [_centroid(stats, c) for c in range(len(ids))]
     merges = 0
     while True:
