@@ -19,6 +19,8 @@ from sparkanon.algorithms.cuts import (
     BlockTree,
     CutPolicy,
     NodeHistogram,
+    NodeHistograms,
+    RankedBins,
     attribute_spread,
     bin_rule,
     decide,
@@ -236,3 +238,22 @@ def test_bin_rules_equal_the_bins_the_partitioning_uses(resolution: int) -> None
         rule = bin_rule(kind, resolution)
         assert rule is not None
         assert np.array_equal(rule.apply(values), grid_bins(kind, values, resolution)), kind
+
+
+@pytest.mark.parametrize("distinct", [3, 50, 5000])
+def test_lazy_node_histograms_equal_the_sorted_ones(distinct: int) -> None:
+    # Regression (issue 27): plan_local counts a node's histograms from bins ranked once
+    # (dense over the node's rank span, or sorted when that span is wide); every node
+    # must see exactly the histograms node_histograms gives on its own rows.
+    rng = np.random.default_rng(distinct)
+    bins = np.vstack([rng.integers(0, distinct, 3000) * 7, rng.integers(0, 4, 3000)])
+    sens = rng.integers(0, 5, 3000)
+    ranked = RankedBins.of(bins)
+    for idx in (np.arange(3000), np.sort(rng.choice(3000, 40, replace=False)), np.array([9])):
+        lazy = NodeHistograms(ranked, idx, sens, 5)
+        assert lazy.rows == idx.size
+        for a, expected in enumerate(node_histograms(bins[:, idx], sens[idx], 5)):
+            assert lazy.span(a) == (int(expected.bins[0]), int(expected.bins[-1]))
+            np.testing.assert_array_equal(lazy[a].bins, expected.bins)
+            np.testing.assert_array_equal(lazy[a].counts, expected.counts)
+            assert lazy[a].counts.dtype == expected.counts.dtype == np.int64

@@ -199,6 +199,109 @@ def node_histograms(bins: np.ndarray, sens: np.ndarray, n_values: int) -> list[N
     return [NodeHistogram.of(bins[a], sens, n_values) for a in range(bins.shape[0])]
 
 
+DENSE_FACTOR = 4
+"""A node's histogram is counted densely over its rank span when the span times the
+sensitive domain is at most this many times its rows (plus :data:`DENSE_SLACK`); else by
+sorting its ranks."""
+DENSE_SLACK = 1024
+
+
+@dataclass(frozen=True)
+class RankedBins:
+    """The cut bins of a set of rows, each attribute's bins ranked once for all its nodes.
+
+    Attributes:
+        present: per attribute, the distinct bins of the rows, ascending.
+        ranks: ``(n_attributes, n_rows)``: the position of each row's bin in ``present``.
+    """
+
+    present: list[np.ndarray]
+    ranks: np.ndarray
+
+    @classmethod
+    def of(cls, bins: np.ndarray) -> RankedBins:
+        """Rank ``(n_attributes, n_rows)`` bins (one sort per attribute)."""
+        present, ranks = [], np.zeros(bins.shape, dtype=np.int64)
+        for a in range(bins.shape[0]):
+            values, inverse = np.unique(bins[a], return_inverse=True)
+            present.append(values.astype(np.int64))
+            ranks[a] = inverse.reshape(-1)
+        return cls(present, ranks)
+
+
+class NodeHistograms(Sequence[NodeHistogram]):
+    """One node's :class:`NodeHistogram` of every attribute, each counted when first read.
+
+    Equal, attribute by attribute, to :func:`node_histograms` of the node's rows; built
+    from :class:`RankedBins` (no sort per node when the node's bins are few), and the
+    range rule ranks attributes by their bin span (:meth:`span`) without counting them.
+
+    Args:
+        ranked: the ranked bins of all the rows.
+        idx: the node's rows (positions in ``ranked``).
+        sens: the sensitive codes of all the rows.
+        n_values: the sensitive domain size.
+    """
+
+    def __init__(self, ranked: RankedBins, idx: np.ndarray, sens: np.ndarray, n_values: int):
+        self._ranked, self._idx, self._n_values = ranked, idx, n_values
+        self._sens = sens[idx]
+        self._ranks: dict[int, np.ndarray] = {}
+        self._hists: dict[int, NodeHistogram] = {}
+
+    @property
+    def rows(self) -> int:
+        """Rows of the node."""
+        return int(self._idx.size)
+
+    def __len__(self) -> int:
+        return len(self._ranked.present)
+
+    def _node_ranks(self, a: int) -> np.ndarray:
+        if a not in self._ranks:
+            self._ranks[a] = self._ranked.ranks[a, self._idx]
+        return self._ranks[a]
+
+    def span(self, a: int) -> tuple[int, int]:
+        """The lowest and highest bin of attribute ``a`` in the node."""
+        ranks = self._node_ranks(a)
+        present = self._ranked.present[a]
+        return int(present[ranks.min()]), int(present[ranks.max()])
+
+    def __getitem__(self, a: int) -> NodeHistogram:  # type: ignore[override]
+        if a not in self._hists:
+            self._hists[a] = self._count(a)
+        return self._hists[a]
+
+    def _count(self, a: int) -> NodeHistogram:
+        ranks, v = self._node_ranks(a), self._n_values
+        low = int(ranks.min())
+        width = int(ranks.max()) - low + 1
+        if width * v > DENSE_FACTOR * ranks.size + DENSE_SLACK:
+            held, inverse = np.unique(ranks, return_inverse=True)
+            flat = np.bincount(inverse * v + self._sens, minlength=len(held) * v)
+            counts = flat.reshape(len(held), v).astype(np.int64)
+            return NodeHistogram(self._ranked.present[a][held], counts)
+        flat = np.bincount((ranks - low) * v + self._sens, minlength=width * v)
+        counts = flat.reshape(width, v).astype(np.int64)
+        held = counts.any(axis=1)
+        return NodeHistogram(self._ranked.present[a][low : low + width][held], counts[held])
+
+
+def _node_rows(hists: Sequence[NodeHistogram]) -> int:
+    """Rows of the node the histograms describe."""
+    if isinstance(hists, NodeHistograms):
+        return hists.rows
+    return int(hists[0].counts.sum()) if hists else 0
+
+
+def _span(hists: Sequence[NodeHistogram], a: int) -> tuple[int, int]:
+    """Lowest and highest bin of attribute ``a`` (without counting a lazy histogram)."""
+    if isinstance(hists, NodeHistograms):
+        return hists.span(a)
+    return int(hists[a].bins[0]), int(hists[a].bins[-1])
+
+
 def attribute_spread(kind: Kind, bins: np.ndarray, counts: np.ndarray) -> float:
     """How spread out a node is on one attribute: weighted mean distance to its centroid.
 
@@ -329,7 +432,7 @@ def decide(
     Returns:
         The decision (see the module docstring for both rules).
     """
-    size = int(hists[0].counts.sum()) if hists else 0
+    size = _node_rows(hists)
     if size <= policy.stop_rows:
         return None
     if policy.rule == "spread":
@@ -377,10 +480,13 @@ def _decide_spread(
 def _decide_range(
     kinds: Sequence[Kind], hists: Sequence[NodeHistogram], policy: CutPolicy, feasible: Feasible
 ) -> Decision | None:
-    def width(kind: Kind, hist: NodeHistogram) -> float:
-        return normalized_range(kind, int(hist.bins[0]), int(hist.bins[-1]), policy.resolution)
-
-    for a in _ranked(kinds, hists, width):
+    ranked = []
+    for a, kind in enumerate(kinds):
+        lo, hi = _span(hists, a)
+        width = normalized_range(kind, lo, hi, policy.resolution) if lo < hi else 0.0
+        if width > 0:
+            ranked.append((-width, a))
+    for _, a in sorted(ranked):
         hist = hists[a]
         cuts, left = median_cut(kinds[a], hist.bins, hist.per_bin, policy.min_side)
         if cuts.size == 0:
@@ -472,13 +578,13 @@ def plan_local(
     leaf = np.full(bins.shape[1], root, dtype=np.int64)
     infeasible: set[int] = set()
     stack = [(root, np.arange(bins.shape[1]))]
+    ranked = RankedBins.of(bins)
     while stack:
         node, idx = stack.pop()
         if idx.size <= policy.stop_rows or node >= 1 << (MAX_DEPTH - 1):
             continue
-        decision = decide(
-            kinds, node_histograms(bins[:, idx], sens[idx], n_values), policy, feasible
-        )
+        hists = NodeHistograms(ranked, idx, sens, n_values)
+        decision = decide(kinds, hists, policy, feasible)
         if decision is None:
             if deal and policy.rule == "spread":
                 for child, rows in split_by_position(node, idx, sens, n_values, policy, feasible):

@@ -20,7 +20,7 @@ from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.cuts import plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages._common import StageTimer, log, one_row, with_columns
 from sparkanon.stages.plan_blocks import Partitioning, TopPlan, route
 
 INFEASIBLE = "_inf"
@@ -98,13 +98,14 @@ def make_cluster_fn(
             local, merges = cluster_block_counted(top.iloc[rows], ctx, algorithm, seed, int(block))
             classes[rows] = global_class(np.full(rows.size, block), local)
             repairs[rows] = merges
-        out = top.assign(
-            **{
+        out = with_columns(
+            top,
+            {
                 BLOCK: leaf,
                 CLASS: classes,
                 INFEASIBLE: np.isin(leaf, list(bad)).astype(np.int64),
                 REPAIRS: repairs,
-            }
+            },
         )
         return out if finish is None else finish(out)
 

@@ -27,7 +27,7 @@ from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.metrics.registry import ClassBatch, Metric, block_term_columns, term_columns
 from sparkanon.publications import Publisher
-from sparkanon.stages._common import StageTimer
+from sparkanon.stages._common import StageTimer, with_columns
 
 
 def summary_columns(publisher: Publisher, metrics: Sequence[Metric]) -> list[tuple[str, str]]:
@@ -140,7 +140,7 @@ def with_class_values(
     head = np.zeros(len(rows), dtype=np.int64)
     if not placed.any():
         values = {name: _filler(t, len(rows)) for name, t in extra[:-1]}
-        return rows.assign(**values, **{HEAD: head})
+        return with_columns(rows, {**values, HEAD: head})
     summary = summarise(rows[placed])
     ids = summary[CLASS].to_numpy(dtype=np.int64)
     order = np.argsort(ids, kind="stable")
@@ -152,7 +152,7 @@ def with_class_values(
     _, first = np.unique(np.where(placed, classes, -1), return_index=True)
     head[first] = 1
     head[~placed] = 0
-    return rows.assign(**values, **{HEAD: head})
+    return with_columns(rows, {**values, HEAD: head})
 
 
 def summaries_of_heads(
