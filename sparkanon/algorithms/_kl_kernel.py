@@ -39,9 +39,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._jit import compiled
 from sparkanon.algorithms._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
@@ -55,10 +55,10 @@ from sparkanon.attributes.ranges import pair_ncp_table
 __all__ = ["cluster", "enabled", "place"]
 
 
-_compiled = njit(cache=True, error_model="numpy")
+_compiled = compiled(error_model="numpy")
 """How the entry points are compiled: nopython, cached on disk, numpy's error model (no
 ``ZeroDivisionError`` paths; no division here can be by zero)."""
-_inner = njit(cache=True, error_model="numpy", no_cpython_wrapper=True)
+_inner = compiled(error_model="numpy", no_cpython_wrapper=True)
 """How the functions only the kernels call are compiled: as :data:`_compiled`, without
 the wrapper that unboxes Python arguments (for named tuples of arrays that wrapper
 costs several times the compile time of a small function)."""

@@ -41,9 +41,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
 
 from sparkanon.algorithms._block import Block
+from sparkanon.algorithms._jit import compiled
 from sparkanon.algorithms._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
@@ -59,7 +59,7 @@ from sparkanon.algorithms._slie_kernel import (
 
 __all__ = ["cluster", "enabled", "mdav_kernel"]
 
-_compiled = njit(cache=True)
+_compiled = compiled()
 """How every function of this module is compiled: nopython, cached on disk."""
 
 
