@@ -39,10 +39,13 @@ from sparkanon.models import ClassSummaries, ModelSet
 DRIVER_ENTRIES = 1_000_000
 """The largest bottom frequency set evaluated on the driver (beyond it: distributed passes)."""
 
-CACHE_FACTOR = 8
+CACHE_FACTOR = 4
 """The evaluated nodes' frequency sets kept hold at most this many times the bottom's entries."""
 
-DENSE_FACTOR = 4
+CACHE_ENTRIES = 1 << 21
+"""... or this many entries, if more."""
+
+DENSE_FACTOR = 64
 """Sum per key with ``bincount`` when the key space is at most this many times the entries."""
 
 MAX_KEY = 1 << 62
@@ -55,18 +58,19 @@ class Entries:
 
     Attributes:
         node: the node's levels (:data:`DROPPED` for an attribute left out).
-        keys: each entry's class key, the codes packed by :func:`pack` (sorted).
-        codes: per attribute the node keeps (in attribute order), each entry's code at
-            the node's level.
+        keys: each entry's class key, the node's codes packed by :func:`pack` (sorted,
+            then by sensitive code), or ``None`` for the bottom node (its key may not fit).
         sens: each entry's sensitive code, or ``None`` when the models read none.
         counts: rows per entry.
+        codes: the bottom node's base codes, per attribute (``None`` for another node:
+            :func:`unpack` its keys).
     """
 
     node: Node
-    keys: np.ndarray
-    codes: tuple[np.ndarray, ...]
+    keys: np.ndarray | None
     sens: np.ndarray | None
     counts: np.ndarray
+    codes: tuple[np.ndarray, ...] | None = None
 
     def __len__(self) -> int:
         return len(self.counts)
@@ -76,13 +80,12 @@ def bottom_entries(
     codes: Sequence[np.ndarray], sens: np.ndarray | None, counts: np.ndarray
 ) -> Entries:
     """The bottom node's frequency set (every attribute at level 0) from collected columns."""
-    columns = tuple(np.asarray(c, dtype=np.int64) for c in codes)
     return Entries(
         tuple(0 for _ in codes),
-        np.zeros(0, dtype=np.int64),  # never read: the bottom is no node's result
-        columns,
+        None,
         None if sens is None else np.asarray(sens, dtype=np.int64),
         np.asarray(counts, dtype=np.int64),
+        tuple(np.asarray(c, dtype=np.int64) for c in codes),
     )
 
 
@@ -244,7 +247,8 @@ class DriverEvaluator:
         level_of: the sensitivity level of each value code, or ``None``.
         weights: each quasi-identifier's NCP weight.
         budget: the most entries the kept frequency sets of evaluated nodes hold
-            together (default :data:`CACHE_FACTOR` times the bottom's).
+            together (default: :data:`CACHE_FACTOR` times the bottom's, at least
+            :data:`CACHE_ENTRIES`).
     """
 
     def __init__(
@@ -263,7 +267,9 @@ class DriverEvaluator:
         self.n_values = n_values
         self.level_of = level_of
         self.weights = list(weights)
-        self.budget = CACHE_FACTOR * max(len(bottom), 1) if budget is None else budget
+        if budget is None:
+            budget = max(CACHE_FACTOR * len(bottom), CACHE_ENTRIES)
+        self.budget = budget
         self._maps: dict[tuple[int, int, int], np.ndarray | None] = {}
         self._ncp: dict[tuple[int, int], np.ndarray] = {}
         self._kept: OrderedDict[Node, Entries] = OrderedDict()
@@ -280,62 +286,117 @@ class DriverEvaluator:
 
     def verdict(self, node: Node) -> NodeVerdict:
         """One node's verdict, its frequency set rolled up from the smallest source."""
-        entries = self.rollup(node)
+        sizes = _radices(self.hierarchies, node)
+        entries = self.rollup(node, sizes)
+        assert entries.keys is not None
         first, s = class_summaries(
-            entries.keys,
-            entries.sens,
-            entries.counts,
-            self.n_values,
-            self.level_of,
+            entries.keys, entries.sens, entries.counts, self.n_values, self.level_of
         )
         ok = self.models.satisfied(s)
         ncp = np.zeros(len(first))
         kept = [j for j, level in enumerate(node) if level != DROPPED]
-        for j, codes in zip(kept, entries.codes, strict=True):
-            ncp += self._ncp_table(j, node[j])[codes[first]]
+        for j, codes in zip(kept, unpack(entries.keys[first], sizes), strict=True):
+            ncp += self._ncp_table(j, node[j])[codes]
         self._keep(entries)
         return node_verdict(ok, s.size, ncp)
 
-    def rollup(self, node: Node) -> Entries:
-        """The node's frequency set (sorted by key, then sensitive code)."""
-        source = self._source(node)
-        kept = [j for j, level in enumerate(node) if level != DROPPED]
+    def rollup(self, node: Node, sizes: Sequence[int]) -> Entries:
+        """The node's frequency set (sorted by key, then sensitive code).
+
+        Args:
+            node: the node.
+            sizes: its radices (:func:`_radices`).
+        """
+        source, raised = self._source(node)
+        if raised is not None:
+            key = self._raise_one(source, node, raised, sizes)
+        else:
+            key = self._generalize(source, node, sizes)
+        space = int(np.prod(sizes, dtype=object)) if sizes else 1
+        keys, sens, counts = sum_per_key(key, source.sens, source.counts, space, self.n_values)
+        return Entries(node, keys, sens, counts)
+
+    def _generalize(self, source: Entries, node: Node, sizes: Sequence[int]) -> np.ndarray:
+        """The node's keys of the source's entries, every code mapped to the node's level."""
         src_kept = [j for j, level in enumerate(source.node) if level != DROPPED]
+        if source.codes is not None:
+            src_codes = source.codes
+        else:
+            assert source.keys is not None
+            src_codes = unpack(source.keys, _radices(self.hierarchies, source.node))
         position = {j: i for i, j in enumerate(src_kept)}
         codes = []
-        for j in kept:
-            code = source.codes[position[j]]
-            lookup = self._map(j, source.node[j], node[j])
+        for j, level in enumerate(node):
+            if level == DROPPED:
+                continue
+            code = src_codes[position[j]]
+            lookup = self._map(j, source.node[j], level)
             codes.append(code if lookup is None else lookup[code])
-        sizes = _radices(self.hierarchies, node)
-        space = int(np.prod(sizes, dtype=object)) if sizes else 1
-        key = pack(codes, sizes, len(source))
-        keys, sens, counts = sum_per_key(key, source.sens, source.counts, space, self.n_values)
-        return Entries(node, keys, unpack(keys, sizes), sens, counts)
+        return pack(codes, sizes, len(source))
 
-    def _source(self, node: Node) -> Entries:
-        """The smallest kept frequency set at most as general as ``node`` (or the bottom's)."""
+    def _raise_one(self, source: Entries, node: Node, j: int, sizes: Sequence[int]) -> np.ndarray:
+        """The node's keys of the source's entries when the two differ by one level of ``j``.
+
+        Only attribute ``j``'s digit changes (and its radix): the digits below it keep
+        their place, those above move by the ratio of the radices.
+        """
+        assert source.keys is not None
+        p = sum(1 for i in range(j) if node[i] != DROPPED)
+        below = int(np.prod(sizes[:p], dtype=object)) if p else 1
+        radix = max(self.hierarchies[j].size(source.node[j]), 1)
+        lookup = self._map(j, source.node[j], node[j])
+        assert lookup is not None
+        keys = source.keys
+        if below == 1:
+            rest, low = keys, None
+        else:
+            rest, low = np.divmod(keys, below)
+        higher, digit = np.divmod(rest, radix)
+        key = lookup[digit]
+        if below != 1:
+            key *= below
+            key += low
+        if p + 1 < len(sizes):
+            key += higher * (below * sizes[p])
+        return key
+
+    def _source(self, node: Node) -> tuple[Entries, int | None]:
+        """The smallest kept frequency set at most as general as ``node`` (or the bottom's).
+
+        A direct specialization of ``node`` if one is kept, else the smallest kept node
+        over the same attributes at levels no higher, else the bottom node.
+
+        Returns:
+            ``(source, raised)``: ``raised`` the attribute one level higher in ``node``
+            when the source is a direct specialization (all else equal), else ``None``.
+        """
+        best: Entries | None = None
+        raised = None
+        for j, level in enumerate(node):
+            if level > 0:
+                found = self._kept.get(node[:j] + (level - 1,) + node[j + 1 :])
+                if found is not None and (best is None or len(found) < len(best)):
+                    best, raised = found, j
+        if best is not None:
+            return best, raised
         best = self.bottom
         subset = tuple(j for j, level in enumerate(node) if level != DROPPED)
-        want = np.array([node[j] for j in subset], dtype=np.int64)
-        for other, members in self._by_subset.items():
-            if not set(subset) <= set(other) or not members:
-                continue
-            arr = self._arrays.get(other)
+        members = self._by_subset.get(subset)
+        if members:
+            arr = self._arrays.get(subset)
             if arr is None:
-                arr = np.array(members, dtype=np.int64).reshape(len(members), -1)
-                self._arrays[other] = arr
-            fits = np.flatnonzero((arr[:, list(subset)] <= want).all(axis=1))
-            for i in fits:
+                arr = np.array(members, dtype=np.int64)
+                self._arrays[subset] = arr
+            for i in np.flatnonzero((arr <= np.array(node)).all(axis=1)):
                 found = self._kept[members[i]]
                 if len(found) < len(best):
                     best = found
-        return best
+        return best, None
 
     def _keep(self, entries: Entries) -> None:
         """Keep a node's frequency set for later rollups, dropping the oldest over budget."""
-        if len(entries) * 2 > len(self.bottom) or entries.node in self._kept:
-            return  # not worth holding: the bottom is hardly larger
+        if len(entries) >= len(self.bottom) or entries.node in self._kept:
+            return  # no smaller than the bottom: no better source
         self._kept[entries.node] = entries
         self._held += len(entries)
         subset = tuple(j for j, level in enumerate(entries.node) if level != DROPPED)
@@ -357,7 +418,6 @@ class DriverEvaluator:
     def _ncp_table(self, j: int, level: int) -> np.ndarray:
         key = (j, level)
         if key not in self._ncp:
-            self._ncp[key] = (
-                np.asarray(self.hierarchies[j].ncp[level], dtype=float) * self.weights[j]
-            )
+            weighted = np.asarray(self.hierarchies[j].ncp[level], dtype=float) * self.weights[j]
+            self._ncp[key] = weighted
         return self._ncp[key]

@@ -303,14 +303,20 @@ def samarati(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchRe
     failed: list[Node] = []
     inferred = 0
 
+    marks: dict[bool, np.ndarray] = {}
+
     def status(n: Node) -> bool | None:
         if not prune:
             return None
         arr = np.array(n)
-        if any((arr >= np.array(p)).all() for p in passed):
-            return True
-        if any((arr <= np.array(f)).all() for f in failed):
-            return False
+        for ok, nodes in ((True, passed), (False, failed)):
+            if not nodes:
+                continue
+            if len(marks.get(ok, ())) != len(nodes):  # the lists only grow
+                marks[ok] = np.array(nodes, dtype=np.int64)
+            rows = marks[ok]
+            if ((arr >= rows) if ok else (arr <= rows)).all(axis=1).any():
+                return ok
         return None
 
     def has_acceptable(h: int) -> bool:
