@@ -91,7 +91,7 @@ class FullDomainFamily(Family):
         with timer.stage("frequency"):
             fset = frequency_set(engine, based, n_qi, models.uses_sensitive)
             cached.append(fset.table)
-            timer.note(rows=fset.rows, entries=fset.entries)
+            timer.note(rows=fset.rows, entries=fset.entries, on_driver=fset.local is not None)
         prune = prunable(models.monotonic, models.additive, params.max_suppression)
         with timer.stage("search"):
             result = _search(engine, params, fset, hierarchies, models, schema, weights, prune)

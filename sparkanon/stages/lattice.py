@@ -66,8 +66,9 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, add
 from sparkanon.errors import ConfigError, InternalError
 from sparkanon.models import ClassSummaries, ModelSet
+from sparkanon.stages import rollup as driver_rollup
 from sparkanon.stages._common import one_row
-from sparkanon.stages.rollup import DRIVER_ENTRIES, Entries, bottom_entries
+from sparkanon.stages.rollup import Entries, bottom_entries
 
 COUNT = "_n"
 """Rows per frequency-set entry."""
@@ -396,7 +397,7 @@ def frequency_set(
     based: Table,
     n_qi: int,
     sensitive: bool,
-    driver_entries: int = DRIVER_ENTRIES,
+    driver_entries: int | None = None,
 ) -> FrequencySet:
     """Count the rows per combination of base codes (and sensitive code); cached.
 
@@ -408,14 +409,15 @@ def frequency_set(
         driver_entries: a frequency set of at most this many entries (one per class of
             the bottom node, and sensitive code) is also collected to the driver, where
             the search evaluates nodes without distributed passes
-            (:mod:`sparkanon.stages.rollup`).
+            (:mod:`sparkanon.stages.rollup`); default
+            :data:`sparkanon.stages.rollup.DRIVER_ENTRIES`.
     """
     keys = [base_column(i) for i in range(n_qi)] + ([SENS] if sensitive else [])
     table = engine.persist(engine.aggregate(based, keys, {COUNT: ("count", keys[0])}))
     stats = one_row(engine, table, {"rows": ("sum", COUNT), "entries": ("count", COUNT)})
     rows, entries = int(stats["rows"]), int(stats["entries"])
     local = None
-    if entries <= driver_entries:
+    if entries <= (driver_rollup.DRIVER_ENTRIES if driver_entries is None else driver_entries):
         got = engine.collect_small(table, entries)
         local = bottom_entries(
             [got[base_column(i)].to_numpy(dtype=np.int64) for i in range(n_qi)],
