@@ -5,22 +5,26 @@ When the bottom node's frequency set is small enough to hold on the driver (at m
 present in the table, a per-class statistic), the searches' node evaluations need no
 distributed pass. :class:`DriverEvaluator` keeps the frequency set as arrays and, per node:
 
-1. picks the *source*: the evaluated node with the fewest entries among those at most as
-   general as the node (every attribute the node keeps kept, at a level no higher), or
-   the bottom node's frequency set (Incognito's rollup: a node's frequency set is the
-   sum of any more specific frequency set's counts over the entries mapping to each of
-   its keys, since every hierarchy is nested);
-2. maps each kept attribute's codes from the source's level to the node's with a lookup
-   table, packs them in a mixed-radix key (the node's level sizes the radices, the
-   sensitive code the least significant digit) and sums the counts per key: one
-   ``bincount`` when the key space is small, else one stable sort;
-3. checks the node's classes with the models (vectorised) and sums a
+1. picks the *source*: a kept frequency set of a node at most as general as this one
+   (every attribute the node keeps kept, at a level no higher): the smallest direct
+   specialization (one level lower in one attribute) kept, else the smallest kept node
+   over the same attributes, else the bottom node's. Incognito's rollup: a node's
+   frequency set is the sum of any more specific frequency set's counts over the entries
+   mapping to each of its keys, since every hierarchy is nested;
+2. computes each source entry's key under the node: from a direct specialization by
+   rewriting that one attribute's digit of the source's key (a lookup table from its
+   level to the next), else by mapping every kept attribute's code to the node's level
+   (lookup tables times the digit's place), in mixed radix (the node's level sizes the
+   radices, the sensitive code the least significant digit); and sums the counts per
+   key: one ``bincount`` when the key space is small, else one stable sort;
+3. checks the node's classes with the models (vectorised over
+   :class:`~sparkanon.models.ClassSummaries`) and sums a
    :class:`~sparkanon.algorithms.lattice.search.NodeVerdict`.
 
-The rolled-up frequency sets of evaluated nodes are kept, oldest dropped first, while
-they hold at most ``budget`` entries together, so the next nodes roll up from a small
-set. The verdicts equal those of the distributed pass
-(:func:`sparkanon.stages.lattice.evaluate_nodes`), which sums the same counts.
+The rolled-up frequency sets of evaluated nodes smaller than the bottom's are kept,
+oldest dropped first, while they hold at most ``budget`` entries together. The verdicts
+equal those of the distributed pass (:func:`sparkanon.stages.lattice.evaluate_nodes`),
+which sums the same counts (the weighted NCP up to the order of a float sum).
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ class Entries:
 
     Attributes:
         node: the node's levels (:data:`DROPPED` for an attribute left out).
-        keys: each entry's class key, the node's codes packed by :func:`pack` (sorted,
+        keys: each entry's class key, the node's codes in mixed radix (:func:`unpack`; sorted,
             then by sensitive code), or ``None`` for the bottom node (its key may not fit).
         sens: each entry's sensitive code, or ``None`` when the models read none.
         counts: rows per entry.
@@ -124,21 +128,8 @@ def _radices(hierarchies: Sequence[LevelHierarchy], node: Node) -> list[int]:
     return sizes
 
 
-def pack(codes: Sequence[np.ndarray], sizes: Sequence[int], length: int) -> np.ndarray:
-    """Mixed-radix keys: the first attribute the least significant digit."""
-    key = np.zeros(length, dtype=np.int64)
-    stride = 1
-    for code, size in zip(codes, sizes, strict=True):
-        if stride == 1:
-            key += code
-        else:
-            key += code * stride
-        stride *= size
-    return key
-
-
 def unpack(keys: np.ndarray, sizes: Sequence[int]) -> tuple[np.ndarray, ...]:
-    """The codes packed by :func:`pack`."""
+    """The codes packed in mixed-radix keys (the first attribute the least significant digit)."""
     out = []
     rest = keys
     for size in sizes:
@@ -271,6 +262,7 @@ class DriverEvaluator:
             budget = max(CACHE_FACTOR * len(bottom), CACHE_ENTRIES)
         self.budget = budget
         self._maps: dict[tuple[int, int, int], np.ndarray | None] = {}
+        self._strided: dict[tuple[int, int, int, int], np.ndarray | None] = {}
         self._ncp: dict[tuple[int, int], np.ndarray] = {}
         self._kept: OrderedDict[Node, Entries] = OrderedDict()
         self._held = 0
@@ -325,14 +317,17 @@ class DriverEvaluator:
             assert source.keys is not None
             src_codes = unpack(source.keys, _radices(self.hierarchies, source.node))
         position = {j: i for i, j in enumerate(src_kept)}
-        codes = []
+        key = np.zeros(len(source), dtype=np.int64)
+        stride, p = 1, 0
         for j, level in enumerate(node):
             if level == DROPPED:
                 continue
             code = src_codes[position[j]]
-            lookup = self._map(j, source.node[j], level)
-            codes.append(code if lookup is None else lookup[code])
-        return pack(codes, sizes, len(source))
+            weighted = self._weighted(j, source.node[j], level, stride)
+            key += code if weighted is None else weighted[code]
+            stride *= sizes[p]
+            p += 1
+        return key
 
     def _raise_one(self, source: Entries, node: Node, j: int, sizes: Sequence[int]) -> np.ndarray:
         """The node's keys of the source's entries when the two differ by one level of ``j``.
@@ -408,6 +403,16 @@ class DriverEvaluator:
             old_subset = tuple(j for j, lv in enumerate(old) if lv != DROPPED)
             self._by_subset[old_subset].remove(old)
             self._arrays.pop(old_subset, None)
+
+    def _weighted(self, j: int, source: int, target: int, stride: int) -> np.ndarray | None:
+        """Each code at ``source``: its code at ``target`` times ``stride`` (``None``: itself)."""
+        key = (j, source, target, stride)
+        if key not in self._strided:
+            lookup = self._map(j, source, target)
+            if lookup is None and stride != 1:
+                lookup = np.arange(max(self.hierarchies[j].size(source), 1), dtype=np.int64)
+            self._strided[key] = None if lookup is None else lookup * stride
+        return self._strided[key]
 
     def _map(self, j: int, source: int, target: int) -> np.ndarray | None:
         key = (j, source, target)
