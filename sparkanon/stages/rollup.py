@@ -49,7 +49,7 @@ CACHE_FACTOR = 4
 CACHE_ENTRIES = 1 << 21
 """... or this many entries, if more."""
 
-DENSE_FACTOR = 64
+DENSE_FACTOR = 4
 """Sum per key with ``bincount`` when the key space is at most this many times the entries."""
 
 MAX_KEY = 1 << 62
