@@ -394,17 +394,15 @@ def _candidates(passing: set[Node], d: int) -> set[Node]:
     for a, b in itertools.combinations(subsets, 2):
         if a[:-1] != b[:-1]:
             continue
-        shared = a[:-1]
-        index: dict[tuple[int, ...], list[Node]] = {}
+        shared, last = a[:-1], b[-1]
+        index: dict[tuple[int, ...], list[int]] = {}
         for n in by_subset[b]:
-            index.setdefault(tuple(n[j] for j in shared), []).append(n)
+            index.setdefault(tuple([n[j] for j in shared]), []).append(n[last])
         for n1 in by_subset[a]:
-            for n2 in index.get(tuple(n1[j] for j in shared), []):
-                cand = tuple(n1[j] if n1[j] != DROPPED else n2[j] for j in range(d))
-                projections = (
-                    cand[:j] + (DROPPED,) + cand[j + 1 :] for j in range(d) if cand[j] != DROPPED
-                )
-                if all(p in passing for p in projections):
+            for level in index.get(tuple([n1[j] for j in shared]), ()):
+                cand = n1[:last] + (level,) + n1[last + 1 :]
+                # Dropping a's or b's last attribute gives n2 or n1, which passed.
+                if all(cand[:j] + (DROPPED,) + cand[j + 1 :] in passing for j in shared):
                     out.add(cand)
     return out
 
