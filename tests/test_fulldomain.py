@@ -36,6 +36,7 @@ from sparkanon.algorithms.lattice.search import (
     SearchResult,
     SearchTask,
     exhaustive,
+    height,
     incognito,
     prunable,
     samarati,
@@ -49,7 +50,9 @@ from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
 from sparkanon.models import ClassSummaries, EntropyLDiversity, KAnonymity, ModelSet
 from sparkanon.models.base import SensitiveDomain
 from sparkanon.pipeline import run_job
+from sparkanon.stages import rollup as driver_rollup
 from sparkanon.stages.lattice import base_column, evaluate_nodes, frequency_set
+from sparkanon.stages.rollup import DriverEvaluator
 from tests._adult import ADULT_CSV, ROOT, adult_config, adult_sample, write_config
 from tests._inputs import leftovers
 
@@ -191,10 +194,12 @@ class Evaluator:
         self.models = models
         self.batch_nodes = batch_nodes
         self.memo: dict[Node, NodeVerdict] = {}
+        self.calls: list[Sequence[Node]] = []
 
     def __call__(self, nodes: Sequence[Node]) -> dict[Node, NodeVerdict]:
         assert 0 < len(nodes) <= self.batch_nodes
         assert len(set(nodes)) == len(nodes)
+        self.calls.append(list(nodes))
         out = {}
         for n in nodes:
             assert len(n) == self.table.d
@@ -243,13 +248,13 @@ def record(ref: Reference) -> None:
 
 
 def recorded_case(
-    table: Table, models: ModelSet, max_sup: float, metric: str, batch: int
+    table: Table, models: ModelSet, max_sup: float, metric: str, batch: int, one: bool = False
 ) -> tuple[Reference, SearchTask]:
     """The reference answer of a case (recorded for Hypothesis) and the search task."""
     ref = reference(Evaluator(table, models, 1 << 30), max_sup)
     record(ref)
     task = SearchTask(
-        table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights
+        table.heights, Evaluator(table, models, batch), max_sup, metric, table.weights, one
     )
     return ref, task
 
@@ -312,11 +317,14 @@ def prunable_searches(draw: st.DrawFn) -> Search:
 
 
 @SEARCH_SETTINGS
-@given(search=prunable_searches(), batch=st.sampled_from([1, 3, 7, 1024]))
-def test_incognito_finds_the_minimal_acceptable_nodes(search: Search, batch: int) -> None:
+@given(search=prunable_searches(), batch=st.sampled_from([1, 3, 7, 1024]), one=st.booleans())
+def test_incognito_finds_the_minimal_acceptable_nodes(
+    search: Search, batch: int, one: bool
+) -> None:
+    """Whole heights per pass while they fit, or one height per pass (``one_height``)."""
     table, models, max_sup, metric = search
     assert prunable(models.monotonic, models.additive, max_sup)
-    ref, task = recorded_case(table, models, max_sup, metric, batch)
+    ref, task = recorded_case(table, models, max_sup, metric, batch, one)
     # The pruning is sound because acceptability is monotone here: check the claim.
     assert ref.monotone
     if not ref.accepted:
@@ -338,6 +346,9 @@ def test_incognito_finds_the_minimal_acceptable_nodes(search: Search, batch: int
     for n, v in inc.verdicts.items():
         assert v == task.evaluate.memo[n]
     assert inc.pruned
+    if one:  # Incognito's passes (exhaustive's come after) hold one height each
+        calls = task.evaluate.calls[: inc.batches]
+        assert all(len({height(n) for n in call}) == 1 for call in calls)
 
 
 @SEARCH_SETTINGS
@@ -489,6 +500,157 @@ def test_evaluate_nodes_matches_the_independent_evaluator(
         ), n
         assert v.dm_kept == want.dm_kept, n
         assert v.ncp_kept == pytest.approx(want.ncp_kept, abs=1e-9), n
+
+
+def _fset(engine: Any, table: Table, models: ModelSet, driver_entries: int | None) -> Any:
+    """The table's bottom frequency set on ``engine``."""
+    based = pd.DataFrame(
+        {base_column(j): table.base[:, j] for j in range(table.d)} | {SENS: table.sens}
+    )
+    if not isinstance(engine, LocalEngine):
+        columns = [(base_column(j), "long") for j in range(table.d)] + [(SENS, "long")]
+        based = engine.from_pandas(based, columns)
+    return frequency_set(engine, based, table.d, models.uses_sensitive, driver_entries)
+
+
+def _driver(table: Table, models: ModelSet, budget: int | None) -> DriverEvaluator:
+    fset = _fset(LocalEngine(), table, models, None)
+    assert fset.local is not None and len(fset.local) == fset.entries
+    level_of = np.zeros(table.n_values, dtype=np.int64)
+    return DriverEvaluator(
+        table.hierarchies(), fset.local, models, table.n_values, level_of, table.weights, budget
+    )
+
+
+def _assert_same_verdict(v: NodeVerdict, want: NodeVerdict, node: Node) -> None:
+    assert (v.rows, v.classes, v.bad_rows, v.bad_classes, v.dm_kept) == (
+        want.rows,
+        want.classes,
+        want.bad_rows,
+        want.bad_classes,
+        want.dm_kept,
+    ), node
+    assert v.ncp_kept == pytest.approx(want.ncp_kept, abs=1e-9), node
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    table=tables(max_qi=3, max_rows=60),
+    kind=st.sampled_from(["k", "entropy", "k+entropy"]),
+    k=st.integers(1, 5),
+    budget=st.sampled_from([0, 3, 20, None]),
+    data=st.data(),
+)
+def test_driver_rollup_matches_the_independent_evaluator(
+    table: Table, kind: str, k: int, budget: int | None, data: st.DataObject
+) -> None:
+    """The numpy rollup on the driver against the pandas grouping, on random small lattices.
+
+    Nodes come in random batches and orders, subset nodes included, with budgets that
+    keep no rolled-up frequency set, a few, or all: each node rolls up from the bottom, a
+    kept node one level below in one attribute, or another kept node below it.
+    """
+    models = _models(kind, k, 2.0)
+    driver = _driver(table, models, budget)
+    everything = _subset_nodes(table.heights)
+    nodes = data.draw(st.permutations(everything), label="order")
+    cut = data.draw(st.integers(0, len(nodes)), label="cut")
+    for batch in (nodes[:cut], nodes[cut:]):
+        got = driver.evaluate(batch)
+        assert set(got) == set(batch)
+        for n in batch:
+            _assert_same_verdict(got[n], verdict(table, models, n), n)
+
+
+def test_driver_rollup_sources() -> None:
+    """By hand: which frequency set each node rolls up from, and what it holds.
+
+    Column a: base 0, 1, 2; level 1 joins 0 and 1; level 2 the root. Column b: base 0, 1;
+    level 1 the root. Rows (a, b): (0,0) x2, (1,0), (2,1) x3.
+    """
+    maps = (
+        (np.array([0, 1, 2]), np.array([0, 0, 1]), np.array([0, 0, 0])),
+        (np.array([0, 1]), np.array([0, 0])),
+    )
+    base = np.array([[0, 0], [0, 0], [1, 0], [2, 1], [2, 1], [2, 1]])
+    table = Table(maps, base, np.zeros(6, dtype=np.int64), 2, (1.0, 1.0))
+    models = ModelSet([KAnonymity(k=3)])
+    driver = _driver(table, models, None)
+    assert len(driver.bottom) == 3  # (0,0), (1,0), (2,1)
+    got = driver.evaluate([(1, 0), (2, 1), (1, DROPPED)])
+    # (1, 0): classes {a0|a1, b0}: 3 rows, {a2, b1}: 3 rows; both pass k = 3.
+    assert got[(1, 0)] == NodeVerdict(6, 2, 0, 0, 18.0, got[(1, 0)].ncp_kept)
+    # The root: one class of 6.
+    assert got[(2, 1)].classes == 1 and got[(2, 1)].bad_rows == 0
+    assert got[(1, DROPPED)].classes == 2
+    # (2, 0) rolls up from the kept (1, 0) by one level of a; (2, 1) was the root.
+    source, raised = driver._source((2, 0))
+    assert source.node == (1, 0) and raised == 0
+    # (0, 1): no kept node below it, the bottom.
+    source, raised = driver._source((0, 1))
+    assert source is driver.bottom and raised is None
+    assert driver.evaluate([(2, 0)])[(2, 0)].classes == 2  # b0: 3 rows, b1: 3 rows
+    # A budget of nothing keeps nothing: every node from the bottom, same verdicts.
+    bare = _driver(table, models, 0)
+    assert bare.evaluate([(1, 0), (2, 1), (1, DROPPED)]) == got
+
+
+def test_distributed_and_driver_searches_agree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An Adult sample's job with the frequency set on the driver and without (local engine)."""
+    sample = adult_sample(tmp_path, 800)
+    raw = adult_config(tmp_path, sample, tmp_path / "out", conf=_conf("k"))
+    raw["attributes"] = [
+        a for a in raw["attributes"] if a["name"] in ("age", "sex", "race", "workclass", "income")
+    ]
+    got = {}
+    for limit in (driver_rollup.DRIVER_ENTRIES, 0):
+        monkeypatch.setattr(driver_rollup, "DRIVER_ENTRIES", limit)
+        got[limit] = run_job(LocalEngine(batch_rows=300), parse_config(raw), commit=False)
+    driver, distributed = got[driver_rollup.DRIVER_ENTRIES], got[0]
+    assert driver.metrics["verified"] is True
+    same = ["node", "rows_out", "suppressed_by_node", "suppressed_classes", "published_classes"]
+    assert {k: driver.metrics[k] for k in same} == {k: distributed.metrics[k] for k in same}
+    for key in ("DM", "precision", "NCP"):
+        assert driver.metrics[key] == pytest.approx(distributed.metrics[key], rel=1e-12)
+    # One height per pass on the driver: fewer evaluations, the same minimal nodes.
+    a, b = driver.metrics["lattice"], distributed.metrics["lattice"]
+    assert a["candidate_nodes"] == b["candidate_nodes"]
+    assert a["evaluated"] <= b["evaluated"]
+
+
+@pytest.mark.spark
+def test_spark_rollup_matches_the_driver(spark: Any) -> None:
+    """The distributed pass on Spark and the driver's numpy rollup: the same verdicts."""
+    from sparkanon.engine.spark import SparkEngine
+
+    rng = np.random.default_rng(7)
+    maps = (
+        (np.arange(6), np.array([0, 0, 1, 1, 2, 2]), np.zeros(6, dtype=np.int64)),
+        (np.arange(3), np.array([0, 0, 1]), np.zeros(3, dtype=np.int64)),
+        (np.arange(2), np.zeros(2, dtype=np.int64)),
+    )
+    base = np.column_stack(
+        [rng.integers(0, 6, 200), rng.integers(0, 3, 200), rng.integers(0, 2, 200)]
+    )
+    table = Table(maps, base, rng.integers(0, 3, 200), 3, (1.0, 2.0, 0.5))
+    models = _models("k+entropy", 3, 1.5)
+    fset = _fset(SparkEngine(spark), table, models, 0)
+    assert fset.local is None
+    nodes = _subset_nodes(table.heights)
+    got = evaluate_nodes(
+        SparkEngine(spark),
+        fset,
+        table.hierarchies(),
+        nodes,
+        models,
+        _schema(table.n_values),
+        list(table.weights),
+    )
+    want = _driver(table, models, None).evaluate(nodes)
+    for n in nodes:
+        _assert_same_verdict(got[n], want[n], n)
 
 
 # ---------------------------------------------------------------- the Adult jobs

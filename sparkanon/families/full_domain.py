@@ -47,6 +47,7 @@ from sparkanon.stages.lattice import (
     publish_node,
 )
 from sparkanon.stages.publish import staged
+from sparkanon.stages.rollup import DriverEvaluator
 
 MAX_REPORTED_NODES = 50
 """``metrics.json`` lists at most this many candidate nodes."""
@@ -90,7 +91,7 @@ class FullDomainFamily(Family):
         with timer.stage("frequency"):
             fset = frequency_set(engine, based, n_qi, models.uses_sensitive)
             cached.append(fset.table)
-            timer.note(rows=fset.rows, entries=fset.entries)
+            timer.note(rows=fset.rows, entries=fset.entries, on_driver=fset.local is not None)
         prune = prunable(models.monotonic, models.additive, params.max_suppression)
         with timer.stage("search"):
             result = _search(engine, params, fset, hierarchies, models, schema, weights, prune)
@@ -183,16 +184,35 @@ def _search(
     weights: Sequence[float],
     prune: bool,
 ) -> SearchResult:
-    """Run the configured search, each batch of nodes one distributed pass."""
+    """Run the configured search, each batch of nodes one pass.
+
+    A pass is on the driver (:class:`~sparkanon.stages.rollup.DriverEvaluator`) when the
+    frequency set was collected there, else distributed (:func:`evaluate_nodes`).
+    """
     passes = [0]
+    driver = None
+    if fset.local is not None:
+        driver = DriverEvaluator(
+            hierarchies,
+            fset.local,
+            models,
+            len(schema.sensitive.values),
+            schema.sensitive.declared_level_of,
+            weights,
+        )
 
     def evaluate(nodes: Sequence[Node]) -> dict[Node, NodeVerdict]:
         passes[0] += 1
-        out = evaluate_nodes(engine, fset, hierarchies, nodes, models, schema, weights)
+        if driver is not None:
+            out = driver.evaluate(nodes)
+        else:
+            out = evaluate_nodes(engine, fset, hierarchies, nodes, models, schema, weights)
         log.info("search: pass %d evaluated %d nodes", passes[0], len(nodes))
         return out
 
     heights = [h.height for h in hierarchies]
     search = ALGORITHMS[params.name].implementation
-    task = SearchTask(heights, evaluate, params.max_suppression, params.metric, weights)
+    task = SearchTask(
+        heights, evaluate, params.max_suppression, params.metric, weights, driver is not None
+    )
     return search(task, prune, params.batch_nodes)

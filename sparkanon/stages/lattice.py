@@ -66,7 +66,9 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, add
 from sparkanon.errors import ConfigError, InternalError
 from sparkanon.models import ClassSummaries, ModelSet
+from sparkanon.stages import rollup as driver_rollup
 from sparkanon.stages._common import one_row
+from sparkanon.stages.rollup import Entries, bottom_entries
 
 COUNT = "_n"
 """Rows per frequency-set entry."""
@@ -379,20 +381,50 @@ class FrequencySet:
         sensitive: whether the sensitive code is part of the key.
         rows: rows counted.
         entries: rows of ``table``.
+        local: the same entries as arrays on the driver when there are at most
+            ``driver_entries`` of them (:func:`frequency_set`), else ``None``.
     """
 
     table: Table
     sensitive: bool
     rows: int
     entries: int
+    local: Entries | None = None
 
 
-def frequency_set(engine: Engine, based: Table, n_qi: int, sensitive: bool) -> FrequencySet:
-    """Count the rows per combination of base codes (and sensitive code); cached."""
+def frequency_set(
+    engine: Engine,
+    based: Table,
+    n_qi: int,
+    sensitive: bool,
+    driver_entries: int | None = None,
+) -> FrequencySet:
+    """Count the rows per combination of base codes (and sensitive code); cached.
+
+    Args:
+        engine: the engine.
+        based: rows with the base code columns (and :data:`SENS`).
+        n_qi: the number of quasi-identifiers.
+        sensitive: whether the sensitive code is part of the key.
+        driver_entries: a frequency set of at most this many entries (one per class of
+            the bottom node, and sensitive code) is also collected to the driver, where
+            the search evaluates nodes without distributed passes
+            (:mod:`sparkanon.stages.rollup`); default
+            :data:`sparkanon.stages.rollup.DRIVER_ENTRIES`.
+    """
     keys = [base_column(i) for i in range(n_qi)] + ([SENS] if sensitive else [])
     table = engine.persist(engine.aggregate(based, keys, {COUNT: ("count", keys[0])}))
     stats = one_row(engine, table, {"rows": ("sum", COUNT), "entries": ("count", COUNT)})
-    return FrequencySet(table, sensitive, int(stats["rows"]), int(stats["entries"]))
+    rows, entries = int(stats["rows"]), int(stats["entries"])
+    local = None
+    if entries <= (driver_rollup.DRIVER_ENTRIES if driver_entries is None else driver_entries):
+        got = engine.collect_small(table, entries)
+        local = bottom_entries(
+            [got[base_column(i)].to_numpy(dtype=np.int64) for i in range(n_qi)],
+            got[SENS].to_numpy(dtype=np.int64) if sensitive else None,
+            got[COUNT].to_numpy(dtype=np.int64),
+        )
+    return FrequencySet(table, sensitive, rows, entries, local)
 
 
 def node_key(hierarchies: Sequence[LevelHierarchy], node: Node, node_id: int) -> NodeKey:

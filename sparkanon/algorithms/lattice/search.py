@@ -147,6 +147,9 @@ class SearchTask(NamedTuple):
         metric: the loss the published node minimises, a name of
             :data:`~sparkanon.metrics.utility.OBJECTIVES`.
         weights: each quasi-identifier's weight (the ``ncp`` loss).
+        one_height: whether a pass should hold one height only (Incognito): set when a
+            pass has no fixed cost (nodes evaluated on the driver), so every node a
+            lower height's passing node generalizes is marked before it is evaluated.
     """
 
     heights: Sequence[int]
@@ -154,6 +157,7 @@ class SearchTask(NamedTuple):
     max_suppression: float
     metric: str
     weights: Sequence[float]
+    one_height: bool = False
 
 
 @dataclass
@@ -253,7 +257,7 @@ def exhaustive(task: SearchTask, batch_nodes: int = 1 << 30) -> SearchResult:
     Raises:
         ConfigError: no node is acceptable.
     """
-    heights, evaluate, max_suppression, metric, weights = task
+    heights, evaluate, max_suppression, metric, weights = task[:5]
     ev = _Evaluator(evaluate, batch_nodes)
     nodes = [tuple(int(x) for x in row) for row in all_nodes(heights)]
     verdicts = ev.run(nodes)
@@ -289,7 +293,7 @@ def samarati(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchRe
     Raises:
         ConfigError: no node is acceptable.
     """
-    heights, evaluate, max_suppression, metric, weights = task
+    heights, evaluate, max_suppression, metric, weights = task[:5]
     ev = _Evaluator(evaluate, batch_nodes)
     grid = all_nodes(heights)
     by_height: dict[int, list[Node]] = {}
@@ -299,14 +303,20 @@ def samarati(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchRe
     failed: list[Node] = []
     inferred = 0
 
+    marks: dict[bool, np.ndarray] = {}
+
     def status(n: Node) -> bool | None:
         if not prune:
             return None
         arr = np.array(n)
-        if any((arr >= np.array(p)).all() for p in passed):
-            return True
-        if any((arr <= np.array(f)).all() for f in failed):
-            return False
+        for ok, nodes in ((True, passed), (False, failed)):
+            if not nodes:
+                continue
+            if len(marks.get(ok, ())) != len(nodes):  # the lists only grow
+                marks[ok] = np.array(nodes, dtype=np.int64)
+            rows = marks[ok]
+            if ((arr >= rows) if ok else (arr <= rows)).all(axis=1).any():
+                return ok
         return None
 
     def has_acceptable(h: int) -> bool:
@@ -384,38 +394,82 @@ def _candidates(passing: set[Node], d: int) -> set[Node]:
     for a, b in itertools.combinations(subsets, 2):
         if a[:-1] != b[:-1]:
             continue
-        shared = a[:-1]
-        index: dict[tuple[int, ...], list[Node]] = {}
+        shared, last = a[:-1], b[-1]
+        index: dict[tuple[int, ...], list[int]] = {}
         for n in by_subset[b]:
-            index.setdefault(tuple(n[j] for j in shared), []).append(n)
+            index.setdefault(tuple([n[j] for j in shared]), []).append(n[last])
         for n1 in by_subset[a]:
-            for n2 in index.get(tuple(n1[j] for j in shared), []):
-                cand = tuple(n1[j] if n1[j] != DROPPED else n2[j] for j in range(d))
-                projections = (
-                    cand[:j] + (DROPPED,) + cand[j + 1 :] for j in range(d) if cand[j] != DROPPED
-                )
-                if all(p in passing for p in projections):
+            for level in index.get(tuple([n1[j] for j in shared]), ()):
+                cand = n1[:last] + (level,) + n1[last + 1 :]
+                # Dropping a's or b's last attribute gives n2 or n1, which passed.
+                if all(cand[:j] + (DROPPED,) + cand[j + 1 :] in passing for j in shared):
                     out.add(cand)
     return out
 
 
-def _next_heights(unresolved: set[Node], batch_nodes: int) -> list[Node]:
+def _next_heights(by_h: Mapping[int, list[Node]], batch_nodes: int, one: bool) -> list[Node]:
     """The unresolved nodes of the lowest heights, whole heights while they fit in one batch.
 
-    One pass evaluates one height at least; the next heights join it while the batch has
-    room. A node of a later height may then be evaluated although a passing node of an
-    earlier height in the same pass would have marked it: fewer passes (each a
-    distributed job with a fixed cost) for a few more node evaluations (each cheap).
+    One pass evaluates one height at least; unless ``one``, the next heights join it
+    while the batch has room. A node of a later height may then be evaluated although a
+    passing node of an earlier height in the same pass would have marked it: fewer passes
+    (each a distributed job with a fixed cost) for a few more node evaluations.
+
+    Args:
+        by_h: the unresolved nodes by height.
+        batch_nodes: the batch size.
+        one: one height per pass.
     """
-    by_h: dict[int, list[Node]] = {}
-    for n in unresolved:
-        by_h.setdefault(height(n), []).append(n)
     out: list[Node] = []
     for h in sorted(by_h):
-        if out and len(out) + len(by_h[h]) > batch_nodes:
+        if out and (one or len(out) + len(by_h[h]) > batch_nodes):
             break
         out.extend(sorted(by_h[h]))
     return out
+
+
+class _Candidates:
+    """One Incognito iteration's candidates: per attribute subset, levels, heights, marks."""
+
+    def __init__(self, cands: set[Node]) -> None:
+        members: dict[tuple[int, ...], list[Node]] = {}
+        for n in sorted(cands):
+            members.setdefault(_subset(n), []).append(n)
+        self.members = members
+        self.index = {n: i for ns in members.values() for i, n in enumerate(ns)}
+        self.arrays = {s: np.array(ns, dtype=np.int64) for s, ns in members.items()}
+        self.heights = {s: np.where(a == DROPPED, 0, a).sum(axis=1) for s, a in self.arrays.items()}
+        self.passing = {s: np.zeros(len(ns), dtype=bool) for s, ns in members.items()}
+        self.unresolved = {s: np.ones(len(ns), dtype=bool) for s, ns in members.items()}
+
+    def by_height(self) -> dict[int, list[Node]]:
+        """The unresolved nodes by height."""
+        out: dict[int, list[Node]] = {}
+        for s, open_ in self.unresolved.items():
+            ns, hs = self.members[s], self.heights[s]
+            for i in np.flatnonzero(open_):
+                out.setdefault(int(hs[i]), []).append(ns[i])
+        return out
+
+    def resolve(self, nodes: Iterable[Node]) -> None:
+        """Mark evaluated nodes resolved."""
+        for n in nodes:
+            self.unresolved[_subset(n)][self.index[n]] = False
+
+    def pass_up(self, n: Node) -> int:
+        """Mark ``n`` and every candidate generalizing it passing; the unresolved ones marked."""
+        s = _subset(n)
+        above = (self.arrays[s] >= np.array(n)).all(axis=1)
+        marked = int((above & self.unresolved[s]).sum())
+        self.passing[s] |= above
+        self.unresolved[s] &= ~above
+        return marked
+
+    def passed(self) -> set[Node]:
+        """The candidates passing."""
+        return {
+            self.members[s][i] for s, mask in self.passing.items() for i in np.flatnonzero(mask)
+        }
 
 
 def incognito(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchResult:
@@ -440,7 +494,7 @@ def incognito(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchR
     Raises:
         ConfigError: no node is acceptable.
     """
-    heights, evaluate, max_suppression, metric, weights = task
+    heights, evaluate, max_suppression, metric, weights = task[:5]
     d = len(heights)
     ev = _Evaluator(evaluate, batch_nodes)
     inferred = 0
@@ -471,29 +525,15 @@ def incognito(task: SearchTask, prune: bool, batch_nodes: int = 1024) -> SearchR
         passing = set()
         if not cands:
             break
-        arrays: dict[tuple[int, ...], np.ndarray] = {}
-        members: dict[tuple[int, ...], list[Node]] = {}
-        for n in sorted(cands):
-            members.setdefault(_subset(n), []).append(n)
-        for s, ns in members.items():
-            arrays[s] = np.array(ns, dtype=np.int64)
-        unresolved = set(cands)
-        while unresolved:
-            todo = _next_heights(unresolved, batch_nodes)
+        level = _Candidates(cands)
+        while by_h := level.by_height():
+            todo = _next_heights(by_h, batch_nodes, task.one_height)
             verdicts = ev.run(todo)
-            unresolved.difference_update(todo)
+            level.resolve(todo)
             for n in todo:
-                if not acceptable(verdicts[n], max_suppression):
-                    continue
-                s = _subset(n)
-                above = arrays[s][(arrays[s] >= np.array(n)).all(axis=1)]
-                for g in above:
-                    g_node = tuple(int(x) for x in g)
-                    if g_node not in passing:
-                        passing.add(g_node)
-                        if g_node in unresolved:
-                            unresolved.discard(g_node)
-                            inferred += 1
+                if acceptable(verdicts[n], max_suppression):
+                    inferred += level.pass_up(n)
+        passing = level.passed()
     full = {n for n in passing if DROPPED not in n}
     if not full:
         raise _none_acceptable(max_suppression)
