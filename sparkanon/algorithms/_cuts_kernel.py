@@ -63,7 +63,7 @@ DENSE_SLACK = 1024
 STACK = 4 * MAX_DEPTH + 8
 """Depth-first stack size: at most one pending sibling per level below the root."""
 
-_compiled = compiled()
+_compiled = compiled(error_model="numpy")
 """How every function of this module is compiled: nopython, cached on disk."""
 
 
@@ -231,127 +231,145 @@ def plan_range(
         levels,
         int(levels.max()) + 1 if levels.size else 1,
     )
-    return leaf, splits
+    return leaf, splits.reshape(-1, 3)
 
 
 @_compiled
-def _passes(vec, k, p, h, level_of, seen):  # noqa: ANN001, ANN202
-    """The count models' test on one class's sensitive counts."""
-    total = 0
-    distinct = 0
-    for v in range(vec.size):
-        total += vec[v]
-        if vec[v] > 0:
-            distinct += 1
-    if total < k or distinct < p:
-        return False
-    if h <= 0:
-        return True
-    seen[:] = 0
-    held = 0
-    for v in range(vec.size):
-        if vec[v] > 0 and seen[level_of[v]] == 0:
-            seen[level_of[v]] = 1
-            held += 1
-    return held >= h
+def _heapsort(keys):  # noqa: ANN001, ANN202
+    """Sort int64 keys in place (a small loop: numba's own sort costs seconds to compile)."""
+    n = keys.size
+    for step in range(n // 2 + n - 1):
+        if step < n // 2:  # build the max-heap
+            root, end = n // 2 - 1 - step, n
+        else:  # move the largest key behind the heap
+            end = n - 1 - (step - n // 2)
+            keys[0], keys[end] = keys[end], keys[0]
+            root = 0
+        while True:  # sift keys[root] down keys[:end]
+            child = 2 * root + 1
+            if child >= end:
+                break
+            if child + 1 < end and keys[child + 1] > keys[child]:
+                child += 1
+            if keys[root] >= keys[child]:
+                break
+            keys[root], keys[child] = keys[child], keys[root]
+            root = child
 
 
 @_compiled
 def _histogram(order, lo_i, hi_i, ranks_a, sens, n_values, lo_r, hi_r):  # noqa: ANN001, ANN202
-    """Present ranks (ascending) and ``(bins, V)`` counts of one node on one attribute."""
+    """One node's histogram on one attribute: present ranks (ascending), flat counts.
+
+    Returns ``(ranks, counts)``, ``counts[j * V + v]`` the rows of the ``j``-th present
+    rank and sensitive code ``v``; dense over the rank span when it is narrow, else
+    from the sorted ``rank * V + code`` keys.
+    """
     m = hi_i - lo_i
     span = hi_r - lo_r + 1
     if span * n_values <= DENSE_FACTOR * m + DENSE_SLACK:
-        dense = np.zeros(span * n_values, dtype=np.int64)
+        keys = np.zeros(span * n_values, dtype=np.int64)
         for i in range(lo_i, hi_i):
             row = order[i]
-            dense[(ranks_a[row] - lo_r) * n_values + sens[row]] += 1
-        held = 0
-        for r in range(span):
-            for v in range(n_values):
-                if dense[r * n_values + v] > 0:
-                    held += 1
-                    break
-        bins = np.empty(held, dtype=np.int64)
-        counts = np.empty((held, n_values), dtype=np.int64)
+            keys[(ranks_a[row] - lo_r) * n_values + sens[row]] += 1
+        held = np.empty(span, dtype=np.int64)
         j = 0
         for r in range(span):
-            row_total = 0
             for v in range(n_values):
-                row_total += dense[r * n_values + v]
-            if row_total > 0:
-                bins[j] = lo_r + r
-                for v in range(n_values):
-                    counts[j, v] = dense[r * n_values + v]
-                j += 1
-        return bins, counts
+                if keys[r * n_values + v] > 0:
+                    keys[j * n_values : (j + 1) * n_values] = keys[
+                        r * n_values : (r + 1) * n_values
+                    ]
+                    held[j] = lo_r + r
+                    j += 1
+                    break
+        return held[:j], keys[: j * n_values]
     keys = np.empty(m, dtype=np.int64)
     for i in range(m):
         row = order[lo_i + i]
         keys[i] = ranks_a[row] * n_values + sens[row]
-    keys.sort()
-    held = 0
-    last = -1
-    for i in range(m):
-        r = keys[i] // n_values
-        if r != last:
-            held += 1
-            last = r
-    bins = np.empty(held, dtype=np.int64)
-    counts = np.zeros((held, n_values), dtype=np.int64)
+    _heapsort(keys)
+    held = np.empty(m, dtype=np.int64)
+    counts = np.zeros(m * n_values, dtype=np.int64)
     j = -1
     last = -1
     for i in range(m):
         r = keys[i] // n_values
         if r != last:
             j += 1
-            bins[j] = r
+            held[j] = r
             last = r
-        counts[j, keys[i] - r * n_values] += 1
-    return bins, counts
+        counts[j * n_values + keys[i] - r * n_values] += 1
+    return held[: j + 1], counts[: (j + 1) * n_values]
 
 
 @_compiled
 def _best_cut(bins, cum, min_side, cands, any_cut, k, p, h, level_of, seen):  # noqa: ANN001, ANN202
     """The first cut of ``median_cut``'s order whose both sides pass, or ``(-1, -1)``.
 
-    ``bins``: the node's present bins, ascending; ``cum``: ``(bins, V)`` cumulative counts.
-    Returns ``(cut bin, rows left of it)``.
+    ``bins``: the node's present bins, ascending; ``cum``: flat cumulative counts
+    (``cum[j * V + v]``: rows of code ``v`` in bins ``<= bins[j]``). A side passes the
+    count models when it holds ``k`` rows, ``p`` distinct codes and ``h`` distinct
+    levels. Returns ``(cut bin, rows left of it)``.
     """
     nb = bins.size
-    n_values = cum.shape[1]
+    n_values = cum.size // nb
+    last = (nb - 1) * n_values
     total = 0
     for v in range(n_values):
-        total += cum[nb - 1, v]
+        total += cum[last + v]
     half = total / 2.0
     best_cut = -1
     best_left = -1
     best_score = np.inf
-    left_vec = np.zeros(n_values, dtype=np.int64)
-    right_vec = np.zeros(n_values, dtype=np.int64)
     n_cands = nb - 1 if any_cut else cands.size
     for i in range(n_cands):
         if any_cut:
             cut = bins[i]
             pos = i + 1
-        else:
+        else:  # pos: how many present bins are <= cut (searchsorted, side right)
             cut = cands[i]
-            pos = np.searchsorted(bins, cut, side="right")
+            pos, hi = 0, nb
+            while pos < hi:
+                mid = (pos + hi) // 2
+                if bins[mid] <= cut:
+                    pos = mid + 1
+                else:
+                    hi = mid
+        at = (pos - 1) * n_values
         left = 0
         if pos > 0:
             for v in range(n_values):
-                left += cum[pos - 1, v]
+                left += cum[at + v]
         if left < min_side or total - left < min_side:
             continue
         score = abs(left - half)
         if score > best_score or (score == best_score and cut >= best_cut):
             continue
-        for v in range(n_values):
-            left_vec[v] = cum[pos - 1, v] if pos > 0 else 0
-            right_vec[v] = cum[nb - 1, v] - left_vec[v]
-        if _passes(left_vec, k, p, h, level_of, seen) and _passes(
-            right_vec, k, p, h, level_of, seen
-        ):
+        passes = True
+        for side in range(2):
+            size = left if side == 0 else total - left
+            distinct = 0
+            for v in range(n_values):
+                c = cum[at + v] if pos > 0 else 0
+                if side == 1:
+                    c = cum[last + v] - c
+                if c > 0:
+                    distinct += 1
+            held = 0
+            if h > 0:
+                seen[:] = 0
+                for v in range(n_values):
+                    c = cum[at + v] if pos > 0 else 0
+                    if side == 1:
+                        c = cum[last + v] - c
+                    if c > 0 and seen[level_of[v]] == 0:
+                        seen[level_of[v]] = 1
+                        held += 1
+            if size < k or distinct < p or held < h:
+                passes = False
+                break
+        if passes:
             best_cut, best_left, best_score = cut, left, score
     return best_cut, best_left
 
@@ -383,11 +401,14 @@ def plan_range_kernel(  # noqa: ANN201, PLR0913, PLR0915
 ):
     """The depth-first ``range``-rule loop (see the module docstring); leaves and splits."""
     n_attr, n = ranks.shape
-    leaf = np.full(n, root, dtype=np.int64)
-    order = np.arange(n)
+    leaf = np.empty(n, dtype=np.int64)
+    order = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        leaf[i] = root
+        order[i] = i
     buf = np.empty(n, dtype=np.int64)
     seen = np.zeros(max(n_levels, 1), dtype=np.int64)
-    splits = np.empty((max(n, 1), 3), dtype=np.int64)
+    splits = np.empty(3 * max(n, 1), dtype=np.int64)
     n_splits = 0
     st_node = np.empty(STACK, dtype=np.int64)
     st_lo = np.empty(STACK, dtype=np.int64)
@@ -440,9 +461,8 @@ def plan_range_kernel(  # noqa: ANN201, PLR0913, PLR0915
             bins = np.empty(held.size, dtype=np.int64)
             for j in range(held.size):
                 bins[j] = present[pstart[a] + held[j]]
-            for j in range(1, held.size):
-                for v in range(n_values):
-                    counts[j, v] += counts[j - 1, v]
+            for j in range(n_values, counts.size):
+                counts[j] += counts[j - n_values]
             any_cut = True
             cands = cflat[0:0]
             if code[a] == 1:
@@ -456,11 +476,13 @@ def plan_range_kernel(  # noqa: ANN201, PLR0913, PLR0915
                 break
         if cut_attr < 0:
             continue
-        if n_splits == splits.shape[0]:
-            grown = np.empty((2 * splits.shape[0], 3), dtype=np.int64)
-            grown[:n_splits] = splits[:n_splits]
+        if 3 * n_splits == splits.size:
+            grown = np.empty(2 * splits.size, dtype=np.int64)
+            grown[: splits.size] = splits
             splits = grown
-        splits[n_splits, 0], splits[n_splits, 1], splits[n_splits, 2] = node, cut_attr, cut_bin
+        splits[3 * n_splits] = node
+        splits[3 * n_splits + 1] = cut_attr
+        splits[3 * n_splits + 2] = cut_bin
         n_splits += 1
         # Stable partition of the node's rows: bins <= cut left, the others right.
         n_left = 0
@@ -482,4 +504,4 @@ def plan_range_kernel(  # noqa: ANN201, PLR0913, PLR0915
         st_node[top], st_lo[top], st_hi[top] = 2 * node, a_i, mid
         st_node[top + 1], st_lo[top + 1], st_hi[top + 1] = 2 * node + 1, mid, b_i
         top += 2
-    return leaf, splits[:n_splits].copy()
+    return leaf, splits[: 3 * n_splits].copy()
