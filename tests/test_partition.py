@@ -9,6 +9,8 @@ the same leaves as one machine cutting the whole table).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,9 +20,11 @@ from sparkanon.algorithms.cuts import (
     FINE_BINS,
     BlockTree,
     CutPolicy,
+    ModelTest,
     NodeHistogram,
     NodeHistograms,
     RankedBins,
+    _plan_compiled,
     attribute_spread,
     bin_rule,
     decide,
@@ -28,9 +32,17 @@ from sparkanon.algorithms.cuts import (
     node_histograms,
     normalized_range,
     plan_local,
+    plan_local_numpy,
     settle_leaves,
 )
-from sparkanon.attributes.kinds import ContinuousKind, nominal_kind, ordinal_kind
+from sparkanon.attributes.hierarchy import Taxonomy
+from sparkanon.attributes.kinds import (
+    ContinuousKind,
+    categorical_kind,
+    nominal_kind,
+    ordinal_kind,
+)
+from sparkanon.models import parse_models
 
 
 def always(counts: np.ndarray) -> np.ndarray:
@@ -257,3 +269,95 @@ def test_lazy_node_histograms_equal_the_sorted_ones(distinct: int) -> None:
             np.testing.assert_array_equal(lazy[a].bins, expected.bins)
             np.testing.assert_array_equal(lazy[a].counts, expected.counts)
             assert lazy[a].counts.dtype == expected.counts.dtype == np.int64
+
+
+# The compiled range-rule loop (issue 27): plan_local on the ``range`` rule with a
+# ModelTest of count models runs sparkanon.algorithms._cuts_kernel; it must give
+# exactly the numpy path's leaves, infeasible set and cuts.
+GROUPS = ("ab", "ab", "cde", "cde", "cde", "f", "gh", "gh")
+TAXONOMY = Taxonomy(
+    leaves=tuple("abcdefgh"),
+    paths=tuple((leaf, group, "*") for leaf, group in zip("abcdefgh", GROUPS, strict=True)),
+    height=2,
+)
+PARITY_KINDS = (
+    ContinuousKind(name="x", weight=1.0, low=0.0, high=1.0),
+    ordinal_kind("o", 1.0, tuple("abcdefghijklmnop")),
+    nominal_kind("n", 1.0, ("x", "y", "z")),
+    categorical_kind("c", 1.0, TAXONOMY),
+)
+PARITY_MODELS = (
+    [{"name": "k", "k": 2}],
+    [{"name": "k", "k": 5}],
+    [{"name": "p_sensitive", "k": 3, "p": 2}],
+    [{"name": "hpk", "k": 4, "p": 3, "h": 2}],
+    [{"name": "distinct_l", "l": 2}],
+    [{"name": "k", "k": 3}, {"name": "distinct_l", "l": 3}],
+)
+
+
+@st.composite
+def parity_cases(draw: st.DrawFn) -> dict:
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    n = draw(st.integers(1, 300))
+    chosen = draw(st.permutations(range(len(PARITY_KINDS))))[: draw(st.integers(1, 4))]
+    kinds = [PARITY_KINDS[i] for i in chosen]
+    distinct = draw(st.sampled_from([2, 30, 5000]))  # continuous: dense and sparse spans
+    resolution = draw(st.sampled_from([FINE_BINS, 1024]))
+    rows = []
+    for kind in kinds:
+        if isinstance(kind, ContinuousKind):
+            codes = rng.integers(0, distinct, n) / distinct
+            rows.append(grid_bins(kind, codes, resolution))
+        else:
+            rows.append(rng.integers(0, draw(st.integers(1, kind.size)), n))
+    n_values = draw(st.integers(1, 5))
+    models = parse_models(draw(st.sampled_from(PARITY_MODELS)))
+    level_of = rng.integers(0, draw(st.integers(1, 3)), n_values)
+    policy = CutPolicy(
+        "range",
+        min_side=models.min_class_size(),
+        stop_rows=draw(st.sampled_from([0, 0, 7, 60])),
+    )
+    return {
+        "kinds": kinds,
+        "bins": np.vstack(rows).astype(np.int64),
+        "sens": rng.integers(0, n_values, n),
+        "n_values": n_values,
+        "policy": replace(policy, infeasible="merge"),
+        "test": ModelTest(models, level_of),
+        "root": draw(st.sampled_from([1, 6])),
+    }
+
+
+def test_the_compiled_range_loop_is_used_for_count_models_only() -> None:
+    kinds = PARITY_KINDS[:2]
+    bins = np.array([[0, 5, 9, 9], [1, 2, 3, 4]], dtype=np.int64)
+    count = ModelTest(parse_models([{"name": "k", "k": 2}]), None, False)
+    assert count.bounds == (2, 0, 0)
+    entropy = ModelTest(parse_models({"name": "entropy_l", "l": 2}), np.zeros(2, np.int64))
+    assert entropy.bounds is None
+    args = (kinds, bins, np.zeros(4, dtype=np.int64), 1, CutPolicy("range", min_side=2))
+    assert _plan_compiled(*args, count, 1, None) is not None
+    assert _plan_compiled(*args, entropy, 1, None) is None
+    # A kind the kernel has no table for (a domain above TABLE_MAX codes).
+    wide = (nominal_kind("w", 1.0, tuple(f"v{i}" for i in range(200))),)
+    assert _plan_compiled(wide, bins[:1], *args[2:], count, 1, None) is None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(parity_cases())
+def test_the_compiled_range_loop_gives_the_numpy_paths_leaves(case: dict) -> None:
+    # Regression (issue 27): same leaves (same labels in row order), same infeasible set
+    # and same cuts as plan_local_numpy, on random blocks, schemas and count models.
+    args = (case["kinds"], case["bins"], case["sens"], case["n_values"], case["policy"])
+    tree, reference_tree = BlockTree(), BlockTree()
+    leaf = _plan_compiled(*args, case["test"], case["root"], tree)
+    assert leaf is not None  # the kernel ran
+    expected, bad = plan_local_numpy(*args, case["test"], case["root"], reference_tree)
+    np.testing.assert_array_equal(leaf, expected)
+    assert bad == set()
+    assert tree.splits == reference_tree.splits
+    through, through_bad = plan_local(*args, case["test"], case["root"])
+    np.testing.assert_array_equal(through, leaf)
+    assert through_bad == set()

@@ -1,7 +1,8 @@
 """How the package's numba kernels are compiled, and where their machine code is cached.
 
 :func:`compiled` is the one decorator of every kernel module (``_slie_kernel``, ``_mdav_kernel``,
-``_kl_kernel``, ``_sae_kernel``, ``condensation._assign_kernel``): nopython, cached on disk.
+``_kl_kernel``, ``_sae_kernel``, ``_cuts_kernel``, ``condensation._assign_kernel``): nopython,
+cached on disk.
 
 Numba keys its on-disk cache by the directory of the source file. When sparkanon runs from
 an archive (``spark-submit --py-files sparkanon.zip`` or a wheel), Spark copies the archive

@@ -33,6 +33,13 @@ Categorical cuts fall only between the child subtrees of the node's lowest commo
 ancestor (a binary split among the children: cutting a node into all its children is
 reached by successive cuts), continuous attributes are cut on a grid of bins
 (:func:`grid_bins`: 1,024 for blocking, 2^20 for Mondrian).
+
+:func:`plan_local` on the ``range`` rule runs compiled (numba,
+:mod:`sparkanon.algorithms._cuts_kernel`) when the model test is a :class:`ModelTest`
+of count models only (k, p-sensitive, (H,p,k), distinct l): their conjunction is
+``size >= k``, ``distinct >= p``, ``levels >= h``, which the kernel applies exactly;
+any other model, the ``spread`` rule, an unsupported kind or ``SPARKANON_NO_JIT=1``
+take the numpy path (:func:`plan_local_numpy`), which gives the same leaves.
 """
 
 from __future__ import annotations
@@ -44,6 +51,9 @@ from typing import Literal
 import numpy as np
 
 from sparkanon.attributes.kinds import CONTINUOUS_BINS, ContinuousKind, DiscreteKind, Kind
+from sparkanon.models import ClassSummaries, ModelSet
+from sparkanon.models.k_anonymity import HPKAnonymity, KAnonymity, PSensitiveKAnonymity
+from sparkanon.models.l_diversity import DistinctLDiversity
 
 MAX_DEPTH = 40
 """Deepest allowed node; keeps ``block << 20 | class`` inside int64."""
@@ -52,6 +62,63 @@ FINE_BINS = 1 << 20
 
 Feasible = Callable[[np.ndarray], np.ndarray]
 """Whether each candidate class, given as a row of sensitive value counts, can be published."""
+
+
+class ModelTest:
+    """The models' test on candidate classes' sensitive counts (a :data:`Feasible`).
+
+    Calling it is ``models.satisfied`` on the counts' class summaries. Its
+    :attr:`bounds` let the compiled ``range`` loop apply the same test itself when every
+    model only bounds counts.
+
+    Args:
+        models: the models every class must satisfy.
+        level_of: the sensitivity level of each sensitive code (``None``: no levels).
+        sensitive: whether the counts are split by sensitive value (``False``: one
+            column of sizes, for models that do not read the sensitive attribute).
+    """
+
+    def __init__(
+        self, models: ModelSet, level_of: np.ndarray | None = None, sensitive: bool = True
+    ) -> None:
+        self.models, self.level_of, self.sensitive = models, level_of, sensitive
+
+    def __call__(self, counts: np.ndarray) -> np.ndarray:
+        """Whether each row of sensitive counts is a class every model accepts."""
+        sizes = counts.sum(axis=1)
+        if not self.sensitive:
+            return self.models.satisfied(
+                ClassSummaries(sizes, np.zeros((len(counts), 0), np.int64))
+            )
+        return self.models.satisfied(ClassSummaries(sizes, counts, self.level_of))
+
+    @property
+    def bounds(self) -> tuple[int, int, int] | None:
+        """``(k, p, h)`` of count models, else ``None``.
+
+        The bounds when the models' conjunction is exactly ``size >= k``, ``distinct
+        values >= p`` and ``distinct levels >= h`` (0: no bound). Only exact types count
+        (a subclass may test otherwise); ``p`` and ``h`` need the counts split by
+        sensitive value, ``h`` the levels.
+        """
+        k = p = h = 0
+        for model in self.models:
+            kind = type(model)
+            if kind is KAnonymity:
+                k = max(k, model.k)
+            elif kind is PSensitiveKAnonymity:
+                k, p = max(k, model.k), max(p, model.p)
+            elif kind is HPKAnonymity:
+                k, p, h = max(k, model.k), max(p, model.p), max(h, model.h)
+            elif kind is DistinctLDiversity:
+                p = max(p, model.l)
+            else:
+                return None
+        if (p or h) and not self.sensitive:
+            return None
+        if h and self.level_of is None:
+            return None
+        return k, p, h
 
 
 @dataclass
@@ -557,7 +624,10 @@ def plan_local(
     tree: BlockTree | None = None,
     deal: bool = True,
 ) -> tuple[np.ndarray, set[int]]:
-    """Cut one node's rows down to leaves with :func:`decide`, in pandas/numpy.
+    """Cut one node's rows down to leaves with :func:`decide`.
+
+    Compiled (:mod:`sparkanon.algorithms._cuts_kernel`) on the ``range`` rule with a
+    :class:`ModelTest` of count models, else :func:`plan_local_numpy`; the same leaves.
 
     Args:
         kinds: the quasi-identifier kinds.
@@ -574,6 +644,66 @@ def plan_local(
 
     Returns:
         ``(leaf of each row, infeasible leaves)``.
+    """
+    if policy.rule == "range" and isinstance(feasible, ModelTest):
+        leaf = _plan_compiled(kinds, bins, sens, n_values, policy, feasible, root, tree)
+        if leaf is not None:
+            return leaf, set()
+    return plan_local_numpy(kinds, bins, sens, n_values, policy, feasible, root, tree, deal)
+
+
+def _plan_compiled(
+    kinds: Sequence[Kind],
+    bins: np.ndarray,
+    sens: np.ndarray,
+    n_values: int,
+    policy: CutPolicy,
+    test: ModelTest,
+    root: int,
+    tree: BlockTree | None,
+) -> np.ndarray | None:
+    """The ``range`` rule's leaves from the compiled loop, or ``None`` (numpy path).
+
+    ``None`` when numba is missing or disabled, the models are not count models, or a
+    kind is not supported. The range rule makes no infeasible leaf.
+    """
+    bounds = test.bounds
+    if bounds is None or bins.shape[1] == 0:
+        return None
+    from sparkanon.algorithms._base import compiled_kernel  # noqa: PLC0415 (import cycle)
+
+    kernel = compiled_kernel("_cuts_kernel")
+    if kernel is None:
+        return None
+    level_of = None if test.level_of is None else np.asarray(test.level_of, dtype=np.int64)
+    if bounds[2] and (level_of is None or level_of.size != n_values):
+        return None
+    out = kernel.plan_range(
+        kinds, RankedBins.of(bins), sens, n_values, policy, bounds, level_of, root
+    )
+    if out is None:
+        return None
+    leaf, splits = out
+    if tree is not None:
+        for node, attr, cut in splits.tolist():
+            tree.split(node, attr, cut)
+    return leaf
+
+
+def plan_local_numpy(
+    kinds: Sequence[Kind],
+    bins: np.ndarray,
+    sens: np.ndarray,
+    n_values: int,
+    policy: CutPolicy,
+    feasible: Feasible,
+    root: int = 1,
+    tree: BlockTree | None = None,
+    deal: bool = True,
+) -> tuple[np.ndarray, set[int]]:
+    """:func:`plan_local` in numpy, node by node (the reference of the compiled loop).
+
+    Same arguments and result as :func:`plan_local`.
     """
     leaf = np.full(bins.shape[1], root, dtype=np.int64)
     infeasible: set[int] = set()

@@ -40,11 +40,12 @@ from sparkanon.algorithms._params import AlgorithmParams
 from sparkanon.algorithms.cuts import (
     FINE_BINS,
     CutPolicy,
+    ModelTest,
     bins_matrix,
     normalized_range,
     plan_local,
 )
-from sparkanon.models import MODELS, ClassSummaries
+from sparkanon.models import MODELS
 
 
 class MondrianParams(AlgorithmParams):
@@ -100,13 +101,7 @@ class Mondrian(BlockAlgorithm):
     @staticmethod
     def feasible(block: Block):  # noqa: ANN205 - a Feasible callable
         """The job's models as a test on candidate classes' sensitive counts."""
-        models = block.ctx.all_models
-        level_of = block.ctx.schema.sensitive.declared_level_of
-
-        def test(counts: np.ndarray) -> np.ndarray:
-            return models.satisfied(ClassSummaries(counts.sum(axis=1), counts, level_of))
-
-        return test
+        return ModelTest(block.ctx.all_models, block.ctx.schema.sensitive.declared_level_of)
 
     def _relaxed(self, block: Block, bins: np.ndarray, feasible, k: int) -> np.ndarray:  # noqa: ANN001
         """Relaxed partitioning: split each node by position in (bin, row) order."""

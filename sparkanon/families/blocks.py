@@ -23,10 +23,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
-
 from sparkanon.algorithms import ALGORITHMS, BlockContext, algorithms_of, native_target
-from sparkanon.algorithms.cuts import CutPolicy
+from sparkanon.algorithms.cuts import CutPolicy, ModelTest
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
@@ -34,7 +32,7 @@ from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_cla
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
 from sparkanon.metrics.utility import discernibility
-from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain
+from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.publications import PUBLISHERS
 from sparkanon.stages.cluster import BlockRun, Finish, cluster_rows
 from sparkanon.stages.encode import encode_input
@@ -82,15 +80,9 @@ def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partiti
         stop_rows=config.partitioning.max_block_rows,
         infeasible=config.partitioning.infeasible_blocks,
     )
-    level_of = schema.sensitive.declared_level_of
     n_values = len(schema.sensitive.values) if models.uses_sensitive else 1
-
-    def feasible(counts: np.ndarray) -> np.ndarray:
-        sizes = counts.sum(axis=1)
-        if not models.uses_sensitive:  # the histograms carry sizes only
-            return models.satisfied(ClassSummaries(sizes, np.zeros((len(counts), 0), np.int64)))
-        return models.satisfied(ClassSummaries(sizes, counts, level_of))
-
+    # Without the sensitive attribute the histograms carry sizes only.
+    feasible = ModelTest(models, schema.sensitive.declared_level_of, models.uses_sensitive)
     return Partitioning(policy, feasible, n_values)
 
 
