@@ -17,7 +17,8 @@ For each setting (k, MaxSup) it runs, one after the other:
   checkout first on ``PYTHONPATH``; ``seconds.search`` and ``node`` are read from
   ``metrics.json``, the wall is the process's.
 
-Prints one JSON line per run (``--jsonl`` also writes them to a file), then one Markdown
+Prints one JSON line per run, stamped with the start time and the checkout's commit
+(``--jsonl`` also appends them to a file), then one Markdown
 table with the medians, both nodes and whether they agree, and the ratio of sparkanon's
 search to ARX's warm ``anonymize()``. ARX's Flash returns the global optimum of its metric;
 sparkanon's Incognito the least-loss minimal node (ties to the lower height, then the lower
@@ -226,6 +227,17 @@ def run_sparkanon(config_path: Path, study: Study, setting: Setting, run: int) -
     }
 
 
+def code_commit() -> str:
+    """The checkout's commit (``git rev-parse --short HEAD``; ``+dirty`` if sparkanon/ differs)."""
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = subprocess.run(
+        ["git", "diff", "--quiet", "HEAD", "--", "sparkanon"], cwd=ROOT
+    ).returncode
+    return head + ("+dirty" if dirty else "")
+
+
 def node_text(node: Sequence[int]) -> str:
     """``(4,2,1,1,0,0,0)``."""
     return "(" + ",".join(str(level) for level in node) + ")"
@@ -304,6 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     study = read_study(config_path)
     ensure_driver(args.arx_dir, driver_dir)
 
+    stamp = {"started": time.strftime("%Y-%m-%dT%H:%M:%S"), "code": code_commit()}
     rows = []
     for setting in args.settings:
         before = os.getloadavg()[0]
@@ -311,7 +324,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours = [run_sparkanon(config_path, study, setting, run) for run in range(1, args.runs + 1)]
         load = f"{before:.1f}-{os.getloadavg()[0]:.1f}"
         for record in arx + ours:
-            line = json.dumps(record)
+            line = json.dumps({**stamp, **record})
             print(line, flush=True)
             if args.jsonl:
                 with args.jsonl.open("a") as handle:
