@@ -539,8 +539,10 @@ def report(runs_file: Path, prefixes: list[str] | None = None) -> int:
         # A relational-transaction run has groups, not classes (and no EPP or R_IL).
         classes = q.get("classes") if q.get("classes") is not None else q.get("groups")
         shown = "" if classes is None else f"{classes:,}"
+        # A full-domain run has no blocks (its classes are the chosen node's).
+        blocks = "" if q.get("blocks") is None else f"{q['blocks']:,}"
         print(
-            f"| {r['label']} | {q['blocks']:,} | {shown} | {num('EPP', 4)} "
+            f"| {r['label']} | {blocks} | {shown} | {num('EPP', 4)} "
             f"| {num('R_IL', 4)} | {num('AVG_IL', 4)} | {num('GCP', 2)} "
             f"| {q['rows_suppressed']:,} | {q['verified']} |"
         )
