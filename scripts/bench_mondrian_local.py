@@ -64,29 +64,14 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _bench  # noqa: E402
+from prepare_adult import COLUMNS  # noqa: E402
 
 TIME = "/usr/bin/time"
 DEFAULT_ROWS = Path("/tmp/sparkanon_bench/adult_1m_model.parquet")
 DEFAULT_WORK = Path("/tmp/sparkanon_bench/mondrian_local")
 CONFIG = _bench.REPO_ROOT / "conf" / "adult_mondrian_k.yaml"
-UCI_COLUMNS = [
-    "age",
-    "workclass",
-    "fnlwgt",
-    "education",
-    "education-num",
-    "marital-status",
-    "occupation",
-    "relationship",
-    "race",
-    "sex",
-    "capital-gain",
-    "capital-loss",
-    "hours-per-week",
-    "native-country",
-    "income",
-]
-"""UCI Adult's columns in file order (Gong's ``ATT_NAME``)."""
+UCI_COLUMNS = list(COLUMNS)
+"""UCI Adult's columns in file order (Gong's ``ATT_NAME``; prepare_adult.py's list)."""
 
 DEMO_QI = {
     "QI_INDEX": [0, 1, 4, 5, 8, 9, 13],
