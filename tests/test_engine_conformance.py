@@ -23,11 +23,11 @@ import pytest
 
 from sparkanon.algorithms.cuts import BinRule, BlockTree
 from sparkanon.engine.base import Engine
-from sparkanon.engine.expr import Arith, Clip, Col, Floor, Lit, Lookup, When
+from sparkanon.engine.expr import Arith, Clip, Col, Floor, Lit, Lookup, Text, When
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InternalError
 from sparkanon.io import MALFORMED
-from sparkanon.stages.lattice import KEY, NODE, NodeKey, node_keyed
+from sparkanon.stages.lattice import KEY, NodeKey, key_expression
 from sparkanon.stages.plan_blocks import bin_expression, leaf_expression
 
 ENGINES = [
@@ -320,6 +320,10 @@ EXPRESSIONS = {
     "floor": (Floor(Arith("*", Col("x"), Lit(-0.5))), lambda k, x, v: math.floor(x * -0.5)),
     "clip": (Clip(Col("v"), 2, 9), lambda k, x, v: min(max(v, 2), 9)),
     "lookup": (Lookup((7, 8, 9, 6), Col("k")), lambda k, x, v: (7, 8, 9, 6)[k]),
+    "text": (
+        Text(("a", "", "ç", "d"), Lookup((3, 2, 1, 0), Col("k"))),
+        lambda k, x, v: ("a", "", "ç", "d")[(3, 2, 1, 0)[k]],
+    ),
     "when": (
         When(Col("x"), "<=", Lit(4.0), Lit(1), When(Col("v"), ">", Lit(9), Lit(3), Lit(2))),
         lambda k, x, v: 1 if x <= 4.0 else 3 if v > 9 else 2,
@@ -336,6 +340,7 @@ def test_with_columns(engine: Engine, data: str) -> None:
     types = dict(engine.schema_of(out))
     assert types["col+lit"] == types["floordiv"] == types["lookup"] == types["x"] == "long"
     assert types["col*double"] == "double"
+    assert types["text"] == "string"
     want = [(k, *[fn(k, x, v) for _, fn in EXPRESSIONS.values()], 1) for k, _, x, v in DATA[data]]
     assert _rows(engine, out, ["k", *EXPRESSIONS, "x"]) == _expected(want)
 
@@ -364,10 +369,10 @@ def test_node_key_is_the_mixed_radix_key(engine: Engine) -> None:
     frame = pd.DataFrame({"_b0": [0, 1, 2, 3], "_b1": [4, 0, 2, 1], "s": ["p", "q", None, "r"]})
     node = NodeKey(5, (("_b0", np.array([0, 0, 1, 1]), 1), ("_b1", None, 2)))
     table = engine.from_pandas(frame, [("_b0", "long"), ("_b1", "long"), ("s", "string")])
-    out = node_keyed(engine, table, node, ["s"])
-    assert [c for c, _ in engine.schema_of(out)] == [NODE, KEY, "s"]
-    want = [(5, [0, 0, 1, 1][b0] + 2 * b1, s) for b0, b1, s in frame.itertuples(index=False)]
-    assert _rows(engine, out, [NODE, KEY, "s"]) == _expected(want)
+    out = engine.with_columns(table, {KEY: key_expression(node)})
+    assert dict(engine.schema_of(out))[KEY] == "long"
+    want = [([0, 0, 1, 1][b0] + 2 * b1, s) for b0, b1, s in frame.itertuples(index=False)]
+    assert _rows(engine, out, [KEY, "s"]) == _expected(want)
 
 
 # ------------------------------------------------------------- ids, samples, small tables

@@ -1,17 +1,20 @@
 """Column expressions every engine computes natively (no Python UDF).
 
-A small, engine-neutral expression tree for :meth:`~sparkanon.engine.base.Engine.with_columns`:
-integer and float arithmetic on columns, ``floor``, ``clip``, an array lookup and a
-two-way ``when``. The local engine evaluates it on numpy arrays, the Spark engine turns
-it into Spark SQL column expressions (a ``CASE``, ``element_at``...), so a row-wise
-computation a family needs (a row's block leaf, its class key under a lattice node)
-runs in the JVM without shipping rows to Python. The family builds the expression in
-its own stage module; the engine only knows these node types.
+A small, engine-neutral expression tree for
+:meth:`~sparkanon.engine.base.Engine.with_columns`: integer and float arithmetic on
+columns, ``floor``, ``clip``, an array lookup (of numbers or of text) and a two-way
+``when``. The local engine evaluates it on numpy arrays, the Spark engine turns it into
+Spark SQL column expressions (a ``CASE``, ``element_at``...), so a row-wise computation a
+family needs (a row's block leaf, its class key under a lattice node) runs in the JVM
+without shipping rows to Python (a row's published label under a lattice node is a
+:class:`Text` of its level code). The family builds the expression in its own stage
+module; the engine only knows these node types.
 
-Types: a :class:`Col` has its column's type; ``+ - *`` give ``long`` when both sides
-are ``long`` and ``double`` otherwise; ``//``, :class:`Floor` and :class:`Lookup` give
-``long``. An expression over a null is undefined (the callers' code columns have none);
-so are a division by zero and a lookup outside the array.
+Types: a :class:`Col` has its column's type; ``+ - *`` give ``long`` when both sides are
+``long`` and ``double`` otherwise; ``//``, :class:`Floor` and :class:`Lookup` give
+``long``; :class:`Text` gives ``string``. An expression over a null is undefined (the
+callers' code columns have none); so are a division by zero and a lookup outside the
+array.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import operator
 from dataclasses import dataclass
 from typing import Union
 
-Expr = Union["Col", "Lit", "Arith", "Floor", "Clip", "Lookup", "When"]
+Expr = Union["Col", "Lit", "Arith", "Floor", "Clip", "Lookup", "Text", "When"]
 """Any expression node."""
 
 ARITH_OPS = ("+", "-", "*", "//")
@@ -87,6 +90,14 @@ class Lookup:
     """``values[index]``: a ``long`` from a constant array, ``index`` counted from 0."""
 
     values: tuple[int, ...]
+    index: Expr
+
+
+@dataclass(frozen=True)
+class Text:
+    """``values[index]``: a ``string`` from a constant array, ``index`` counted from 0."""
+
+    values: tuple[str, ...]
     index: Expr
 
 

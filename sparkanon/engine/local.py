@@ -17,7 +17,18 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.engine.base import Columns, Engine, InputSpec
-from sparkanon.engine.expr import COMPARISONS, Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
+from sparkanon.engine.expr import (
+    COMPARISONS,
+    Arith,
+    Clip,
+    Col,
+    Expr,
+    Floor,
+    Lit,
+    Lookup,
+    Text,
+    When,
+)
 from sparkanon.errors import InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
@@ -96,6 +107,9 @@ def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     if isinstance(expr, Lookup):
         index = _evaluate(expr.index, table, rows).astype(np.int64)
         return np.asarray(expr.values, dtype=np.int64)[index]
+    if isinstance(expr, Text):
+        index = _evaluate(expr.index, table, rows).astype(np.int64)
+        return np.asarray(expr.values, dtype=object)[index]
     if isinstance(expr, When):
         holds = np.asarray(
             COMPARISONS[expr.op](

@@ -24,7 +24,18 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.engine.base import Catalog, Columns, Engine, InputSpec
-from sparkanon.engine.expr import COMPARISONS, Arith, Clip, Col, Expr, Floor, Lit, Lookup, When
+from sparkanon.engine.expr import (
+    COMPARISONS,
+    Arith,
+    Clip,
+    Col,
+    Expr,
+    Floor,
+    Lit,
+    Lookup,
+    Text,
+    When,
+)
 from sparkanon.errors import ConfigError, InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
@@ -131,6 +142,9 @@ def _column(expr: Expr) -> Any:
     if isinstance(expr, Lookup):
         values = F.array(*[F.lit(int(v)) for v in expr.values])
         return F.element_at(values, _column(expr.index).cast("int") + F.lit(1)).cast("long")
+    if isinstance(expr, Text):
+        texts = F.array(*[F.lit(str(v)) for v in expr.values]).cast("array<string>")
+        return F.element_at(texts, _column(expr.index).cast("int") + F.lit(1))
     if isinstance(expr, When):
         holds = COMPARISONS[expr.op](_column(expr.left), _column(expr.right))
         return F.when(holds, _column(expr.then)).otherwise(_column(expr.otherwise))

@@ -1,10 +1,12 @@
 """The full-domain family (textbook section 20.3.1): Samarati and Incognito.
 
 encode -> levels (every quasi-identifier's hierarchy of levels) -> frequency (the bottom
-node's frequency set, aggregated and cached on the executors) -> search (the lattice,
-node verdicts rolled up from the frequency set in batches) -> publish (each
-quasi-identifier at the chosen node's level, failing classes suppressed, to the staging
-location). Verification groups by the published values, as for every one-table
+node's frequency set, aggregated and cached on the executors; the rows' base codes
+cached in place of the encoded rows) -> search (the lattice, node verdicts rolled up
+from the frequency set in batches) -> publish (each quasi-identifier at the chosen
+node's level, failing classes suppressed, to the staging location; native expressions
+and, when the driver holds the frequency set, an anti-join with the failing classes'
+keys it computed). Verification groups by the published values, as for every one-table
 release. The driver holds the lattice and per-node counts, never rows.
 """
 
@@ -87,18 +89,30 @@ class FullDomainFamily(Family):
             timer.note(lattice_nodes=_lattice_size(heights))
         based_cols = [(base_column(i), "long") for i in range(n_qi)] + [(SENS, "long")]
         based_cols += carried
-        based = engine.map_batches(encoded, make_base_fn(schema, rules, [SENS, *names]), based_cols)
         with timer.stage("frequency"):
+            # The base codes are computed once, in Python, and cached in place of the
+            # encoded rows: the frequency set and the publication both read them.
+            to_base = make_base_fn(schema, rules, [SENS, *names])
+            based = engine.persist(
+                engine.map_batches(encoded, to_base, based_cols), materialize=True
+            )
+            cached.append(based)
+            engine.unpersist(encoded)
             fset = frequency_set(engine, based, n_qi, models.uses_sensitive)
             cached.append(fset.table)
             timer.note(rows=fset.rows, entries=fset.entries, on_driver=fset.local is not None)
         prune = prunable(models.monotonic, models.additive, params.max_suppression)
         with timer.stage("search"):
-            result = _search(engine, params, fset, hierarchies, models, schema, weights, prune)
+            result, driver = _search(
+                engine, params, fset, hierarchies, models, schema, weights, prune
+            )
             timer.note(evaluated=result.evaluated, inferred=result.inferred, batches=result.batches)
         node = result.best
         with timer.stage("publish"):
-            labelled = publish_node(engine, based, fset, hierarchies, node, models, schema, carried)
+            failing = None if driver is None else driver.failing_keys(node)
+            labelled = publish_node(
+                engine, based, fset, hierarchies, node, models, schema, carried, failing
+            )
             columns = [h.name for h in hierarchies] + [c for c, _ in raw.passthrough_types]
             published = join_kept(engine, labelled, raw.kept, RID, columns)
             publication = staged(
@@ -183,11 +197,15 @@ def _search(
     schema: Any,
     weights: Sequence[float],
     prune: bool,
-) -> SearchResult:
+) -> tuple[SearchResult, DriverEvaluator | None]:
     """Run the configured search, each batch of nodes one pass.
 
     A pass is on the driver (:class:`~sparkanon.stages.rollup.DriverEvaluator`) when the
     frequency set was collected there, else distributed (:func:`evaluate_nodes`).
+
+    Returns:
+        The search's result, and the driver's evaluator when the search ran there (the
+        publication asks it for the chosen node's failing classes).
     """
     passes = [0]
     driver = None
@@ -215,4 +233,4 @@ def _search(
     task = SearchTask(
         heights, evaluate, params.max_suppression, params.metric, weights, driver is not None
     )
-    return search(task, prune, params.batch_nodes)
+    return search(task, prune, params.batch_nodes), driver

@@ -63,7 +63,7 @@ from sparkanon.attributes.schema import SENS, Schema
 from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.config import IntervalLevelsConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
-from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, add
+from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, Text, add
 from sparkanon.errors import ConfigError, InternalError
 from sparkanon.models import ClassSummaries, ModelSet
 from sparkanon.stages import rollup as driver_rollup
@@ -77,7 +77,7 @@ MAX_KEY = 1 << 62
 """The mixed-radix class key of a node must stay below this (``long`` columns)."""
 
 NODE = "_node"
-"""Column of a row keyed for a lattice node (:func:`node_keyed`): the node's id."""
+"""Column of a frequency-set entry rolled up for a lattice node: the node's id."""
 KEY = "_key"
 """Column of a row keyed for a lattice node: the row's equivalence class under that node."""
 
@@ -106,19 +106,6 @@ def key_expression(node: NodeKey) -> Expr:
             code = Lookup(tuple(int(v) for v in np.asarray(lookup, dtype=np.int64)), code)
         terms.append(Arith("*", code, Lit(int(stride))))
     return add(*terms)
-
-
-def node_keyed(engine: Engine, table: Table, node: NodeKey, keep: Sequence[str]) -> Table:
-    """Each row's equivalence class under one lattice node: :data:`NODE`, :data:`KEY`, ``keep``.
-
-    Args:
-        engine: the engine.
-        table: rows holding the code columns the node names.
-        node: the node: array lookups, then a mixed-radix sum.
-        keep: columns copied to the output.
-    """
-    keyed = engine.with_columns(table, {NODE: Lit(int(node.node)), KEY: key_expression(node)})
-    return engine.select(keyed, [NODE, KEY, *keep])
 
 
 def base_column(i: int) -> str:
@@ -679,32 +666,20 @@ def make_failing_fn(
     return failing
 
 
-def make_label_fn(
-    hierarchies: Sequence[LevelHierarchy],
-    node: Node,
-    schema: Schema,
-    passthrough: Sequence[str],
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Keyed rows -> published rows: level labels, then the pass-through columns as they are.
+def label_expressions(hierarchies: Sequence[LevelHierarchy], node: Node) -> dict[str, Expr]:
+    """Each quasi-identifier's published label under ``node``, from its base code, natively.
 
-    The pass-through columns hold the sensitive value.
+    The label of base code ``b`` at level ``l`` is ``labels[l][maps[l][b]]`` (level 0:
+    ``labels[0][b]``): one text lookup of a number lookup per attribute, so the rows
+    never go through Python to be published.
     """
-    sizes = [max(h.size(level), 1) for h, level in zip(hierarchies, node, strict=True)]
-    labels = [
-        np.asarray(h.labels[level], dtype=object)
-        for h, level in zip(hierarchies, node, strict=True)
-    ]
-
-    def label(batch: pd.DataFrame) -> pd.DataFrame:
-        codes = _decode_key(batch[KEY].to_numpy(dtype=np.int64), sizes)
-        frame = pd.DataFrame(
-            {h.name: lab[c] for h, lab, c in zip(hierarchies, labels, codes, strict=True)}
-        )
-        for c in passthrough:
-            frame[c] = batch[c].to_numpy()
-        return frame
-
-    return label
+    out: dict[str, Expr] = {}
+    for i, (h, level) in enumerate(zip(hierarchies, node, strict=True)):
+        code: Expr = Col(base_column(i))
+        if level != 0:
+            code = Lookup(tuple(int(v) for v in np.asarray(h.maps[level], dtype=np.int64)), code)
+        out[h.name] = Text(tuple(str(v) for v in h.labels[level]), code)
+    return out
 
 
 def publish_node(
@@ -716,8 +691,14 @@ def publish_node(
     models: ModelSet,
     schema: Schema,
     passthrough: Sequence[tuple[str, str]],
+    failing_keys: np.ndarray | None = None,
 ) -> Table:
     """The published rows of ``node``: the rows of its failing classes suppressed, labels out.
+
+    Every row step is native (the class key, the labels: :func:`label_expressions`); the
+    failing classes' keys come from the driver when it holds the frequency set
+    (``failing_keys``, a small table the engine broadcasts to the anti-join; none: no
+    join at all), else from one distributed pass over the frequency set.
 
     Args:
         engine: the engine.
@@ -729,21 +710,29 @@ def publish_node(
         schema: the encoded schema.
         passthrough: ``(name, type)`` of the columns copied unchanged (the sensitive
             column first).
+        failing_keys: the node's failing classes' keys (:func:`node_key`'s), computed
+            on the driver; ``None``: computed here from ``fset``.
 
     Returns:
         The published table: quasi-identifiers as strings, then the pass-through columns.
     """
     nk = node_key(hierarchies, node, 0)
-    rolled, buckets = _rolled_up(engine, fset, [nk])
-    failing = engine.map_groups(
-        rolled,
-        BUCKET,
-        make_failing_fn(models, schema, fset.sensitive),
-        [(KEY, "long")],
-        partitions=buckets,
-    )
     names = [c for c, _ in passthrough]
-    keyed = node_keyed(engine, based, nk, names)
-    kept = engine.join(keyed, failing, [KEY], how="left_anti")
-    columns = [(h.name, "string") for h in hierarchies] + list(passthrough)
-    return engine.map_batches(kept, make_label_fn(hierarchies, node, schema, names), columns)
+    kept = engine.with_columns(based, {KEY: key_expression(nk)})
+    if failing_keys is None:
+        rolled, buckets = _rolled_up(engine, fset, [nk])
+        failing = engine.map_groups(
+            rolled,
+            BUCKET,
+            make_failing_fn(models, schema, fset.sensitive),
+            [(KEY, "long")],
+            partitions=buckets,
+        )
+        kept = engine.join(kept, failing, [KEY], how="left_anti")
+    elif len(failing_keys):
+        failing = engine.from_pandas(
+            pd.DataFrame({KEY: np.asarray(failing_keys, dtype=np.int64)}), [(KEY, "long")]
+        )
+        kept = engine.join(kept, failing, [KEY], how="left_anti")
+    labelled = engine.with_columns(kept, label_expressions(hierarchies, node))
+    return engine.select(labelled, [h.name for h in hierarchies] + names)

@@ -292,6 +292,20 @@ class DriverEvaluator:
         self._keep(entries)
         return node_verdict(ok, s.size, ncp)
 
+    def failing_keys(self, node: Node) -> np.ndarray:
+        """The keys of the node's classes that fail a model (the classes to suppress).
+
+        Keys in the mixed radix of :func:`sparkanon.stages.lattice.node_key`, so the
+        publication drops the rows whose native key is one of them.
+        """
+        sizes = _radices(self.hierarchies, node)
+        entries = self.rollup(node, sizes)
+        assert entries.keys is not None
+        first, s = class_summaries(
+            entries.keys, entries.sens, entries.counts, self.n_values, self.level_of
+        )
+        return entries.keys[first][~self.models.satisfied(s)]
+
     def rollup(self, node: Node, sizes: Sequence[int]) -> Entries:
         """The node's frequency set (sorted by key, then sensitive code).
 

@@ -1,13 +1,14 @@
 """Stage ``verify``: every published equivalence class checked against the models.
 
 The published table is grouped by its published quasi-identifier values, not by the
-algorithm's classes: two classes that publish the same values form one group, and
-that group is what a reader of the table sees. Per group, Spark aggregations count the
-rows of each sensitive value (``(value code << 32) | count`` packed into one long and
-collected, so one aggregation carries the whole distribution); a batch function turns
-each batch of groups into :class:`~sparkanon.models.ClassSummaries` and asks the models
-(vectorised) which groups fail and how close each comes to its bound. The driver
-receives one row: violations, groups, rows, the discernibility metric and the worst
+algorithm's classes: two classes that publish the same values form one group, and that
+group is what a reader of the table sees. The rows are counted per group and published
+sensitive value natively first; only those counts go through Python, where the value gets
+its code. Per group, the counts of each value are packed (``(value code << 32) | count``)
+into one long and collected, so one aggregation carries the whole distribution); a batch
+function turns each batch of groups into :class:`~sparkanon.models.ClassSummaries` and
+asks the models (vectorised) which groups fail and how close each comes to its bound. The
+driver receives one row: violations, groups, rows, the discernibility metric and the worst
 value of every model's bound.
 
 A model that compares each class with the whole table (t-closeness,
@@ -46,7 +47,13 @@ def worst_direction(key: str) -> str:
 def make_code_fn(
     sensitive: SensitiveLevels, group_columns: Sequence[str]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Keep the published quasi-identifiers and add the sensitive value's code."""
+    """Per published (class, sensitive value) count: the class, the value's code and ``n``.
+
+    It runs on the counts, not on the rows: the published rows are first counted per
+    class and sensitive value natively, so Python sees one row per pair, not per row;
+    two values that encode alike give two pairs of the same code, which
+    :func:`group_summaries` adds up.
+    """
 
     def code(batch: pd.DataFrame) -> pd.DataFrame:
         codes, _, invalid = sensitive.encode(batch[sensitive.name])
@@ -54,6 +61,7 @@ def make_code_fn(
             raise InternalError("a published sensitive value is outside the sensitive domain")
         out = batch[list(group_columns)].copy()
         out[SENS] = codes
+        out["n"] = batch["n"].to_numpy(dtype=np.int64)
         return out
 
     return code
@@ -158,10 +166,11 @@ def verify(
     qi = list(publication.class_key)
     types = dict(engine.schema_of(published))
     group_cols = [(c, types[c]) for c in qi]
-    coded = engine.map_batches(
-        published, make_code_fn(schema.sensitive, qi), group_cols + [(SENS, "long")]
+    sens = schema.sensitive.name
+    per_raw = engine.aggregate(published, qi + [sens], {"n": ("count", sens)})
+    per_value = engine.map_batches(
+        per_raw, make_code_fn(schema.sensitive, qi), group_cols + [(SENS, "long"), ("n", "long")]
     )
-    per_value = engine.aggregate(coded, qi + [SENS], {"n": ("count", SENS)})
     if models.compares_with_table:
         if domain is None:
             raise InternalError("verify needs the sensitive domain to bind t-closeness")
