@@ -89,7 +89,10 @@ def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     A :class:`When` evaluates each branch on the rows that take it only.
     """
     if isinstance(expr, Col):
-        return table[expr.name].to_numpy()[rows]
+        column = table[expr.name]
+        if isinstance(column.dtype, pd.DatetimeTZDtype):  # keep the unit and the zone
+            return column.array.take(rows)
+        return column.to_numpy()[rows]
     if isinstance(expr, Lit):
         dtype = np.int64 if isinstance(expr.value, (int, np.integer)) else np.float64
         return np.full(len(rows), expr.value, dtype=dtype)

@@ -11,12 +11,13 @@ import pandas as pd
 
 from sparkanon.attributes.schema import CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Col
 from sparkanon.metrics.registry import ClassBatch
 from sparkanon.stages.kept import KeptColumns, join_kept
 
 CLASS_VALUE_PREFIX = "_pub_"
-"""Prefix of the columns in which a row carries its class's published values (the
-:meth:`Publisher.class_columns` names may be the row's own code columns)."""
+"""Prefix of the columns in which a row carries its class's published quasi-identifiers
+(:meth:`Publisher.class_value_columns`; the published names may be the row's own columns)."""
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
 RECORD_ID = "record_id"
@@ -78,11 +79,35 @@ class Publisher(ABC):
         """What the row map publishes: quasi-identifiers, the sensitive value (no kept column)."""
 
     @abstractmethod
+    def published_values(self, values: pd.DataFrame) -> dict[str, Any]:
+        """What a row of a class with these :meth:`class_columns` values publishes.
+
+        Args:
+            values: one row per class (or per placed row) holding :meth:`class_columns`.
+
+        Returns:
+            One array per published quasi-identifier (the first
+            ``len(schema.kinds)`` of :meth:`columns`), aligned with ``values``.
+        """
+
+    def qi_columns(self) -> list[tuple[str, str]]:
+        """The published quasi-identifiers: name and type (the start of :meth:`columns`)."""
+        return self.columns()[: len(self.schema.kinds)]
+
     def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:
         """Batch function: rows joined with their class's values -> published rows.
 
         The published rows are :meth:`columns` and the :meth:`carried` ones.
         """
+        carried = self.carried()
+
+        def publish(batch: pd.DataFrame) -> pd.DataFrame:
+            frame = pd.DataFrame(self.published_values(batch))
+            for c in carried:
+                frame[c] = batch[c].to_numpy()
+            return frame
+
+        return publish
 
     def publish(
         self, engine: Engine, placed: Table, summaries: Table, kept: KeptColumns | None = None
@@ -107,18 +132,19 @@ class Publisher(ABC):
         return self._published(engine, joined, self.make_row_fn(), kept)
 
     def class_value_columns(self) -> list[tuple[str, str]]:
-        """:meth:`class_columns` as a row carries them beside its own codes (prefixed)."""
-        return [(CLASS_VALUE_PREFIX + c, t) for c, t in self.class_columns()]
+        """The published quasi-identifiers as a row carries them beside its own codes (prefixed)."""
+        return [(CLASS_VALUE_PREFIX + c, t) for c, t in self.qi_columns()]
 
     def publish_carried(
         self, engine: Engine, rows: Table, kept: KeptColumns | None = None
     ) -> Publication:
-        """Every row published with the class values it already carries (no join).
+        """Every row published with the quasi-identifiers it already carries (no join, no map).
 
-        The per-block step can summarise its classes itself and hand each row its class's
-        values under the :meth:`class_value_columns` names
-        (:func:`sparkanon.stages.summarise.with_class_values`); the publication is then
-        a map over the rows, the same as :meth:`publish` gives from the summary table.
+        The per-block step can summarise its classes itself and hand each row the values
+        its class publishes under the :meth:`class_value_columns` names
+        (:func:`sparkanon.stages.summarise.with_class_values`, :meth:`published_values`
+        run once per class); the publication is then a renaming of columns, natively,
+        the same rows as :meth:`publish` gives from the summary table.
 
         Args:
             engine: the engine.
@@ -126,16 +152,13 @@ class Publisher(ABC):
                 :meth:`class_value_columns`.
             kept: the kept columns, joined by row id.
         """
-        names = [c for c, _ in self.class_columns()]
-        carried = list(dict.fromkeys(self.carried()))
-        rows_only = engine.select(rows, [*carried, *(CLASS_VALUE_PREFIX + c for c in names)])
-        row_fn = self.make_row_fn()
-
-        def publish(batch: pd.DataFrame) -> pd.DataFrame:
-            values = {c: batch[CLASS_VALUE_PREFIX + c].to_numpy() for c in names}
-            return row_fn(pd.DataFrame({**{c: batch[c].to_numpy() for c in carried}, **values}))
-
-        return self._published(engine, rows_only, publish, kept)
+        qi = [c for c, _ in self.qi_columns()]
+        named = engine.with_columns(rows, {c: Col(CLASS_VALUE_PREFIX + c) for c in qi})
+        columns = [c for c, _ in self.columns()]
+        published = join_kept(
+            engine, engine.select(named, [*columns, RID]), kept or KeptColumns(), RID, columns
+        )
+        return self._publication(published)
 
     def _published(
         self,
@@ -148,6 +171,10 @@ class Publisher(ABC):
         columns = self.columns()
         mapped = engine.map_batches(rows, row_fn, [*columns, (RID, "long")])
         published = join_kept(engine, mapped, kept or KeptColumns(), RID, [c for c, _ in columns])
+        return self._publication(published)
+
+    def _publication(self, published: Table) -> Publication:
+        """The one-table publication of ``published``, grouped by the quasi-identifiers."""
         return Publication(
             tables={MAIN: published},
             class_table=MAIN,

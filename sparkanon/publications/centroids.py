@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -35,17 +34,9 @@ class CentroidPublisher(Publisher):
         qi = [(k.name, published_type(k)) for k in self.schema.kinds]
         return qi + self.passthrough_types
 
-    def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:  # noqa: D102
-        schema, passthrough = self.schema, self.carried()
-
-        def publish(batch: pd.DataFrame) -> pd.DataFrame:
-            out = {
-                kind.name: kind.decode(batch[c].to_numpy())
-                for c, kind in zip(schema.code_columns, schema.kinds, strict=True)
-            }
-            frame = pd.DataFrame(out)
-            for c in passthrough:
-                frame[c] = batch[c].to_numpy()
-            return frame
-
-        return publish
+    def published_values(self, values: pd.DataFrame) -> dict[str, Any]:  # noqa: D102
+        schema = self.schema
+        return {
+            kind.name: kind.decode(values[c].to_numpy())
+            for c, kind in zip(schema.code_columns, schema.kinds, strict=True)
+        }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,18 +47,8 @@ class GeneralizedPublisher(Publisher):
     def columns(self) -> list[tuple[str, str]]:  # noqa: D102
         return [(k.name, "string") for k in self.schema.kinds] + self.passthrough_types
 
-    def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:  # noqa: D102
-        kinds, passthrough = self.schema.kinds, self.carried()
-
-        def publish(batch: pd.DataFrame) -> pd.DataFrame:
-            frame = pd.DataFrame(
-                {
-                    kind.name: batch[generalized_column(i)].astype(object).to_numpy()
-                    for i, kind in enumerate(kinds)
-                }
-            )
-            for c in passthrough:
-                frame[c] = batch[c].to_numpy()
-            return frame
-
-        return publish
+    def published_values(self, values: pd.DataFrame) -> dict[str, Any]:  # noqa: D102
+        return {
+            kind.name: values[generalized_column(i)].astype(object).to_numpy()
+            for i, kind in enumerate(self.schema.kinds)
+        }

@@ -8,10 +8,11 @@ computed for all the block's classes at once.
 
 Two ways to run it. When the cluster stage leaves no row for reconciliation (the usual
 case), the per-block step summarises its own classes as it forms them
-(:func:`with_class_values`): every row leaves the step carrying its class's published
-values, and one row per class (``_head``) its metric terms, so the summary table is a
-filter of the clustered rows and publishing is a map over them, with no second grouping
-of the rows by block and no join on class (:func:`summaries_of_heads`). When
+(:func:`with_class_values`): every row leaves the step carrying the quasi-identifiers
+its class publishes, and one row per class (``_head``) its metric terms, so the summary
+table is a filter of the clustered rows and publishing renames columns, with no second
+grouping of the rows by block, no join on class and no Python pass over the rows
+(:func:`summaries_of_heads`, :meth:`~sparkanon.publications.Publisher.publish_carried`). When
 reconciliation moves rows into other blocks' classes, those classes change after the
 step, and :func:`summarise_classes` groups the placed rows by block again.
 """
@@ -19,6 +20,7 @@ step, and :func:`summarise_classes` groups the placed rows by block again.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -114,29 +116,47 @@ def _filler(column_type: str, n: int) -> np.ndarray:
     return np.full(n, None, dtype=object)
 
 
+def _per_row(
+    values: Any, at: np.ndarray, placed: np.ndarray, column_type: str, index: pd.Index
+) -> Any:
+    """Each row's value of its class (``values[at]``), neutral where a row has none.
+
+    Dates and timestamps keep their pandas type (a missing one is ``NaT``).
+    """
+    if column_type in ("double", "long", "string"):
+        taken = np.asarray(values)[at]
+        if placed.all():
+            return taken
+        return np.where(placed, taken, _filler(column_type, len(at)))
+    taken = pd.Series(values).take(at)
+    taken.index = index
+    return taken.where(pd.Series(placed, index=index))
+
+
 def with_class_values(
     rows: pd.DataFrame,
     summarise: Callable[[pd.DataFrame], pd.DataFrame],
     publisher: Publisher,
     metrics: Sequence[Metric],
 ) -> pd.DataFrame:
-    """A block's rows with their class's published values, terms and the ``_head`` flag.
+    """A block's rows with what their class publishes, its terms and the ``_head`` flag.
 
     Args:
         rows: the rows of one or more whole blocks, with ``_class`` (``-1``: no class).
         summarise: :func:`make_summary_fn`'s function (one row per class).
-        publisher: the publisher (its class columns, prefixed).
+        publisher: the publisher (its published quasi-identifiers, prefixed).
         metrics: the metrics (their term columns).
 
     Returns:
-        ``rows`` with :func:`carried_columns`: every row with a class carries its class's
-        values and terms; ``_head`` is 1 on the first row of each class, so the heads
-        are the summary table. Rows without a class get neutral values and ``_head`` 0.
+        ``rows`` with :func:`carried_columns`: every row with a class carries the
+        quasi-identifiers its class publishes (:meth:`Publisher.published_values`, once
+        per class) and its class's terms; ``_head`` is 1 on the first row of each class,
+        so the heads are the summary table. Rows without a class get neutral values and
+        ``_head`` 0.
     """
     classes = rows[CLASS].to_numpy(dtype=np.int64)
     placed = classes >= 0
     extra = carried_columns(publisher, metrics)
-    source = [c for c, _ in publisher.class_columns()] + [c for c, _ in term_columns(metrics)]
     head = np.zeros(len(rows), dtype=np.int64)
     if not placed.any():
         values = {name: _filler(t, len(rows)) for name, t in extra[:-1]}
@@ -145,10 +165,13 @@ def with_class_values(
     ids = summary[CLASS].to_numpy(dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     at = order[np.searchsorted(ids, classes, sorter=order).clip(0, len(ids) - 1)]
-    values = {}
-    for (name, column_type), column in zip(extra[:-1], source, strict=True):
-        taken = summary[column].to_numpy()[at]
-        values[name] = np.where(placed, taken, _filler(column_type, len(rows)))
+    published = publisher.published_values(summary)
+    source = [published[c] for c, _ in publisher.qi_columns()]
+    source += [summary[c].to_numpy() for c, _ in term_columns(metrics)]
+    values = {
+        name: _per_row(column, at, placed, column_type, rows.index)
+        for (name, column_type), column in zip(extra[:-1], source, strict=True)
+    }
     _, first = np.unique(np.where(placed, classes, -1), return_index=True)
     head[first] = 1
     head[~placed] = 0
