@@ -29,7 +29,8 @@ from sparkanon.algorithms.lattice.search import (
 )
 from sparkanon.attributes.levels import LevelHierarchy
 from sparkanon.attributes.schema import RID, SENS
-from sparkanon.engine.base import Engine
+from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Col
 from sparkanon.errors import InternalError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
 from sparkanon.metrics.ncp import fully_lost_mean
@@ -40,6 +41,7 @@ from sparkanon.stages._common import log
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.kept import join_kept
 from sparkanon.stages.lattice import (
+    BaseRule,
     FrequencySet,
     base_column,
     build_levels,
@@ -87,17 +89,12 @@ class FullDomainFamily(Family):
             hierarchies, rules = build_levels(engine, config, schema, encoded)
             heights = [h.height for h in hierarchies]
             timer.note(lattice_nodes=_lattice_size(heights))
-        based_cols = [(base_column(i), "long") for i in range(n_qi)] + [(SENS, "long")]
-        based_cols += carried
         with timer.stage("frequency"):
-            # The base codes are computed once, in Python, and cached in place of the
-            # encoded rows: the frequency set and the publication both read them.
-            to_base = make_base_fn(schema, rules, [SENS, *names])
-            based = engine.persist(
-                engine.map_batches(encoded, to_base, based_cols), materialize=True
-            )
-            cached.append(based)
-            engine.unpersist(encoded)
+            keep = [SENS, *names]
+            based, cached_anew = _base_codes(engine, encoded, schema, rules, keep, carried)
+            if cached_anew:
+                cached.append(based)
+                engine.unpersist(encoded)
             fset = frequency_set(engine, based, n_qi, models.uses_sensitive)
             cached.append(fset.table)
             timer.note(rows=fset.rows, entries=fset.entries, on_driver=fset.local is not None)
@@ -179,6 +176,37 @@ class FullDomainFamily(Family):
             "achieved": verdict.details["achieved"],
             "publish": "levels",
         }
+
+
+def _base_codes(
+    engine: Engine,
+    encoded: Table,
+    schema: Any,
+    rules: Sequence[BaseRule],
+    keep: Sequence[str],
+    carried: Sequence[tuple[str, str]],
+) -> tuple[Table, bool]:
+    """The rows' base codes (one column per quasi-identifier) and the ``keep`` columns.
+
+    When every quasi-identifier's base code is its encoded code (``identity`` rules: the
+    discrete kinds), a native projection of the cached encoded rows. Otherwise one Python
+    pass (a continuous value's interval, a code's position), cached in place of the
+    encoded rows, which the caller then releases: the frequency set and the publication
+    both read it.
+
+    Returns:
+        The table, and whether it was cached here (then the encoded rows are not needed).
+    """
+    n_qi = len(rules)
+    native = zip(rules, schema.kinds, strict=True)
+    if all(rule.kind == "identity" and kind.code_type == "long" for rule, kind in native):
+        renamed = engine.with_columns(
+            encoded, {base_column(i): Col(c) for i, c in enumerate(schema.code_columns)}
+        )
+        return engine.select(renamed, [base_column(i) for i in range(n_qi)] + list(keep)), False
+    columns = [(base_column(i), "long") for i in range(n_qi)] + [(SENS, "long"), *carried]
+    to_base = make_base_fn(schema, rules, keep)
+    return engine.persist(engine.map_batches(encoded, to_base, columns), materialize=True), True
 
 
 def _lattice_size(heights: Sequence[int]) -> int:
