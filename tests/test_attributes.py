@@ -31,6 +31,7 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.text import trimmed_text
 from sparkanon.errors import ConfigError
+from sparkanon.stages.profile import TrimmedText
 from tests._helpers import FAST
 
 # ---------------------------------------------------------------------------
@@ -607,3 +608,29 @@ def test_trimmed_text_equals_row_by_row_strip(values: pd.Series) -> None:
     got = trimmed_text(values)
     assert got.dtype == expected.dtype
     assert got.equals(expected)
+
+
+@FAST
+@given(
+    cells=st.lists(
+        st.one_of(st.none(), st.sampled_from(["a", " a", "a ", "?", " ? ", "b", "", " ", "NA"])),
+        max_size=30,
+    ),
+    keep=st.lists(st.booleans(), min_size=30, max_size=30),
+)
+def test_batch_text_per_distinct_value_equals_row_by_row(
+    cells: list[str | None], keep: list[bool]
+) -> None:
+    """TrimmedText's tests, counts and encodings on distinct values are the row-by-row ones."""
+    frame = pd.DataFrame({"c": pd.Series(cells, dtype=object)})
+    texts = TrimmedText(frame).rows(np.array(keep[: len(cells)], dtype=bool))
+    rows = texts["c"]
+    tokens = {"?", "NA"}
+    assert texts.isin("c", tokens).tolist() == rows.isin(list(tokens)).fillna(False).tolist()
+    assert (
+        texts.value_counts("c").sort_index().to_dict() == rows.value_counts().sort_index().to_dict()
+    )
+    kind = nominal_kind("c", 1.0, ("a", "b", "?"))
+    got = texts.per_value("c", kind.encode)
+    want = kind.encode(rows.reset_index(drop=True))
+    assert [a.tolist() for a in got] == [a.tolist() for a in want]

@@ -39,12 +39,33 @@ def value_text(value: Any) -> Any:
     return value
 
 
+def distinct_text(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """The column as codes into its distinct values' trimmed text (:func:`trimmed_text`).
+
+    Args:
+        values: a column of any type.
+
+    Returns:
+        ``(codes, texts)``: per row the position of its value in ``texts`` (``-1`` for a
+        null), and a ``string`` series (index ``0..``) of each distinct value's trimmed
+        text. Two values may trim to one text (``" a"`` and ``"a"``); a float column
+        is taken row by row (``0.0`` and ``-0.0`` are one value to a hash but two texts).
+    """
+    if pd.api.types.is_float_dtype(values):
+        text = values.astype("string").str.strip().reset_index(drop=True)
+        codes = np.where(values.isna().to_numpy(), -1, np.arange(len(values)))
+        return codes.astype(np.int64), text
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    if pd.api.types.is_bool_dtype(values) or uniques.dtype == object:
+        uniques = pd.array([value_text(v) for v in uniques], dtype=object)
+    return np.asarray(codes, dtype=np.int64), pd.Series(uniques).astype("string").str.strip()
+
+
 def trimmed_text(values: pd.Series) -> pd.Series:
     """The values as strings without surrounding whitespace; nulls stay null.
 
     Equal to ``values.astype("string").str.strip()``, computed once per distinct value
-    (floats row by row: ``0.0`` and ``-0.0`` are one value to a hash but two texts),
-    with booleans and decimals spelt by :func:`value_text`.
+    (:func:`distinct_text`), with booleans and decimals spelt by :func:`value_text`.
 
     Args:
         values: a column of any type.
@@ -52,10 +73,6 @@ def trimmed_text(values: pd.Series) -> pd.Series:
     Returns:
         A ``string`` series with the same index.
     """
-    if pd.api.types.is_float_dtype(values):
-        return values.astype("string").str.strip()
-    codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    if pd.api.types.is_bool_dtype(values) or uniques.dtype == object:
-        uniques = pd.array([value_text(v) for v in uniques], dtype=object)
-    distinct = pd.Series(uniques).astype("string").str.strip().array
-    return pd.Series(distinct.take(codes, allow_fill=True), index=values.index, dtype="string")
+    codes, distinct = distinct_text(values)
+    taken = distinct.array.take(codes, allow_fill=True)
+    return pd.Series(taken, index=values.index, dtype="string")

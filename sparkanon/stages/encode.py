@@ -87,15 +87,18 @@ def make_encode_fn(
             numeric = isinstance(kind, TemporalKind) or (  # dates parse their own values
                 isinstance(kind, ContinuousKind) and texts.numeric(kind.name)
             )
-            raw = rows[kind.name] if numeric else texts[kind.name].reset_index(drop=True)
-            codes, _ = kind.encode(raw)
+            if numeric:
+                codes, _ = kind.encode(rows[kind.name])
+            else:  # an encoder takes each value alone: once per distinct text
+                codes, _ = texts.per_value(kind.name, kind.encode)
             out[col] = codes
         emptied = None
         if encode_sets is not None:
             out[ITEMS], emptied = encode_sets(rows[items[0].column])
         else:
-            sens = texts[schema.sensitive.name].reset_index(drop=True)
-            out[SENS], out[LEVEL], _ = schema.sensitive.encode(sens)
+            out[SENS], out[LEVEL], _ = texts.per_value(
+                schema.sensitive.name, schema.sensitive.encode
+            )
         frame = pd.DataFrame(out)
         for c in passthrough:
             frame[c] = rows[c].to_numpy()

@@ -10,7 +10,7 @@ fails the job with the column and the value (:func:`raise_input_errors`); the sc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +29,7 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.attributes.semantic import is_code
-from sparkanon.attributes.text import trimmed_text
+from sparkanon.attributes.text import distinct_text
 from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, StatisticsOverflowError
@@ -115,16 +115,58 @@ class TrimmedText:
 
     def __init__(self, batch: pd.DataFrame) -> None:
         self.batch = batch
+        self._distinct: dict[str, tuple[np.ndarray, pd.Series]] = {}
         self._text: dict[str, pd.Series] = {}
         self._epoch: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+
+    def distinct(self, column: str) -> tuple[np.ndarray, pd.Series]:
+        """The column as codes into its distinct values' trimmed text (``-1``: null).
+
+        See :func:`~sparkanon.attributes.text.distinct_text`; what holds of a value
+        holds of its rows, so a test or an encoding of the column runs on its few
+        distinct values (:meth:`isin`, :meth:`value_counts`, :meth:`per_value`).
+        """
+        got = self._distinct.get(column)
+        if got is None:
+            got = distinct_text(self.batch[column])
+            self._distinct[column] = got
+        return got
 
     def __getitem__(self, column: str) -> pd.Series:
         """The column's values as trimmed strings (nulls stay null)."""
         text = self._text.get(column)
         if text is None:
-            text = trimmed_text(self.batch[column])
+            codes, distinct = self.distinct(column)
+            taken = distinct.array.take(codes, allow_fill=True)
+            text = pd.Series(taken, index=self.batch.index, dtype="string")
             self._text[column] = text
         return text
+
+    def isin(self, column: str, values: Collection[str]) -> np.ndarray:
+        """Whether each row's trimmed text is one of ``values`` (a null never is)."""
+        codes, distinct = self.distinct(column)
+        hit = np.append(distinct.isin(list(values)).to_numpy(dtype=bool), False)
+        return hit[codes]  # code -1 reads the appended False
+
+    def value_counts(self, column: str) -> pd.Series:
+        """Rows per trimmed text (nulls left out), as ``Series.value_counts`` counts them."""
+        codes, distinct = self.distinct(column)
+        counts = np.bincount(codes[codes >= 0], minlength=len(distinct))
+        summed = pd.Series(counts, index=distinct.array).groupby(level=0).sum()
+        return summed[summed > 0]
+
+    def per_value(
+        self, column: str, fn: Callable[[pd.Series], tuple[np.ndarray, ...]]
+    ) -> tuple[np.ndarray, ...]:
+        """``fn`` of the column's trimmed text, computed once per distinct value.
+
+        ``fn`` must treat each value alone (an encoder); its arrays are spread back to the
+        rows. A column holding nulls is passed whole, row by row.
+        """
+        codes, distinct = self.distinct(column)
+        if len(codes) and codes.min() < 0:
+            return fn(self[column].reset_index(drop=True))
+        return tuple(np.asarray(a)[codes] for a in fn(distinct))
 
     def numeric(self, column: str) -> bool:
         """Whether the column holds numbers (not text, not booleans)."""
@@ -142,6 +184,7 @@ class TrimmedText:
     def rows(self, keep: np.ndarray) -> TrimmedText:
         """The rows where ``keep`` holds, with the columns converted so far."""
         out = TrimmedText(self.batch[keep])
+        out._distinct = {c: (codes[keep], d) for c, (codes, d) in self._distinct.items()}
         out._text = {c: t[keep] for c, t in self._text.items()}
         out._epoch = {c: (e[keep], bad[keep]) for c, (e, bad) in self._epoch.items()}
         return out
@@ -178,7 +221,7 @@ def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray
         elif c in spec.temporal:
             out[c] = texts.epoch(c, spec.temporal[c])[1]
         elif c in spec.known:
-            out[c] = ~texts[c].isin(list(spec.known[c])).to_numpy(dtype=bool)
+            out[c] = ~texts.isin(c, spec.known[c])
         else:
             out[c] = np.zeros(n, dtype=bool)
     return out
@@ -209,7 +252,7 @@ def missing_mask(
     for c in columns:
         missing = batch[c].isna().to_numpy(dtype=bool)
         if numeric_tokens or not texts.numeric(c):
-            missing |= texts[c].isin(list(tokens)).to_numpy(dtype=bool)
+            missing |= texts.isin(c, tokens)
         out[c] = missing
     return pd.DataFrame(out, index=batch.index)
 
@@ -285,12 +328,12 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
                         _stat("range", c, None, good.size, float(good.min()), float(good.max()))
                     )
             elif kind != "semantic" and c not in spec.known:
-                rows += [_stat("domain", c, str(v), n) for v, n in valid[c].value_counts().items()]
+                rows += [_stat("domain", c, str(v), n) for v, n in valid.value_counts(c).items()]
         if items is not None:
             for stat, value, n in item_stats(valid.batch[items.column], items):
                 rows.append(_stat(stat, items.column, value, n))
             return pd.DataFrame(rows, columns=[n for n, _ in PROFILE_COLUMNS])
-        counts = valid[spec.sensitive].value_counts()
+        counts = valid.value_counts(spec.sensitive)
         for v, n in counts.items():
             known = spec.sensitive_values is None or v in spec.sensitive_values
             stat = "domain" if known else "unknown"
