@@ -1,13 +1,14 @@
 """The full-domain family (textbook section 20.3.1): Samarati and Incognito.
 
 encode -> levels (every quasi-identifier's hierarchy of levels) -> frequency (the bottom
-node's frequency set, aggregated and cached on the executors, from the rows' base codes:
-a native projection of the encoded rows, or one Python pass cached in their place) -> search (the lattice, node verdicts rolled up
-from the frequency set in batches) -> publish (each quasi-identifier at the chosen
-node's level, failing classes suppressed, to the staging location; native expressions
-and, when the driver holds the frequency set, an anti-join with the failing classes'
-keys it computed). Verification groups by the published values, as for every one-table
-release. The driver holds the lattice and per-node counts, never rows.
+node's frequency set, aggregated and cached on the executors, from the rows' base codes: a
+native projection of the encoded rows, or one Python pass cached in their place) -> search
+(the lattice, node verdicts rolled up from the frequency set in batches) -> publish (each
+quasi-identifier at the chosen node's level, failing classes suppressed, to the staging
+location; native expressions and, when the driver holds the frequency set, an anti-join
+with the failing classes' keys it computed). Verification groups by the published values,
+as for every one-table release. The driver holds the lattice and per-node counts, never
+rows.
 """
 
 from __future__ import annotations
