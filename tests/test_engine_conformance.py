@@ -317,6 +317,12 @@ EXPRESSIONS = {
     "col-col": (Arith("-", Col("v"), Col("k")), lambda k, x, v: v - k),
     "col*double": (Arith("*", Col("v"), Lit(0.5)), lambda k, x, v: v * 0.5),
     "floordiv": (Arith("//", Arith("-", Col("v"), Lit(5)), Lit(3)), lambda k, x, v: (v - 5) // 3),
+    "mod": (Arith("%", Arith("-", Col("v"), Lit(5)), Lit(3)), lambda k, x, v: (v - 5) % 3),
+    # A long beyond the doubles' exact integers (the RT job's group ids are such longs).
+    "mod_big": (
+        Arith("%", Arith("+", Col("v"), Lit(2**60 + 1)), Lit(4)),
+        lambda k, x, v: (v + 1) % 4,
+    ),
     "floor": (Floor(Arith("*", Col("x"), Lit(-0.5))), lambda k, x, v: math.floor(x * -0.5)),
     "clip": (Clip(Col("v"), 2, 9), lambda k, x, v: min(max(v, 2), 9)),
     "lookup": (Lookup((7, 8, 9, 6), Col("k")), lambda k, x, v: (7, 8, 9, 6)[k]),
@@ -335,6 +341,7 @@ def test_with_columns(engine: Engine, data: str) -> None:
     assert [c for c, _ in engine.schema_of(out)] == [*NAMES, *EXPRESSIONS]
     types = dict(engine.schema_of(out))
     assert types["col+lit"] == types["floordiv"] == types["lookup"] == types["x"] == "long"
+    assert types["mod"] == types["mod_big"] == "long"
     assert types["col*double"] == "double"
     want = [(k, *[fn(k, x, v) for _, fn in EXPRESSIONS.values()], 1) for k, _, x, v in DATA[data]]
     assert _rows(engine, out, ["k", *EXPRESSIONS, "x"]) == _expected(want)

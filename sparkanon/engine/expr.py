@@ -9,8 +9,8 @@ runs in the JVM without shipping rows to Python. The family builds the expressio
 its own stage module; the engine only knows these node types.
 
 Types: a :class:`Col` has its column's type; ``+ - *`` give ``long`` when both sides
-are ``long`` and ``double`` otherwise; ``//``, :class:`Floor` and :class:`Lookup` give
-``long``. An expression over a null is undefined (the callers' code columns have none);
+are ``long`` and ``double`` otherwise; ``//``, ``%``, :class:`Floor` and :class:`Lookup`
+give ``long``. An expression over a null is undefined (the callers' code columns have none);
 so are a division by zero and a lookup outside the array.
 """
 
@@ -23,8 +23,10 @@ from typing import Union
 Expr = Union["Col", "Lit", "Arith", "Floor", "Clip", "Lookup", "When"]
 """Any expression node."""
 
-ARITH_OPS = ("+", "-", "*", "//")
-"""Operators of :class:`Arith` (``//``: floor division of two ``long`` s)."""
+ARITH_OPS = ("+", "-", "*", "//", "%")
+"""Operators of :class:`Arith` (``//``: floor division of two ``long`` s; ``%``: the
+exact remainder of a ``long`` by a positive ``long``, in ``[0, right)``, also for a
+``long`` beyond the doubles' exact integers)."""
 
 COMPARISONS = {
     "<": operator.lt,

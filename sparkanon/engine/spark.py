@@ -123,6 +123,8 @@ def _column(expr: Expr) -> Any:
         left, right = _column(expr.left), _column(expr.right)
         if expr.op == "//":
             return F.floor(left / right).cast("long")
+        if expr.op == "%":  # integral, exact for any long (no detour through a double)
+            return F.pmod(left.cast("long"), right.cast("long"))
         return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
     if isinstance(expr, Floor):
         return F.floor(_column(expr.arg)).cast("long")
