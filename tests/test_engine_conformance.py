@@ -225,7 +225,10 @@ def test_map_groups(engine: Engine, data: str, key: str) -> None:
 
 @pytest.mark.parametrize("data", CASES)
 def test_cogroup(engine: Engine, data: str) -> None:
-    """``fn(left rows, right rows)`` for each key on the right, left rows possibly none."""
+    """``fn(left rows, right rows)`` for each key on the right, left rows possibly none.
+
+    The mixed table's keys are spread over 3 partitions, the empty one's over the default.
+    """
     right = engine.from_pandas(
         pd.DataFrame({"key": [1, 1, 11, 9], "w": [1, 2, 3, 4]}), [("key", "long"), ("w", "long")]
     )
@@ -236,7 +239,8 @@ def test_cogroup(engine: Engine, data: str) -> None:
         )
 
     schema = [("key", "long"), ("left", "long"), ("w", "long")]
-    out = engine.cogroup(_table(engine, data), "k", right, "key", pair, schema)
+    parts = 3 if data == "mixed" else None
+    out = engine.cogroup(_table(engine, data), "k", right, "key", pair, schema, partitions=parts)
     left_rows = [r[0] for r in DATA[data]]
     expected = [(key, left_rows.count(key), w) for key, w in [(1, 3), (11, 3), (9, 4)]]
     assert _rows(engine, out, ["key", "left", "w"]) == _expected(expected)

@@ -231,6 +231,7 @@ class LocalEngine(Engine):
         right_key: str,
         fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> pd.DataFrame:
         parts = []
         for key, r in right.groupby(right_key, sort=True, dropna=False):

@@ -403,6 +403,7 @@ class SparkEngine(Engine):
         right_key: str,
         fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> DataFrame:
         key = "_cogroup_key"
 
@@ -413,8 +414,10 @@ class SparkEngine(Engine):
             rrows = rrows.rename(columns={key: right_key})
             return _conform(fn(lrows, rrows), schema)
 
-        lgroups = left.withColumnRenamed(left_key, key).groupBy(key)
-        rgroups = right.withColumnRenamed(right_key, key).groupBy(key)
+        left, right = left.withColumnRenamed(left_key, key), right.withColumnRenamed(right_key, key)
+        if partitions is not None:  # the grouping reuses this hash partitioning: one shuffle
+            left, right = left.repartition(partitions, key), right.repartition(partitions, key)
+        lgroups, rgroups = left.groupBy(key), right.groupBy(key)
         return lgroups.cogroup(rgroups).applyInPandas(run, _ddl(schema))
 
     def join(

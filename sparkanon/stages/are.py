@@ -22,10 +22,11 @@ engine primitives. The driver holds per-column, per-query and per-bucket statist
    ``qt`` queries with ``act > 0``;
 4. **est**: pred2 is scored once per distinct published set (a TBucket: one
    ``aggregate``, then :func:`sparkanon.metrics.are.contained_hits` in a
-   ``map_batches``, the queries' answers packed 8 a byte) and joined to the placed
-   records; the records are bucketed by group (``group % buckets``, a native
-   column expression) and one
-   ``map_groups`` per bucket computes the RT partial (records matching every pred1) and
+   ``map_batches``, the queries' answers packed 8 a byte); the placed records are
+   bucketed by group (``group % buckets``, a native column expression), the scores
+   joined to the (bucket, set) pairs present (a small table, no join of the records)
+   and one ``cogroup`` per bucket meets its records (shuffled once) with its sets'
+   scores and computes the RT partial (records matching every pred1) and
    the TT partial (records whose published set matches pred2) of each of its groups,
    combines them per group (``rt * tt / |G|``) and sums over its groups: one ``qt``
    vector per bucket, never a groups x queries matrix. A placed record is one RT row
@@ -57,6 +58,7 @@ from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.config import AreConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit
+from sparkanon.errors import InternalError
 from sparkanon.metrics import are as qm
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
 from sparkanon.stages.items import ITEMS, decode_sets
@@ -356,8 +358,28 @@ def unpack_scores(column: pd.Series, qt: int) -> np.ndarray:
     return np.unpackbits(raw.reshape(len(column), width), axis=1, count=qt, bitorder="little")
 
 
+def set_scores_of(records: pd.DataFrame, scores: pd.DataFrame, qt: int) -> np.ndarray:
+    """Each record's published set's pred2 (``(rows, qt)`` booleans), looked up by set.
+
+    Args:
+        records: rows with :data:`GSET`.
+        scores: one row per distinct set of ``records`` at least (:data:`GSET` and its
+            packed :data:`SCORE`).
+        qt: the number of queries.
+
+    Raises:
+        InternalError: a record's set has no score.
+    """
+    index = pd.Index([bytes(v) for v in scores[GSET]], dtype=object)
+    found = index.get_indexer([b"" if v is None else bytes(v) for v in records[GSET]])
+    if len(found) and int(found.min()) < 0:
+        raise InternalError("are: a published set of a bucket was not scored")
+    return unpack_scores(scores[SCORE], qt).astype(bool)[found]
+
+
 def bucket_estimate(
     batch: pd.DataFrame,
+    scores: pd.DataFrame,
     compiled: qm.CompiledQueries,
     qi: Sequence[tuple[str, str]],
     readers: Mapping[str, TemporalFormat] | None = None,
@@ -366,7 +388,8 @@ def bucket_estimate(
 
     Args:
         batch: every placed record of some groups (columns :data:`RID`, the
-            quasi-identifiers, :data:`CLASS` and :data:`SCORE`, its published set's pred2).
+            quasi-identifiers, :data:`CLASS` and :data:`GSET`, its published set).
+        scores: the pred2 of the bucket's distinct published sets (:func:`set_scores_of`).
         compiled: the queries.
         qi: the quasi-identifiers with their published types.
         readers: how each date and timestamp quasi-identifier's values are read.
@@ -377,7 +400,7 @@ def bucket_estimate(
     batch = batch.sort_values([CLASS, RID], kind="stable").reset_index(drop=True)
     groups = batch[CLASS].to_numpy(dtype=np.int64)
     rt_hits = qm.qi_match(qi_frame(batch, qi, readers), compiled)
-    tt_hits = unpack_scores(batch[SCORE], compiled.n_queries).astype(bool)
+    tt_hits = set_scores_of(batch, scores, compiled.n_queries)
     return qm.sorted_group_estimate(groups, rt_hits, tt_hits)
 
 
@@ -385,13 +408,13 @@ def make_est_fn(
     compiled: qm.CompiledQueries,
     qi: Sequence[tuple[str, str]],
     readers: Mapping[str, TemporalFormat] | None = None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """A bucket's records -> its non-zero estimates, one row per query."""
+) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+    """A bucket's records and its sets' scores -> its non-zero estimates, one row per query."""
 
-    def est(batch: pd.DataFrame) -> pd.DataFrame:
-        values = bucket_estimate(batch, compiled, qi, readers)
+    def est(batch: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+        values = bucket_estimate(batch, scores, compiled, qi, readers)
         hit = np.flatnonzero(values)
-        bucket = int(batch[BUCKET].iloc[0]) if len(batch) else 0
+        bucket = int(scores[BUCKET].iloc[0]) if len(scores) else 0
         return pd.DataFrame(
             {
                 BUCKET: np.full(len(hit), bucket, dtype=np.int64),
@@ -416,8 +439,10 @@ def estimated_answers(
 ) -> tuple[np.ndarray, int]:
     """``est`` of every query on the release: per-bucket vectors, summed exactly.
 
-    pred2 is scored once per distinct published set (a TBucket), on the executors, and
-    joined to the records; each bucket of whole groups then sums its groups' estimates.
+    pred2 is scored once per distinct published set (a TBucket), on the executors; the
+    scores go to the buckets that hold the set (a small table: at most one row per
+    bucket and TBucket), and one cogroup per bucket meets them with its records, which
+    are shuffled once (no join of the records on their sets).
 
     Returns:
         The estimates and the number of buckets.
@@ -425,22 +450,26 @@ def estimated_answers(
     compiled = qm.compile_queries(queries)
     cols = [c for c, _ in setup.qi]
     buckets = group_partitions(setup.records)
+    bucketed = engine.with_columns(
+        engine.select(placed, [RID, *cols, CLASS, GSET]), {BUCKET: bucket_of(buckets)}
+    )
     tbuckets = engine.aggregate(engine.select(placed, [GSET]), [GSET], {"n": ("count", GSET)})
     scored = engine.map_batches(
         engine.select(tbuckets, [GSET]),
         make_score_fn(compiled, setup.tree),
         [(GSET, "binary"), (SCORE, "binary")],
     )
-    types = dict(engine.schema_of(placed))  # Spark's binary reads as "string" here
-    columns = [(RID, "long"), *((c, types[c]) for c in cols), (CLASS, "long")]
-    joined = engine.join(engine.select(placed, [c for c, _ in columns] + [GSET]), scored, [GSET])
-
-    schema = [*columns, (SCORE, "binary")]
-    bucketed = engine.with_columns(
-        engine.select(joined, [c for c, _ in schema]), {BUCKET: bucket_of(buckets)}
+    present = engine.aggregate(bucketed, [BUCKET, GSET], {"n": ("count", GSET)})
+    # The scores on the left: with the pairs on the left Spark finds the set column of
+    # the joined table ambiguous (both sides descend from the placed records).
+    bucket_scores = engine.select(
+        engine.join(scored, engine.select(present, [BUCKET, GSET]), [GSET]),
+        [BUCKET, GSET, SCORE],
     )
-    parts = engine.map_groups(
+    parts = engine.cogroup(
         bucketed,
+        BUCKET,
+        bucket_scores,
         BUCKET,
         make_est_fn(compiled, setup.qi, setup.readers),
         [(BUCKET, "long"), (QUERY, "long"), (VALUE, "double")],
