@@ -453,13 +453,14 @@ def estimated_answers(
     bucketed = engine.with_columns(
         engine.select(placed, [RID, *cols, CLASS, GSET]), {BUCKET: bucket_of(buckets)}
     )
-    tbuckets = engine.aggregate(engine.select(placed, [GSET]), [GSET], {"n": ("count", GSET)})
+    present = engine.aggregate(bucketed, [BUCKET, GSET], {"n": ("count", GSET)})
+    # The TBuckets from the small (bucket, set) table: the records are read once here.
+    tbuckets = engine.aggregate(engine.select(present, [GSET]), [GSET], {"n": ("count", GSET)})
     scored = engine.map_batches(
         engine.select(tbuckets, [GSET]),
         make_score_fn(compiled, setup.tree),
         [(GSET, "binary"), (SCORE, "binary")],
     )
-    present = engine.aggregate(bucketed, [BUCKET, GSET], {"n": ("count", GSET)})
     # The scores on the left: with the pairs on the left Spark finds the set column of
     # the joined table ambiguous (both sides descend from the placed records).
     bucket_scores = engine.select(
