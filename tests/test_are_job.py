@@ -167,6 +167,63 @@ def test_candidate_sets_are_the_capped_sample_of_smallest_keys() -> None:
     assert candidate_sets(engine, records, 50, 1)[0] != candidate_sets(engine, records, 50, 2)[0]
 
 
+def test_candidate_sets_given_the_distinct_count_match_the_counted_ones() -> None:
+    """The job passes the distinct sets it counted: same sample, one hashing pass only."""
+    from sparkanon.attributes.itemsets import ItemSets
+    from sparkanon.stages.are import KEY, make_key_fn
+
+    rng = np.random.default_rng(5)
+    lists = [sorted(rng.choice(30, size=rng.integers(0, 4), replace=False)) for _ in range(600)]
+    records = pd.DataFrame({ITEMS: pd.Series(list(pack_item_sets(ItemSets.from_lists(lists))))})
+    n = len(set(map(tuple, lists)))
+    engine = LocalEngine(batch_rows=50)
+    assert candidate_sets(engine, records, 40, 3, distinct=n) == candidate_sets(
+        engine, records, 40, 3
+    )
+    assert candidate_sets(engine, records, 40, 3)[1] == n
+    # The batch function keeps each distinct set of its batch below the threshold once.
+    blobs = [bytes(b) for b in records[ITEMS]]
+    threshold = sorted(sample_key(b, 3) for b in set(blobs))[20]
+    kept = make_key_fn(3, threshold)(records)
+    assert sorted(kept[KEY]) == sorted(
+        k for k in {sample_key(b, 3) for b in blobs} if k < threshold
+    )
+    assert all(sample_key(bytes(b), 3) == k for b, k in zip(kept[ITEMS], kept[KEY], strict=True))
+
+
+def test_domains_on_distinct_rows_equal_the_per_record_domains() -> None:
+    """The published domains computed on the distinct QI rows: every record's value, once."""
+    from sparkanon.stages.are import qi_domains
+
+    records = pd.DataFrame(
+        {
+            "sex": [" M", "M", "F ", None, "F", "M"],
+            "zip": ["100", " 100", "200", "200", None, "300"],
+            "age": [30.0, 41.5, 30.0, 30.0, np.nan, 41.5],
+        }
+    )
+    engine = LocalEngine(batch_rows=2)
+    got = qi_domains(engine, records, [("sex", "string"), ("zip", "double")])
+    assert sorted(v for v in got["sex"] if v is not None) == ["F", "M"]
+    assert sum(v is None for v in got["sex"]) == 1
+    assert sorted(v for v in got["zip"] if not np.isnan(v)) == [100.0, 200.0, 300.0]
+    assert sum(np.isnan(v) for v in got["zip"]) == 1
+    # A floating-point column is read record by record (grouping would merge -0.0, 0.0).
+    got = qi_domains(engine, records, [("sex", "string"), ("age", "double")])
+    assert sorted(v for v in got["age"] if not np.isnan(v)) == [30.0, 41.5]
+    assert sorted(v for v in got["sex"] if v is not None) == ["F", "M"]
+
+
+def test_bucket_of_is_the_exact_remainder_of_large_group_ids() -> None:
+    """Group ids exceed 2^53; the bucket is ``group % buckets`` exactly (both engines' '%')."""
+    from sparkanon.attributes.schema import CLASS
+    from sparkanon.stages.are import BUCKET, bucket_of
+
+    groups = np.array([0, 5, 2**60 + 1, 2**60 + 7, 2**62 + 3], dtype=np.int64)
+    out = LocalEngine().with_columns(pd.DataFrame({CLASS: groups}), {BUCKET: bucket_of(4)})
+    assert out[BUCKET].tolist() == [int(g) % 4 for g in groups]
+
+
 def test_no_answerable_query_reports_no_are(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -225,7 +225,10 @@ def test_map_groups(engine: Engine, data: str, key: str) -> None:
 
 @pytest.mark.parametrize("data", CASES)
 def test_cogroup(engine: Engine, data: str) -> None:
-    """``fn(left rows, right rows)`` for each key on the right, left rows possibly none."""
+    """``fn(left rows, right rows)`` for each key on the right, left rows possibly none.
+
+    The mixed table's keys are spread over 3 partitions, the empty one's over the default.
+    """
     right = engine.from_pandas(
         pd.DataFrame({"key": [1, 1, 11, 9], "w": [1, 2, 3, 4]}), [("key", "long"), ("w", "long")]
     )
@@ -236,7 +239,8 @@ def test_cogroup(engine: Engine, data: str) -> None:
         )
 
     schema = [("key", "long"), ("left", "long"), ("w", "long")]
-    out = engine.cogroup(_table(engine, data), "k", right, "key", pair, schema)
+    parts = 3 if data == "mixed" else None
+    out = engine.cogroup(_table(engine, data), "k", right, "key", pair, schema, partitions=parts)
     left_rows = [r[0] for r in DATA[data]]
     expected = [(key, left_rows.count(key), w) for key, w in [(1, 3), (11, 3), (9, 4)]]
     assert _rows(engine, out, ["key", "left", "w"]) == _expected(expected)
@@ -317,6 +321,12 @@ EXPRESSIONS = {
     "col-col": (Arith("-", Col("v"), Col("k")), lambda k, x, v: v - k),
     "col*double": (Arith("*", Col("v"), Lit(0.5)), lambda k, x, v: v * 0.5),
     "floordiv": (Arith("//", Arith("-", Col("v"), Lit(5)), Lit(3)), lambda k, x, v: (v - 5) // 3),
+    "mod": (Arith("%", Arith("-", Col("v"), Lit(5)), Lit(3)), lambda k, x, v: (v - 5) % 3),
+    # A long beyond the doubles' exact integers (the RT job's group ids are such longs).
+    "mod_big": (
+        Arith("%", Arith("+", Col("v"), Lit(2**60 + 1)), Lit(4)),
+        lambda k, x, v: (v + 1) % 4,
+    ),
     "floor": (Floor(Arith("*", Col("x"), Lit(-0.5))), lambda k, x, v: math.floor(x * -0.5)),
     "clip": (Clip(Col("v"), 2, 9), lambda k, x, v: min(max(v, 2), 9)),
     "lookup": (Lookup((7, 8, 9, 6), Col("k")), lambda k, x, v: (7, 8, 9, 6)[k]),
@@ -339,6 +349,7 @@ def test_with_columns(engine: Engine, data: str) -> None:
     assert [c for c, _ in engine.schema_of(out)] == [*NAMES, *EXPRESSIONS]
     types = dict(engine.schema_of(out))
     assert types["col+lit"] == types["floordiv"] == types["lookup"] == types["x"] == "long"
+    assert types["mod"] == types["mod_big"] == "long"
     assert types["col*double"] == "double"
     assert types["text"] == "string"
     want = [(k, *[fn(k, x, v) for _, fn in EXPRESSIONS.values()], 1) for k, _, x, v in DATA[data]]

@@ -856,3 +856,11 @@ def test_verification_counts_each_kind_of_kl_violation(engine_name: str, request
     assert found["frequent_groups"] == 3  # 2 (x: 3 of 4), 3 (y: 1 of 1), 4 (no TT rows)
     assert found["inconsistent_groups"] == 2  # group 3 (2 vs 1), group 4 (1 vs none)
     assert found["violations"] == 6
+    # A TT read back from CSV holds its counts as text: read as numbers, the same verdict.
+    text = engine.from_pandas(
+        tt_frame.astype({"count": str}),
+        [(GROUP_ID, "long"), ("items", "string"), ("count", "string")],
+    )
+    tables = {RT_TABLE: rt, TT_TABLE: text}
+    publication = Publication(tables, RT_TABLE, [GROUP_ID], "items")
+    assert verify_rt(engine, publication, "items", KLDiversity(k=2, l=2)) == found

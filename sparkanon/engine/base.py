@@ -241,8 +241,13 @@ class Engine(ABC):
         right_key: str,
         fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> Table:
-        """Apply ``fn(left rows, right rows)`` to each key present on the right."""
+        """Apply ``fn(left rows, right rows)`` to each key present on the right.
+
+        ``partitions``: how many partitions the keys are spread over (as in
+        :meth:`map_groups`); ``None``: the engine's default.
+        """
 
     @abstractmethod
     def join(self, left: Table, right: Table, on: Sequence[str], how: str = "inner") -> Table:

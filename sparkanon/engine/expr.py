@@ -11,7 +11,7 @@ without shipping rows to Python (a row's published label under a lattice node is
 module; the engine only knows these node types.
 
 Types: a :class:`Col` has its column's type; ``+ - *`` give ``long`` when both sides are
-``long`` and ``double`` otherwise; ``//``, :class:`Floor` and :class:`Lookup` give
+``long`` and ``double`` otherwise; ``//``, ``%``, :class:`Floor` and :class:`Lookup` give
 ``long``; :class:`Text` gives ``string``. An expression over a null is undefined (the
 callers' code columns have none); so are a division by zero and a lookup outside the
 array.
@@ -26,8 +26,10 @@ from typing import Union
 Expr = Union["Col", "Lit", "Arith", "Floor", "Clip", "Lookup", "Text", "When"]
 """Any expression node."""
 
-ARITH_OPS = ("+", "-", "*", "//")
-"""Operators of :class:`Arith` (``//``: floor division of two ``long`` s)."""
+ARITH_OPS = ("+", "-", "*", "//", "%")
+"""Operators of :class:`Arith` (``//``: floor division of two ``long`` s; ``%``: the
+exact remainder of a ``long`` by a positive ``long``, in ``[0, right)``, also for a
+``long`` beyond the doubles' exact integers)."""
 
 COMPARISONS = {
     "<": operator.lt,

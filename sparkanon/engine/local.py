@@ -101,6 +101,8 @@ def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
         right = _evaluate(expr.right, table, rows)
         if expr.op == "//":
             return np.floor_divide(left, right).astype(np.int64)
+        if expr.op == "%":
+            return np.mod(left, right).astype(np.int64)
         return _ARITH[expr.op](left, right)
     if isinstance(expr, Floor):
         arg = _evaluate(expr.arg, table, rows)
@@ -246,6 +248,7 @@ class LocalEngine(Engine):
         right_key: str,
         fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> pd.DataFrame:
         parts = []
         for key, r in right.groupby(right_key, sort=True, dropna=False):

@@ -134,6 +134,8 @@ def _column(expr: Expr) -> Any:
         left, right = _column(expr.left), _column(expr.right)
         if expr.op == "//":
             return F.floor(left / right).cast("long")
+        if expr.op == "%":  # integral, exact for any long (no detour through a double)
+            return F.pmod(left.cast("long"), right.cast("long"))
         return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
     if isinstance(expr, Floor):
         return F.floor(_column(expr.arg)).cast("long")
@@ -415,6 +417,7 @@ class SparkEngine(Engine):
         right_key: str,
         fn: Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame],
         schema: Columns,
+        partitions: int | None = None,
     ) -> DataFrame:
         key = "_cogroup_key"
 
@@ -425,8 +428,10 @@ class SparkEngine(Engine):
             rrows = rrows.rename(columns={key: right_key})
             return _conform(fn(lrows, rrows), schema)
 
-        lgroups = left.withColumnRenamed(left_key, key).groupBy(key)
-        rgroups = right.withColumnRenamed(right_key, key).groupBy(key)
+        left, right = left.withColumnRenamed(left_key, key), right.withColumnRenamed(right_key, key)
+        if partitions is not None:  # the grouping reuses this hash partitioning: one shuffle
+            left, right = left.repartition(partitions, key), right.repartition(partitions, key)
+        lgroups, rgroups = left.groupBy(key), right.groupBy(key)
         return lgroups.cogroup(rgroups).applyInPandas(run, _ddl(schema))
 
     def join(

@@ -133,6 +133,7 @@ class _State:
     placed: Table
     qi_types: tuple[tuple[str, str], ...]
     readers: dict[str, TemporalFormat]
+    distinct_sets: int
 
 
 class TransactionFamily(Family):
@@ -192,7 +193,9 @@ class TransactionFamily(Family):
         )
         assert set(reasons) == {n for c, n in REASONS.items() if c != 0}
         qi_types = tuple((c, t) for c, t in published_types if c in kinds)
-        state = _State(k, l, tree, blocks, reasons, encoded, rows, placed, qi_types, readers)
+        state = _State(
+            k, l, tree, blocks, reasons, encoded, rows, placed, qi_types, readers, int(distinct)
+        )
         return Anonymized(publication, {"unplaced": sum(reasons.values())}, state, cached)
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
@@ -254,7 +257,9 @@ class TransactionFamily(Family):
         are_cfg = config.metrics.are
         if are_cfg.enabled and verdict.rows > 0:
             seed = config.seed if are_cfg.seed is None else are_cfg.seed
-            setup = AreSetup(s.qi_types, s.tree, are_cfg, seed, profile.usable, s.readers)
+            setup = AreSetup(
+                s.qi_types, s.tree, are_cfg, seed, profile.usable, s.readers, s.distinct_sets
+            )
             measured["are"] = measure_are(engine, s.records, s.placed, setup, run.timer)
         return measured
 

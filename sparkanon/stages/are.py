@@ -6,12 +6,15 @@ engine primitives. The driver holds per-column, per-query and per-bucket statist
 
 1. **domains**: the distinct values of every quasi-identifier in the input, in their
    published type (:func:`sparkanon.stages.rt_publish.published_values`: what RT shows),
-   one ``aggregate`` per column;
+   computed on the distinct rows of the quasi-identifiers (one native ``aggregate``,
+   then one ``map_batches`` and ``aggregate`` over those rows);
 2. **candidate sets**: the distinct sets of the input, or a seeded sample of
    ``candidate_sets`` of them (:func:`candidate_sets`): every distinct set gets a key,
    a keyed hash of its bytes and the seed, and the sample is the sets of the smallest
-   keys, found by a filter on a key threshold and one small collect. A uniform sample
-   without replacement, the same on every engine;
+   keys, found by one ``map_batches`` pass that hashes the sets and keeps those below a
+   key threshold (set from the number of distinct sets the job counted before
+   planning), and one small collect. A uniform sample without replacement, the same
+   on every engine;
 3. **queries and act**: :func:`sparkanon.metrics.are.draw_queries` on the driver;
    ``act`` of a pool of queries is one ``map_batches`` pass over the input records
    (:func:`sparkanon.metrics.are.actual_counts` per batch, ``qt`` numbers out) and a
@@ -19,9 +22,11 @@ engine primitives. The driver holds per-column, per-query and per-bucket statist
    ``qt`` queries with ``act > 0``;
 4. **est**: pred2 is scored once per distinct published set (a TBucket: one
    ``aggregate``, then :func:`sparkanon.metrics.are.contained_hits` in a
-   ``map_batches``, the queries' answers packed 8 a byte) and joined to the placed
-   records; the records are bucketed by group (``group % buckets``) and one
-   ``map_groups`` per bucket computes the RT partial (records matching every pred1) and
+   ``map_batches``, the queries' answers packed 8 a byte); the placed records are
+   bucketed by group (``group % buckets``, a native column expression), the scores
+   joined to the (bucket, set) pairs present (a small table, no join of the records)
+   and one ``cogroup`` per bucket meets its records (shuffled once) with its sets'
+   scores and computes the RT partial (records matching every pred1) and
    the TT partial (records whose published set matches pred2) of each of its groups,
    combines them per group (``rt * tt / |G|``) and sums over its groups: one ``qt``
    vector per bucket, never a groups x queries matrix. A placed record is one RT row
@@ -52,8 +57,10 @@ from sparkanon.attributes.itemsets import ItemSets, ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.config import AreConfig
 from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Arith, Col, Expr, Lit
+from sparkanon.errors import InternalError
 from sparkanon.metrics import are as qm
-from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
+from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
 from sparkanon.stages.items import ITEMS, decode_sets
 from sparkanon.stages.rt_cluster import GSET, group_partitions
 from sparkanon.stages.rt_publish import published_values
@@ -81,6 +88,8 @@ class AreSetup:
         seed: the seed of the queries and the sample (the section's, else the job's).
         records: the usable input records (sets the number of buckets).
         readers: how each date and timestamp quasi-identifier's values are read.
+        distinct_sets: how many distinct sets the records hold, when already counted
+            (``None``: the stage counts them).
     """
 
     qi: tuple[tuple[str, str], ...]
@@ -89,6 +98,7 @@ class AreSetup:
     seed: int
     records: int
     readers: Mapping[str, TemporalFormat] = field(default_factory=dict)
+    distinct_sets: int | None = None
 
 
 def set_key(blob: bytes, seed: int) -> int:
@@ -106,13 +116,24 @@ def set_key(blob: bytes, seed: int) -> int:
     return int.from_bytes(digest, "little") >> 1
 
 
-def make_key_fn(seed: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Distinct sets -> the sets with their sample keys (:func:`set_key`)."""
+def make_key_fn(seed: int, threshold: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Records -> their distinct sets whose sample key (:func:`set_key`) is below ``threshold``.
+
+    The filter runs inside the batch function, so only the sample's candidates leave
+    Python (not every record's set); each distinct set of a batch is hashed once.
+    """
 
     def keyed(batch: pd.DataFrame) -> pd.DataFrame:
-        blobs = [b"" if v is None else bytes(v) for v in batch[ITEMS].to_numpy(dtype=object)]
-        keys = np.fromiter((set_key(b, seed) for b in blobs), dtype=np.int64, count=len(blobs))
-        return pd.DataFrame({ITEMS: pd.Series(blobs, dtype=object), KEY: keys})
+        blobs = dict.fromkeys(
+            b"" if v is None else bytes(v) for v in batch[ITEMS].to_numpy(dtype=object)
+        )
+        kept = [(b, key) for b in blobs if (key := set_key(b, seed)) < threshold]
+        return pd.DataFrame(
+            {
+                ITEMS: pd.Series([b for b, _ in kept], dtype=object),
+                KEY: np.fromiter((key for _, key in kept), dtype=np.int64, count=len(kept)),
+            }
+        )
 
     return keyed
 
@@ -122,57 +143,49 @@ def sample_threshold(cap: int, distinct: int) -> int:
 
     The count below ``t`` is binomial ``(distinct, t / 2^63)``; the threshold is set
     :data:`_SAMPLE_MARGIN` standard deviations above ``cap`` (the caller widens it if
-    ever too few pass).
+    ever too few pass). A threshold of ``2^63`` keeps every key.
     """
     want = cap + _SAMPLE_MARGIN * math.sqrt(cap) + 16
-    return min(2**63 - 1, int(2**63 * min(1.0, want / max(distinct, 1))))
-
-
-def make_record_key_fn(seed: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Records -> the sample key of each one's set (:func:`set_key`), the key only."""
-
-    def keys(batch: pd.DataFrame) -> pd.DataFrame:
-        blobs = [b"" if v is None else bytes(v) for v in batch[ITEMS].to_numpy(dtype=object)]
-        out = np.fromiter((set_key(b, seed) for b in blobs), dtype=np.int64, count=len(blobs))
-        return pd.DataFrame({KEY: out})
-
-    return keys
+    return min(2**63, int(2**63 * min(1.0, want / max(distinct, 1))))
 
 
 def candidate_sets(
-    engine: Engine, records: Table, cap: int, seed: int
+    engine: Engine, records: Table, cap: int, seed: int, distinct: int | None = None
 ) -> tuple[list[tuple[int, ...]], int]:
     """The distinct sets of the input, or the ``cap`` of them with the smallest keys.
 
     The key is a function of the set, so the sets whose key is below a threshold are
-    found by filtering the records first and only the survivors are made distinct: the
-    input's sets are never shuffled whole. The distinct sets are counted by their keys
-    (two sets would count once only if their 63-bit keys collided).
+    found by filtering the records first (inside the one pass that hashes them) and
+    only the survivors are made distinct: the input's sets are never shuffled whole.
 
     Args:
         engine: the engine.
         records: the input records (column :data:`ITEMS`).
         cap: the most sets to return.
         seed: the seed of the keys.
+        distinct: how many distinct sets the records hold, when the caller has counted
+            them (the job has, before planning); ``None``: counted here (``nunique``).
 
     Returns:
         The sets (leaf ids, in key order) and how many distinct sets the input holds.
     """
     sets = engine.select(records, [ITEMS])
-    keys = engine.map_batches(sets, make_record_key_fn(seed), [(KEY, "long")])
-    n_distinct = engine.count(engine.aggregate(keys, [KEY], {"n": ("count", KEY)}))
-    keyed = engine.map_batches(sets, make_key_fn(seed), [(ITEMS, "binary"), (KEY, "long")])
-    threshold = sample_threshold(cap, n_distinct)
+    if distinct is None:
+        distinct = int(one_row(engine, sets, {"n": ("nunique", ITEMS)})["n"])
+    threshold = sample_threshold(cap, distinct)
     while True:
-        kept = keyed if threshold >= 2**63 - 1 else engine.where(keyed, KEY, "<", threshold)
-        distinct = engine.aggregate(kept, [ITEMS], {KEY: ("min", KEY)})
-        small = engine.collect_small(distinct, MAX_STAT_ROWS)
-        if len(small) >= min(cap, n_distinct) or threshold >= 2**63 - 1:
+        kept = engine.map_batches(
+            sets, make_key_fn(seed, threshold), [(ITEMS, "binary"), (KEY, "long")]
+        )
+        small = engine.collect_small(
+            engine.aggregate(kept, [ITEMS], {KEY: ("min", KEY)}), MAX_STAT_ROWS
+        )
+        if len(small) >= min(cap, distinct) or threshold >= 2**63:
             break
-        threshold = min(2**63 - 1, threshold * 2)
+        threshold = min(2**63, threshold * 2)
     small = small.assign(_blob=[bytes(v) for v in small[ITEMS]])
     small = small.sort_values([KEY, "_blob"], kind="stable").head(cap)
-    return decode_sets(small[ITEMS]).keys(), n_distinct
+    return decode_sets(small[ITEMS]).keys(), distinct
 
 
 def qi_frame(
@@ -228,9 +241,21 @@ def qi_domains(
     qi: Sequence[tuple[str, str]],
     readers: Mapping[str, TemporalFormat] | None = None,
 ) -> dict[str, list[Any]]:
-    """Every quasi-identifier's distinct values, in its published type (one pass, one aggregate)."""
+    """Every quasi-identifier's distinct values, in its published type.
+
+    The published type is a function of each value alone, so the batch function runs
+    on the distinct rows of the quasi-identifiers (a native aggregate first, a few
+    rows per combination of values instead of one per record), unless a column holds
+    floating-point numbers: Spark's grouping merges ``-0.0`` with ``0.0`` (and NaNs),
+    whose published texts differ, so those columns are read record by record.
+    """
+    names = [c for c, _ in qi]
+    rows = engine.select(records, names)
+    types = dict(engine.schema_of(records))
+    if names and not any(types.get(c) in ("float", "double") for c in names):
+        rows = engine.select(engine.aggregate(rows, names, {"_n": ("count", names[0])}), names)
     rows = engine.map_batches(
-        engine.select(records, [c for c, _ in qi]),
+        rows,
         make_domain_fn(qi, readers),
         [("column", "long"), ("text", "string"), ("null", "long")],
     )
@@ -333,8 +358,28 @@ def unpack_scores(column: pd.Series, qt: int) -> np.ndarray:
     return np.unpackbits(raw.reshape(len(column), width), axis=1, count=qt, bitorder="little")
 
 
+def set_scores_of(records: pd.DataFrame, scores: pd.DataFrame, qt: int) -> np.ndarray:
+    """Each record's published set's pred2 (``(rows, qt)`` booleans), looked up by set.
+
+    Args:
+        records: rows with :data:`GSET`.
+        scores: one row per distinct set of ``records`` at least (:data:`GSET` and its
+            packed :data:`SCORE`).
+        qt: the number of queries.
+
+    Raises:
+        InternalError: a record's set has no score.
+    """
+    index = pd.Index([bytes(v) for v in scores[GSET]], dtype=object)
+    found = index.get_indexer([b"" if v is None else bytes(v) for v in records[GSET]])
+    if len(found) and int(found.min()) < 0:
+        raise InternalError("are: a published set of a bucket was not scored")
+    return unpack_scores(scores[SCORE], qt).astype(bool)[found]
+
+
 def bucket_estimate(
     batch: pd.DataFrame,
+    scores: pd.DataFrame,
     compiled: qm.CompiledQueries,
     qi: Sequence[tuple[str, str]],
     readers: Mapping[str, TemporalFormat] | None = None,
@@ -343,7 +388,8 @@ def bucket_estimate(
 
     Args:
         batch: every placed record of some groups (columns :data:`RID`, the
-            quasi-identifiers, :data:`CLASS` and :data:`SCORE`, its published set's pred2).
+            quasi-identifiers, :data:`CLASS` and :data:`GSET`, its published set).
+        scores: the pred2 of the bucket's distinct published sets (:func:`set_scores_of`).
         compiled: the queries.
         qi: the quasi-identifiers with their published types.
         readers: how each date and timestamp quasi-identifier's values are read.
@@ -354,7 +400,7 @@ def bucket_estimate(
     batch = batch.sort_values([CLASS, RID], kind="stable").reset_index(drop=True)
     groups = batch[CLASS].to_numpy(dtype=np.int64)
     rt_hits = qm.qi_match(qi_frame(batch, qi, readers), compiled)
-    tt_hits = unpack_scores(batch[SCORE], compiled.n_queries).astype(bool)
+    tt_hits = set_scores_of(batch, scores, compiled.n_queries)
     return qm.sorted_group_estimate(groups, rt_hits, tt_hits)
 
 
@@ -362,13 +408,13 @@ def make_est_fn(
     compiled: qm.CompiledQueries,
     qi: Sequence[tuple[str, str]],
     readers: Mapping[str, TemporalFormat] | None = None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """A bucket's records -> its non-zero estimates, one row per query."""
+) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+    """A bucket's records and its sets' scores -> its non-zero estimates, one row per query."""
 
-    def est(batch: pd.DataFrame) -> pd.DataFrame:
-        values = bucket_estimate(batch, compiled, qi, readers)
+    def est(batch: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+        values = bucket_estimate(batch, scores, compiled, qi, readers)
         hit = np.flatnonzero(values)
-        bucket = int(batch[BUCKET].iloc[0]) if len(batch) else 0
+        bucket = int(scores[BUCKET].iloc[0]) if len(scores) else 0
         return pd.DataFrame(
             {
                 BUCKET: np.full(len(hit), bucket, dtype=np.int64),
@@ -380,6 +426,11 @@ def make_est_fn(
     return est
 
 
+def bucket_of(buckets: int) -> Expr:
+    """A placed record's bucket, ``group % buckets``, as a native (exact) expression."""
+    return Arith("%", Col(CLASS), Lit(buckets))
+
+
 def estimated_answers(
     engine: Engine,
     placed: Table,
@@ -388,8 +439,10 @@ def estimated_answers(
 ) -> tuple[np.ndarray, int]:
     """``est`` of every query on the release: per-bucket vectors, summed exactly.
 
-    pred2 is scored once per distinct published set (a TBucket), on the executors, and
-    joined to the records; each bucket of whole groups then sums its groups' estimates.
+    pred2 is scored once per distinct published set (a TBucket), on the executors; the
+    scores go to the buckets that hold the set (a small table: at most one row per
+    bucket and TBucket), and one cogroup per bucket meets them with its records, which
+    are shuffled once (no join of the records on their sets).
 
     Returns:
         The estimates and the number of buckets.
@@ -397,25 +450,27 @@ def estimated_answers(
     compiled = qm.compile_queries(queries)
     cols = [c for c, _ in setup.qi]
     buckets = group_partitions(setup.records)
-    tbuckets = engine.aggregate(engine.select(placed, [GSET]), [GSET], {"n": ("count", GSET)})
+    bucketed = engine.with_columns(
+        engine.select(placed, [RID, *cols, CLASS, GSET]), {BUCKET: bucket_of(buckets)}
+    )
+    present = engine.aggregate(bucketed, [BUCKET, GSET], {"n": ("count", GSET)})
+    # The TBuckets from the small (bucket, set) table: the records are read once here.
+    tbuckets = engine.aggregate(engine.select(present, [GSET]), [GSET], {"n": ("count", GSET)})
     scored = engine.map_batches(
         engine.select(tbuckets, [GSET]),
         make_score_fn(compiled, setup.tree),
         [(GSET, "binary"), (SCORE, "binary")],
     )
-    types = dict(engine.schema_of(placed))  # Spark's binary reads as "string" here
-    columns = [(RID, "long"), *((c, types[c]) for c in cols), (CLASS, "long")]
-    joined = engine.join(engine.select(placed, [c for c, _ in columns] + [GSET]), scored, [GSET])
-
-    def with_bucket(batch: pd.DataFrame) -> pd.DataFrame:
-        return batch.assign(**{BUCKET: batch[CLASS].to_numpy(dtype=np.int64) % buckets})
-
-    schema = [*columns, (SCORE, "binary")]
-    bucketed = engine.map_batches(
-        engine.select(joined, [c for c, _ in schema]), with_bucket, [*schema, (BUCKET, "long")]
+    # The scores on the left: with the pairs on the left Spark finds the set column of
+    # the joined table ambiguous (both sides descend from the placed records).
+    bucket_scores = engine.select(
+        engine.join(scored, engine.select(present, [BUCKET, GSET]), [GSET]),
+        [BUCKET, GSET, SCORE],
     )
-    parts = engine.map_groups(
+    parts = engine.cogroup(
         bucketed,
+        BUCKET,
+        bucket_scores,
         BUCKET,
         make_est_fn(compiled, setup.qi, setup.readers),
         [(BUCKET, "long"), (QUERY, "long"), (VALUE, "double")],
@@ -448,7 +503,9 @@ def measure_are(
     with timer.stage(ARE_STAGE):
         clock = time.perf_counter()
         domains = qi_domains(engine, records, setup.qi, setup.readers)
-        candidates, n_distinct = candidate_sets(engine, records, cfg.candidate_sets, setup.seed)
+        candidates, n_distinct = candidate_sets(
+            engine, records, cfg.candidate_sets, setup.seed, setup.distinct_sets
+        )
         qd = min(cfg.qd, len(setup.qi))
         setup_s = time.perf_counter() - clock
 
