@@ -327,6 +327,10 @@ EXPRESSIONS = {
         Arith("%", Arith("+", Col("v"), Lit(2**60 + 1)), Lit(4)),
         lambda k, x, v: (v + 1) % 4,
     ),
+    "floordiv_big": (
+        Arith("//", Arith("-", Lit(-(2**60) - 1), Col("v")), Lit(7)),
+        lambda k, x, v: (-(2**60) - 1 - v) // 7,
+    ),
     "floor": (Floor(Arith("*", Col("x"), Lit(-0.5))), lambda k, x, v: math.floor(x * -0.5)),
     "clip": (Clip(Col("v"), 2, 9), lambda k, x, v: min(max(v, 2), 9)),
     "lookup": (Lookup((7, 8, 9, 6), Col("k")), lambda k, x, v: (7, 8, 9, 6)[k]),
@@ -349,7 +353,7 @@ def test_with_columns(engine: Engine, data: str) -> None:
     assert [c for c, _ in engine.schema_of(out)] == [*NAMES, *EXPRESSIONS]
     types = dict(engine.schema_of(out))
     assert types["col+lit"] == types["floordiv"] == types["lookup"] == types["x"] == "long"
-    assert types["mod"] == types["mod_big"] == "long"
+    assert types["mod"] == types["mod_big"] == types["floordiv_big"] == "long"
     assert types["col*double"] == "double"
     assert types["text"] == "string"
     want = [(k, *[fn(k, x, v) for _, fn in EXPRESSIONS.values()], 1) for k, _, x, v in DATA[data]]

@@ -132,8 +132,11 @@ def _column(expr: Expr) -> Any:
         return F.lit(int(expr.value)).cast("long") if integral else F.lit(float(expr.value))
     if isinstance(expr, Arith):
         left, right = _column(expr.left), _column(expr.right)
-        if expr.op == "//":
-            return F.floor(left / right).cast("long")
+        if expr.op == "//":  # integral and exact for any long, rounded down as Python's
+            a, b = left.cast("long"), right.cast("long")
+            quotient = F.call_function("div", a, b)  # rounds toward zero
+            down = (a % b != 0) & ((a < 0) != (b < 0))
+            return F.when(down, quotient - 1).otherwise(quotient)
         if expr.op == "%":  # integral, exact for any long (no detour through a double)
             return F.pmod(left.cast("long"), right.cast("long"))
         return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
