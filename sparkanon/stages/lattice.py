@@ -437,16 +437,6 @@ def node_key(hierarchies: Sequence[LevelHierarchy], node: Node, node_id: int) ->
     return NodeKey(node_id, tuple(parts))
 
 
-def _decode_key(keys: np.ndarray, sizes: Sequence[int]) -> list[np.ndarray]:
-    """The level codes packed in mixed-radix keys (attributes in key order)."""
-    out = []
-    rest = np.asarray(keys, dtype=np.int64)
-    for size in sizes:
-        out.append(rest % size)
-        rest = rest // size
-    return out
-
-
 @dataclass(frozen=True, eq=False)
 class NodeLoss:
     """What the check of one node's classes needs to weigh NCP: per kept attribute, in key order.
@@ -475,7 +465,7 @@ class NodeLoss:
     def class_ncp(self, keys: np.ndarray) -> np.ndarray:
         """Weighted NCP of one row of each class (every row of a class shares it)."""
         total = np.zeros(len(keys))
-        for codes, table in zip(_decode_key(keys, self.sizes), self.ncp, strict=True):
+        for codes, table in zip(driver_rollup.unpack(keys, self.sizes), self.ncp, strict=True):
             total += table[codes]
         return total
 

@@ -278,16 +278,10 @@ class DriverEvaluator:
 
     def verdict(self, node: Node) -> NodeVerdict:
         """One node's verdict, its frequency set rolled up from the smallest source."""
-        sizes = _radices(self.hierarchies, node)
-        entries = self.rollup(node, sizes)
-        assert entries.keys is not None
-        first, s = class_summaries(
-            entries.keys, entries.sens, entries.counts, self.n_values, self.level_of
-        )
-        ok = self.models.satisfied(s)
-        ncp = np.zeros(len(first))
+        sizes, entries, keys, s, ok = self._classes(node)
+        ncp = np.zeros(len(keys))
         kept = [j for j, level in enumerate(node) if level != DROPPED]
-        for j, codes in zip(kept, unpack(entries.keys[first], sizes), strict=True):
+        for j, codes in zip(kept, unpack(keys, sizes), strict=True):
             ncp += self._ncp_table(j, node[j])[codes]
         self._keep(entries)
         return node_verdict(ok, s.size, ncp)
@@ -298,13 +292,20 @@ class DriverEvaluator:
         Keys in the mixed radix of :func:`sparkanon.stages.lattice.node_key`, so the
         publication drops the rows whose native key is one of them.
         """
+        _, _, keys, _, ok = self._classes(node)
+        return keys[~ok]
+
+    def _classes(
+        self, node: Node
+    ) -> tuple[list[int], Entries, np.ndarray, ClassSummaries, np.ndarray]:
+        """The node's radices, frequency set, class keys, class summaries and model verdicts."""
         sizes = _radices(self.hierarchies, node)
         entries = self.rollup(node, sizes)
         assert entries.keys is not None
         first, s = class_summaries(
             entries.keys, entries.sens, entries.counts, self.n_values, self.level_of
         )
-        return entries.keys[first][~self.models.satisfied(s)]
+        return sizes, entries, entries.keys[first], s, self.models.satisfied(s)
 
     def rollup(self, node: Node, sizes: Sequence[int]) -> Entries:
         """The node's frequency set (sorted by key, then sensitive code).
