@@ -19,7 +19,7 @@ from sparkanon.metrics.distribution import (
     spread_of,
     variational,
 )
-from sparkanon.stages.utility import ColumnSpec, utility
+from sparkanon.stages.utility import ColumnSpec, _label_codes, _text_counts, utility
 from tests._helpers import fast
 
 AGE = numeric_binning("age", 0.0, 100.0, 10)  # bins of width 10
@@ -80,6 +80,72 @@ def test_histogram_counts_per_label_and_reports_unread_and_nulls() -> None:
     # label 0: Masters 1 + "???" spread 1/4 on each leaf
     assert np.allclose(counts[0], [0.25, 0.25, 0.25, 1.25])
     assert np.allclose(counts[1], [0.0, 0.5, 0.0, 0.5])
+
+
+def _histogram_row_by_row(binning, values, labels, n_labels):
+    """The reference: every row's value spread on its own (the definition)."""
+    counts, unread, nulls = np.zeros((n_labels, binning.n_bins)), 0, 0
+    for value, label in zip(values, labels, strict=True):
+        if label < 0:
+            continue
+        if pd.isna(value):
+            nulls += 1
+            continue
+        spread = spread_of(binning, value)
+        counts[label, spread.bins] += spread.shares
+        unread += int(spread.unread)
+    return counts, unread, nulls
+
+
+_PUBLISHED = st.sampled_from(
+    ["Masters", " Masters ", "Graduate", "Higher", "*", "???", "HS-grad", None, "Doctorate"]
+)
+
+
+@fast()
+@given(st.lists(st.tuples(_PUBLISHED, st.integers(-1, 2)), max_size=60))
+def test_histogram_per_distinct_value_equals_row_by_row(rows) -> None:
+    values = pd.Series([v for v, _ in rows], dtype=object)
+    labels = np.array([y for _, y in rows], dtype=np.int64)
+    got = histogram_by_label(EDU, values, labels, 3)
+    want = _histogram_row_by_row(EDU, values, labels, 3)
+    assert np.allclose(got[0], want[0]) and got[1:] == want[1:]
+
+
+@fast()
+@given(st.lists(st.one_of(st.none(), st.integers(0, 120), st.floats(0, 120)), max_size=40))
+def test_numeric_histogram_per_distinct_value_equals_row_by_row(xs) -> None:
+    values = pd.Series(xs, dtype=object)
+    labels = np.zeros(len(xs), dtype=np.int64)
+    got = histogram_by_label(AGE, values, labels, 1)
+    want = _histogram_row_by_row(AGE, values, labels, 1)
+    assert np.allclose(got[0], want[0]) and got[1:] == want[1:]
+
+
+_RAW = st.one_of(
+    st.lists(st.sampled_from([" a", "a", "b ", None, "7", " 7"]), max_size=30).map(
+        lambda v: pd.Series(v, dtype=object)
+    ),
+    st.lists(st.one_of(st.none(), st.integers(-3, 3)), max_size=30).map(
+        lambda v: pd.Series(v, dtype="Int64")
+    ),
+    st.lists(st.booleans(), max_size=30).map(pd.Series),
+    st.lists(st.one_of(st.none(), st.sampled_from([0.0, -0.0, 1.5])), max_size=30).map(
+        lambda v: pd.Series(v, dtype=float)
+    ),
+)
+
+
+@fast()
+@given(_RAW)
+def test_utility_texts_per_distinct_value_equal_row_by_row(values) -> None:
+    text = values.astype("string").str.strip()
+    want = text.dropna().value_counts()
+    assert _text_counts(values).sort_index().to_dict() == want.sort_index().to_dict()
+    labels = {"a": 0, "7": 1, "True": 2, "-0.0": 3, "1": 4}
+    assert _label_codes(values, labels).tolist() == (
+        text.map(labels).fillna(-1).astype("int64").tolist()
+    )
 
 
 def test_distances_by_hand() -> None:

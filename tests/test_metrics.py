@@ -39,7 +39,13 @@ from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
 from sparkanon.publications.base import CLASS_VALUE_PREFIX
 from sparkanon.publications.generalized import generalized_column
 from sparkanon.stages.measure import measure
-from sparkanon.stages.summarise import HEAD, carried_columns, make_summary_fn, with_class_values
+from sparkanon.stages.summarise import (
+    HEAD,
+    carried_columns,
+    make_summary_fn,
+    summary_reads,
+    with_class_values,
+)
 from tests._helpers import ClassView
 
 H_HALF = 0.15051499783  # -0.5 lg 0.5
@@ -434,7 +440,14 @@ def test_rows_carrying_class_values_give_the_summary_table_and_the_join(publishe
     publisher = publisher_class(schema, [])
     registry = default_metrics(1)
     summarise = make_summary_fn(schema, 10.0, publisher, registry)
-    carried = with_class_values(frame, summarise, publisher, registry)
+    carried = with_class_values(
+        frame.drop(columns=CLASS),
+        {CLASS: frame[CLASS].to_numpy()},
+        summarise,
+        summary_reads(schema),
+        publisher,
+        registry,
+    )
     expected = summarise(frame[frame[CLASS] >= 0]).set_index(CLASS).sort_index()
     heads = carried[carried[HEAD] == 1].set_index(CLASS).sort_index()
     assert heads.index.tolist() == [3, 7]

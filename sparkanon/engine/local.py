@@ -135,7 +135,10 @@ def _holds_arrays(column: pd.Series) -> bool:
     """Whether an object column holds lists or arrays (judged by its first non-null value)."""
     if column.dtype != object:
         return False
-    present = column.dropna()
+    head = column.iloc[:64]  # most columns hold a value early: no scan of the whole column
+    present = head.dropna()
+    if len(present) == 0 and len(column) > len(head):
+        present = column.dropna()
     return len(present) > 0 and isinstance(present.iloc[0], (list, tuple, np.ndarray))
 
 

@@ -45,6 +45,7 @@ from sparkanon.stages.summarise import (
     make_summary_fn,
     summaries_of_heads,
     summarise_classes,
+    summary_reads,
     with_class_values,
 )
 
@@ -183,7 +184,13 @@ class BlockFamily(Family):
         base = config.algorithm.entropy_base
         summarise = make_summary_fn(schema, base, publisher, registry)
         finish = Finish(
-            partial(with_class_values, summarise=summarise, publisher=publisher, metrics=registry),
+            partial(
+                with_class_values,
+                summarise=summarise,
+                reads=summary_reads(schema),
+                publisher=publisher,
+                metrics=registry,
+            ),
             carried_columns(publisher, registry),
         )
         grouped = group_rows(run, models, config.algorithm.name, finish)

@@ -196,20 +196,25 @@ def histogram_by_label(
     Returns:
         ``(counts (n_labels, n_bins), unread rows, null rows)``.
     """
-    counts = np.zeros((n_labels, binning.n_bins))
+    n_bins = binning.n_bins
     keep = labels >= 0
-    frame = pd.DataFrame({"v": values.to_numpy()[keep], "y": labels[keep]})
-    nulls = int(frame["v"].isna().sum())
-    grouped = frame.dropna(subset=["v"]).groupby(["v", "y"], sort=False).size()
-    unread = 0
-    memo: dict[object, Spread] = {}
-    for (value, label), n in grouped.items():
-        spread = memo.get(value)
-        if spread is None:
-            spread = memo[value] = spread_of(binning, value)
-        counts[label, spread.bins] += n * spread.shares
-        unread += int(n) if spread.unread else 0
-    return counts, unread, nulls
+    codes, uniques = pd.factorize(values.to_numpy()[keep], use_na_sentinel=True)
+    present = codes >= 0
+    nulls = int((~present).sum())
+    # Rows per (distinct value, label), then each value's rows spread over its bins.
+    per_value = np.bincount(
+        codes[present] * n_labels + labels[keep][present], minlength=len(uniques) * n_labels
+    ).reshape(len(uniques), n_labels)
+    spreads = [spread_of(binning, value) for value in uniques]
+    if not spreads:
+        return np.zeros((n_labels, n_bins)), 0, nulls
+    owner = np.repeat(np.arange(len(spreads)), [s.bins.size for s in spreads])
+    bins = np.concatenate([s.bins for s in spreads]).astype(np.int64)
+    weights = per_value[owner] * np.concatenate([s.shares for s in spreads])[:, None]
+    cells = np.arange(n_labels)[None, :] * n_bins + bins[:, None]
+    counts = np.bincount(cells.ravel(), weights=weights.ravel(), minlength=n_labels * n_bins)
+    unread = int(per_value[[s.unread for s in spreads]].sum())
+    return counts.reshape(n_labels, n_bins), unread, nulls
 
 
 def variational(p: np.ndarray, q: np.ndarray) -> np.ndarray:

@@ -72,7 +72,7 @@ def make_cluster_fn(
     seed: int,
     part: Partitioning,
     infeasible: frozenset[int],
-    finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+    finish: Callable[[pd.DataFrame, dict[str, np.ndarray]], pd.DataFrame] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Cut one top block to leaves and cluster each; add ``_block``, ``_class``, ``_inf``, ``_rep``.
 
@@ -82,8 +82,10 @@ def make_cluster_fn(
         seed: the job seed.
         part: the cut rule (with ``stop_rows = max_block_rows``).
         infeasible: top blocks already known to be infeasible.
-        finish: applied to the clustered rows before they leave the step (the per-block
-            family's :func:`~sparkanon.stages.summarise.with_class_values`).
+        finish: builds the rows that leave the step from a top block's rows and the
+            columns the step adds (the per-block family's
+            :func:`~sparkanon.stages.summarise.with_class_values`); without it the rows
+            are the top block's with those columns.
     """
     schema = ctx.schema
 
@@ -98,16 +100,13 @@ def make_cluster_fn(
             local, merges = cluster_block_counted(top.iloc[rows], ctx, algorithm, seed, int(block))
             classes[rows] = global_class(np.full(rows.size, block), local)
             repairs[rows] = merges
-        out = with_columns(
-            top,
-            {
-                BLOCK: leaf,
-                CLASS: classes,
-                INFEASIBLE: np.isin(leaf, list(bad)).astype(np.int64),
-                REPAIRS: repairs,
-            },
-        )
-        return out if finish is None else finish(out)
+        added = {
+            BLOCK: leaf,
+            CLASS: classes,
+            INFEASIBLE: np.isin(leaf, list(bad)).astype(np.int64),
+            REPAIRS: repairs,
+        }
+        return with_columns(top, added) if finish is None else finish(top, added)
 
     return cluster
 
@@ -124,11 +123,13 @@ class Finish(NamedTuple):
     """What the per-block step adds to its rows before they leave it.
 
     Attributes:
-        fn: the function over a top block's clustered rows.
-        columns: the columns it adds.
+        fn: the function of a top block's rows and the step's added columns (``_block``,
+            ``_class``, ``_inf``, ``_rep``, by name) that returns the rows with them and
+            its own.
+        columns: the columns it adds besides the step's.
     """
 
-    fn: Callable[[pd.DataFrame], pd.DataFrame]
+    fn: Callable[[pd.DataFrame, dict[str, np.ndarray]], pd.DataFrame]
     columns: list[tuple[str, str]]
 
 

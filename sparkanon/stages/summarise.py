@@ -60,10 +60,19 @@ def class_batch(
     )
 
 
+def summary_reads(schema: Schema) -> list[str]:
+    """The columns :func:`make_summary_fn`'s function reads, besides ``_class``."""
+    return [RID, *schema.code_columns, SENS, LEVEL]
+
+
 def make_summary_fn(
     schema: Schema, entropy_base: float, publisher: Publisher, metrics: Sequence[Metric]
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Summarise every class of one block at once: its published values and metric terms."""
+    """Summarise every class of one block at once: its published values and metric terms.
+
+    The function reads ``_class`` and :func:`summary_reads` of the rows (``_rid`` when
+    present).
+    """
     columns = [n for n, _ in summary_columns(publisher, metrics)]
 
     def summarise(block: pd.DataFrame) -> pd.DataFrame:
@@ -135,33 +144,44 @@ def _per_row(
 
 def with_class_values(
     rows: pd.DataFrame,
+    added: dict[str, np.ndarray],
     summarise: Callable[[pd.DataFrame], pd.DataFrame],
+    reads: Sequence[str],
     publisher: Publisher,
     metrics: Sequence[Metric],
 ) -> pd.DataFrame:
-    """A block's rows with what their class publishes, its terms and the ``_head`` flag.
+    """A block's rows with ``added``, what their class publishes, its terms and ``_head``.
 
     Args:
-        rows: the rows of one or more whole blocks, with ``_class`` (``-1``: no class).
+        rows: the rows of one or more whole blocks.
+        added: the columns the per-block step gives them, among them ``_class`` (``-1``:
+            no class); they are added here with the rest, so the rows are copied once.
         summarise: :func:`make_summary_fn`'s function (one row per class).
+        reads: the columns it reads besides ``_class`` (:func:`summary_reads`); only
+            those of the placed rows are handed to it.
         publisher: the publisher (its published quasi-identifiers, prefixed).
         metrics: the metrics (their term columns).
 
     Returns:
-        ``rows`` with :func:`carried_columns`: every row with a class carries the
-        quasi-identifiers its class publishes (:meth:`Publisher.published_values`, once
+        ``rows`` with ``added`` and :func:`carried_columns`: every row with a class carries
+        the quasi-identifiers its class publishes (:meth:`Publisher.published_values`, once
         per class) and its class's terms; ``_head`` is 1 on the first row of each class,
         so the heads are the summary table. Rows without a class get neutral values and
         ``_head`` 0.
     """
-    classes = rows[CLASS].to_numpy(dtype=np.int64)
+    classes = np.asarray(added[CLASS], dtype=np.int64)
     placed = classes >= 0
     extra = carried_columns(publisher, metrics)
     head = np.zeros(len(rows), dtype=np.int64)
     if not placed.any():
         values = {name: _filler(t, len(rows)) for name, t in extra[:-1]}
-        return with_columns(rows, {**values, HEAD: head})
-    summary = summarise(rows[placed])
+        return with_columns(rows, {**added, **values, HEAD: head})
+    every = placed.all()
+    inputs = {c: rows[c].to_numpy() for c in reads if c in rows.columns}
+    inputs[CLASS] = classes
+    summary = summarise(
+        pd.DataFrame(inputs if every else {c: v[placed] for c, v in inputs.items()})
+    )
     ids = summary[CLASS].to_numpy(dtype=np.int64)
     order = np.argsort(ids, kind="stable")
     at = order[np.searchsorted(ids, classes, sorter=order).clip(0, len(ids) - 1)]
@@ -175,7 +195,7 @@ def with_class_values(
     _, first = np.unique(np.where(placed, classes, -1), return_index=True)
     head[first] = 1
     head[~placed] = 0
-    return with_columns(rows, {**values, HEAD: head})
+    return with_columns(rows, {**added, **values, HEAD: head})
 
 
 def summaries_of_heads(

@@ -70,8 +70,44 @@ class ColumnSpec:
     order: tuple[str, ...] = ()
 
 
-def _text(series: pd.Series) -> pd.Series:
-    return series.astype("string").str.strip()
+def _distinct_text(series: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """Per row the position of its value's trimmed text in ``texts`` (``-1``: null), and ``texts``.
+
+    The text of a value is ``str(value).strip()`` as ``astype("string")`` spells it (the
+    same as the release's published text), computed once per distinct value; two values
+    may trim to one text. Columns other than text, integers and booleans are taken row by
+    row: a float's ``0.0`` and ``-0.0`` are one value to a hash but two texts, and a
+    date's text depends on its column's type.
+    """
+    types = pd.api.types
+    per_value = types.is_object_dtype(series) or types.is_string_dtype(series)
+    per_value |= types.is_integer_dtype(series) or types.is_bool_dtype(series)
+    if per_value:
+        try:
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        except TypeError:  # unhashable values (lists): row by row
+            per_value = False
+    if not per_value:
+        text = series.astype("string").str.strip().reset_index(drop=True)
+        codes = np.where(series.isna().to_numpy(), -1, np.arange(len(series)))
+        return codes.astype(np.int64), text
+    texts = pd.Series(np.asarray(uniques, dtype=object)).astype("string").str.strip()
+    return np.asarray(codes, dtype=np.int64), texts
+
+
+def _text_counts(series: pd.Series) -> pd.Series:
+    """Rows per trimmed text, nulls left out (``series.astype("string").str.strip()`` counted)."""
+    codes, texts = _distinct_text(series)
+    counts = np.bincount(codes[codes >= 0], minlength=len(texts))
+    summed = pd.Series(counts, index=texts.array).groupby(level=0).sum()
+    return summed[summed > 0]
+
+
+def _label_codes(series: pd.Series, labels: Mapping[str, int]) -> np.ndarray:
+    """Each row's label code by its trimmed text (``-1``: null or a label ``labels`` lacks)."""
+    codes, texts = _distinct_text(series)
+    known = texts.map(labels).fillna(-1).to_numpy(dtype=np.int64)
+    return np.append(known, -1)[codes]  # code -1 (null) reads the appended -1
 
 
 def make_domain_fn(columns: Sequence[ColumnSpec]) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -96,7 +132,7 @@ def make_domain_fn(columns: Sequence[ColumnSpec]) -> Callable[[pd.DataFrame], pd
                         )
                     )
                 continue
-            counts = _text(batch[spec.name]).dropna().value_counts()
+            counts = _text_counts(batch[spec.name])
             parts.append(
                 pd.DataFrame(
                     {
@@ -188,7 +224,7 @@ def make_histogram_fn(
         if label is None:
             codes = np.zeros(len(batch), dtype=np.int64)
         else:
-            codes = _text(batch[label]).map(labels).fillna(-1).to_numpy(dtype=np.int64)
+            codes = _label_codes(batch[label], labels)
         parts = []
         for c, b in enumerate(bins_of):
             if b.column not in batch.columns:
@@ -285,7 +321,7 @@ def make_score_fn(
     """Per batch: per model, the held-out rows of a known label and those predicted right."""
 
     def score(batch: pd.DataFrame) -> pd.DataFrame:
-        truth = _text(batch[label]).map(labels).fillna(-1).to_numpy(dtype=np.int64)
+        truth = _label_codes(batch[label], labels)
         known = truth >= 0
         rows = batch[known]
         out = []
