@@ -225,26 +225,23 @@ def make_histogram_fn(
             codes = np.zeros(len(batch), dtype=np.int64)
         else:
             codes = _label_codes(batch[label], labels)
-        parts = []
+        cols, ys, ks, ws = [], [], [], []
         for c, b in enumerate(bins_of):
             if b.column not in batch.columns:
                 continue
             counts, unread, nulls = histogram_by_label(b, batch[b.column], codes, n_labels)
             y, k = np.nonzero(counts)
-            parts.append(pd.DataFrame({"col": c, "label": y, "bin": k, "w": counts[y, k]}))
-            parts.append(
-                pd.DataFrame(
-                    {
-                        "col": [c, c],
-                        "label": [0, 0],
-                        "bin": [_UNREAD, _NULL],
-                        "w": [float(unread), float(nulls)],
-                    }
-                )
-            )
-        if not parts:
-            return pd.DataFrame({k: pd.Series(dtype=_np(t)) for k, t in _HIST_COLUMNS})
-        return pd.concat(parts, ignore_index=True).astype({k: _np(t) for k, t in _HIST_COLUMNS})
+            cols.append(np.full(len(y) + 2, c, dtype=np.int64))
+            ys.append(np.append(y, [0, 0]))
+            ks.append(np.append(k, [_UNREAD, _NULL]))
+            ws.append(np.append(counts[y, k], [float(unread), float(nulls)]))
+        arrays = [cols, ys, ks, ws]
+        return pd.DataFrame(
+            {
+                name: np.concatenate(parts).astype(_np(ddl)) if parts else np.array([], _np(ddl))
+                for (name, ddl), parts in zip(_HIST_COLUMNS, arrays, strict=True)
+            }
+        )
 
     return histogram
 
