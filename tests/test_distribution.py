@@ -122,6 +122,14 @@ def test_numeric_histogram_per_distinct_value_equals_row_by_row(xs) -> None:
     assert np.allclose(got[0], want[0]) and got[1:] == want[1:]
 
 
+def test_dates_spread_as_the_rows_read_them() -> None:
+    days = pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02", None, "2020-01-01"]))
+    binning = categorical_binning("day", [str(d) for d in days.dropna().unique()])
+    got = histogram_by_label(binning, days, np.zeros(4, dtype=np.int64), 1)
+    want = _histogram_row_by_row(binning, days, np.zeros(4, dtype=np.int64), 1)
+    assert np.allclose(got[0], want[0]) and got[1:] == want[1:] and got[1] == 0
+
+
 _RAW = st.one_of(
     st.lists(st.sampled_from([" a", "a", "b ", None, "7", " 7"]), max_size=30).map(
         lambda v: pd.Series(v, dtype=object)

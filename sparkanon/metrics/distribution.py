@@ -198,7 +198,8 @@ def histogram_by_label(
     """
     n_bins = binning.n_bins
     keep = labels >= 0
-    codes, uniques = pd.factorize(values.to_numpy()[keep], use_na_sentinel=True)
+    # As a Series: its distinct values read as its rows do (a datetime as a Timestamp).
+    codes, uniques = pd.factorize(pd.Series(values.to_numpy()[keep]), use_na_sentinel=True)
     present = codes >= 0
     nulls = int((~present).sum())
     # Rows per (distinct value, label), then each value's rows spread over its bins.
