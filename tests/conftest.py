@@ -12,10 +12,15 @@ from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.schema import Schema
 from tests._helpers import edu_taxonomy_in, mixed_schema_of
 
+# The jobs the tests start in processes of their own (the command line, spark-submit) run
+# on a few hundred rows: 2 shuffle partitions, as this process's session, not the 8
+# sparkanon's sessions default to (half the tasks per shuffle; CI time).
+os.environ.setdefault("SPARKANON_SHUFFLE_PARTITIONS", "2")
+
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """One local SparkSession for the whole run: UI off, few shuffle partitions.
+    """One local SparkSession for the whole run: UI off, 2 shuffle partitions.
 
     With Hive support (the catalog-table tests), its embedded Derby metastore and
     warehouse in a temporary folder of the run, as sparkanon sets them up in local mode.
@@ -29,7 +34,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
         SparkSession.builder.master("local[2]")
         .appName("sparkanon-tests")
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.shuffle.partitions", "2")
         # As sparkanon's own sessions (engine/session.py): adaptive execution would run
         # every shuffle as a job of its own.
         .config("spark.sql.adaptive.enabled", "false")

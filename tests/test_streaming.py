@@ -287,11 +287,16 @@ def test_exactly_once_over_a_kill_mid_batch_and_a_restart(spark: object, tmp_pat
     assert not (folder / "ck" / "commits" / "2").exists()
     (folder / "ctl" / "slow").unlink()
     write_records(folder / "in", "r4.csv", range(22, 26), "ad")
-    # the restart, in this process's session (4 shuffle partitions: the checkpoint keeps 2)
+    # the restart, in this process's session set to 4 shuffle partitions: the checkpoint keeps 2
     spec = _spec(folder, max_files_per_trigger=1)
     initial = pd.DataFrame({"key": ["a"], "state": [count_state(100)]})
     step = counting_step(str(folder / "ctl"))
-    again = run_stateful_stream(spark, spec, step, OUTPUT_SCHEMA, initial_state=initial)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "4")
+    try:
+        again = run_stateful_stream(spark, spec, step, OUTPUT_SCHEMA, initial_state=initial)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
     assert [b.batch_id for b in again.batches] == [2, 3]
     assert again.rows_in == again.rows_out == 7 + 4
 
