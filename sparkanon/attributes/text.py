@@ -39,24 +39,43 @@ def value_text(value: Any) -> Any:
     return value
 
 
-def distinct_text(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
+def row_text(values: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """The column row by row in :func:`distinct_text`'s form: each row its own text.
+
+    Args:
+        values: a column of any type.
+
+    Returns:
+        ``(codes, texts)``: ``codes`` is each row's position (``-1`` for a null) and
+        ``texts`` (index ``0..``) each row's ``astype("string")`` text, trimmed.
+    """
+    text = values.astype("string").str.strip().reset_index(drop=True)
+    codes = np.where(values.isna().to_numpy(), -1, np.arange(len(values)))
+    return codes.astype(np.int64), text
+
+
+def distinct_text(values: pd.Series, spelled: bool = True) -> tuple[np.ndarray, pd.Series]:
     """The column as codes into its distinct values' trimmed text (:func:`trimmed_text`).
 
     Args:
         values: a column of any type.
+        spelled: booleans and decimals spelt as Spark does (:func:`value_text`), as the
+            profile and the encoders read input values; ``False`` keeps pandas' own text of
+            every value (``astype("string")``: ``True``), as a published value is read.
 
     Returns:
         ``(codes, texts)``: per row the position of its value in ``texts`` (``-1`` for a
         null), and a ``string`` series (index ``0..``) of each distinct value's trimmed
         text. Two values may trim to one text (``" a"`` and ``"a"``); a float column
         is taken row by row (``0.0`` and ``-0.0`` are one value to a hash but two texts).
+
+    Raises:
+        TypeError: the column holds unhashable values (lists).
     """
     if pd.api.types.is_float_dtype(values):
-        text = values.astype("string").str.strip().reset_index(drop=True)
-        codes = np.where(values.isna().to_numpy(), -1, np.arange(len(values)))
-        return codes.astype(np.int64), text
+        return row_text(values)
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
-    if pd.api.types.is_bool_dtype(values) or uniques.dtype == object:
+    if spelled and (pd.api.types.is_bool_dtype(values) or uniques.dtype == object):
         uniques = pd.array([value_text(v) for v in uniques], dtype=object)
     return np.asarray(codes, dtype=np.int64), pd.Series(uniques).astype("string").str.strip()
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.text import distinct_text, row_text
 from sparkanon.engine.base import Engine, Table
 from sparkanon.metrics.distribution import (
     Binning,
@@ -73,26 +74,19 @@ class ColumnSpec:
 def _distinct_text(series: pd.Series) -> tuple[np.ndarray, pd.Series]:
     """Per row the position of its value's trimmed text in ``texts`` (``-1``: null), and ``texts``.
 
-    The text of a value is ``str(value).strip()`` as ``astype("string")`` spells it (the
-    same as the release's published text), computed once per distinct value; two values
-    may trim to one text. Columns other than text, integers and booleans are taken row by
-    row: a float's ``0.0`` and ``-0.0`` are one value to a hash but two texts, and a
-    date's text depends on its column's type.
+    The text of a value is pandas' ``astype("string")`` text, trimmed (as a published
+    value reads; :func:`~sparkanon.attributes.text.distinct_text` unspelled), once per
+    distinct value of text, integer and boolean columns; others row by row (a date's text
+    depends on its column's type), and so are unhashable values (lists).
     """
     types = pd.api.types
     per_value = types.is_object_dtype(series) or types.is_string_dtype(series)
-    per_value |= types.is_integer_dtype(series) or types.is_bool_dtype(series)
-    if per_value:
+    if per_value or types.is_integer_dtype(series) or types.is_bool_dtype(series):
         try:
-            codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        except TypeError:  # unhashable values (lists): row by row
-            per_value = False
-    if not per_value:
-        text = series.astype("string").str.strip().reset_index(drop=True)
-        codes = np.where(series.isna().to_numpy(), -1, np.arange(len(series)))
-        return codes.astype(np.int64), text
-    texts = pd.Series(np.asarray(uniques, dtype=object)).astype("string").str.strip()
-    return np.asarray(codes, dtype=np.int64), texts
+            return distinct_text(series, spelled=False)
+        except TypeError:
+            pass
+    return row_text(series)
 
 
 def _text_counts(series: pd.Series) -> pd.Series:
