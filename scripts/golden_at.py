@@ -30,9 +30,11 @@ import golden_now as g
 g.ROOT = Path(sys.argv[1])
 g.ADULT_CSV = g.ROOT / "data" / "adult" / "adult.csv"
 case = json.loads(sys.argv[2])
+g.PINS_ROOT = Path(sys.argv[3])
 with tempfile.TemporaryDirectory() as tmp:
-    metrics, digests, _ = g.run_case(case, Path(tmp) / case["id"])
-print(json.dumps({"tables": digests, "metrics": g.headline(metrics)}, default=str))
+    metrics, tables, _ = g.run_case(case, Path(tmp) / case["id"])
+    moved = g.table_mismatches(case["tables"], tables)
+print(json.dumps({"tables": moved, "metrics": g.headline(metrics)}, default=str))
 """
 
 
@@ -41,7 +43,7 @@ def compare(case: dict, got: dict) -> tuple[bool, list[str], list[str]]:
     pinned, seen = case["metrics"], got["metrics"]
     changed = [k for k, v in pinned.items() if k in seen and seen[k] != v]
     added = [k for k in pinned if k not in seen]
-    return got["tables"] == case["tables"], changed, added
+    return not got["tables"], changed, added
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
             env = {**os.environ, "PYTHONPATH": str(tree)}
             for case in cases:
                 run = subprocess.run(
-                    [sys.executable, "-c", _RUNNER, str(tree), json.dumps(case)],
+                    [sys.executable, "-c", _RUNNER, str(tree), json.dumps(case), str(ROOT)],
                     capture_output=True,
                     text=True,
                     env=env,

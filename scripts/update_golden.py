@@ -6,6 +6,9 @@ then the digest of every published table and the headline metrics. ``tests/test_
 compares a fresh run with that file and never rewrites it, so a deliberate change to a
 release is this one rerun plus a reviewed diff of the file (say why in the commit).
 
+A case's ``by_value`` tables (float-derived releases: perturbation, condensation) are
+pinned by value: their copies are written to ``tests/golden/tables/``.
+
 Every config of ``conf/`` has a case (the test checks that none is left out); a config
 run with other settings too (another algorithm) has further cases.
 
@@ -27,12 +30,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests._golden import GOLDEN_FILE, headline, run_case  # noqa: E402
+from tests._golden import GOLDEN_FILE, headline, run_case, table_pins  # noqa: E402
 
 ADULT_3000 = {"adult_rows": 3000}
 """The header and the first 3,000 rows of data/adult/adult.csv (written in a temporary folder)."""
 
 BUNDLED = {"bundled": "the config's own input (the whole bundled data)"}
+
+BY_VALUE = ["data"]
+"""The tables of a float-derived release, pinned value by value within a tolerance."""
 
 SMALL_BLOCKS = "3,000 rows in blocks of at most 1,000: several blocks, as a full run has"
 
@@ -162,6 +168,7 @@ CASES: list[dict[str, Any]] = [
         "config": "conf/adult_perturb.yaml",
         "input": ADULT_3000,
         "overrides": [],
+        "by_value": BY_VALUE,
         "why": "perturbation: every row published with noise keyed by seed and row id",
         "spark": True,
     },
@@ -170,6 +177,7 @@ CASES: list[dict[str, Any]] = [
         "config": "conf/adult_condense.yaml",
         "input": ADULT_3000,
         "overrides": ["partitioning.max_block_rows=1000"],
+        "by_value": BY_VALUE,
         "why": "condensation: synthetic records from each MDAV group's mean and covariance",
     },
     {
@@ -177,6 +185,7 @@ CASES: list[dict[str, Any]] = [
         "config": "conf/adult_condense_mixed.yaml",
         "input": ADULT_3000,
         "overrides": ["partitioning.max_block_rows=1000"],
+        "by_value": BY_VALUE,
         "why": "condensation of mixed data: categories drawn from each group's frequencies",
         "spark": True,
     },
@@ -200,6 +209,7 @@ CASES: list[dict[str, Any]] = [
         "config": "conf/patients_perturb.yaml",
         "input": BUNDLED,
         "overrides": [],
+        "by_value": BY_VALUE,
         "why": "noise on a date (days), a timestamp (seconds) and a decimal",
     },
     {
@@ -207,6 +217,7 @@ CASES: list[dict[str, Any]] = [
         "config": "conf/patients_condense.yaml",
         "input": BUNDLED,
         "overrides": [],
+        "by_value": BY_VALUE,
         "why": "synthetic dates and timestamps from each group's mean and covariance",
     },
     {
@@ -223,7 +234,7 @@ def pin(case: dict[str, Any]) -> tuple[dict[str, Any], float]:
     """A case with its pins (published tables' digests, headline metrics) and its runtime."""
     with tempfile.TemporaryDirectory(prefix="golden-") as tmp:
         metrics, tables, seconds = run_case(case, Path(tmp))
-    return {**case, "tables": tables, "metrics": headline(metrics)}, seconds
+    return {**case, "tables": table_pins(case, tables), "metrics": headline(metrics)}, seconds
 
 
 def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
@@ -265,7 +276,9 @@ def main(argv: list[str] | None = None) -> int:
             "about": "Pins of tests/test_golden.py, written by scripts/update_golden.py "
             "(rerun it for a deliberate change and review the diff). Local engine; tables: "
             "rows and SHA-256 of the published rows sorted as text, floats to 12 "
-            "significant digits (tests/_golden.py).",
+            "significant digits, or, for a case's by_value tables, rows, the digest of "
+            "the exact columns and a kept copy compared value by value within a "
+            "tolerance (tests/_golden.py).",
             "cases": pinned,
         }
         GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)

@@ -45,12 +45,20 @@ def test_eigen_axes_descending_orthonormal_reconstructing_and_signed():
 
 
 def test_eigen_axes_clips_float_negative_eigenvalues():
-    # A rank-one covariance from eq 20.7 on collinear records: numerically indefinite.
+    # A negative eigenvalue of float-error size, as eq 20.7 can give on collinear records.
+    # A diagonal matrix's eigenvalues are its diagonal on every LAPACK build, so the case
+    # holds everywhere.
+    cov = np.diag([4.0, -1e-13, 1.0])
+    assert np.linalg.eigvalsh(cov).min() == -1e-13
+    values, vectors = eigen_axes(cov)
+    np.testing.assert_array_equal(values, [4.0, 1.0, 0.0])
+    np.testing.assert_array_equal(np.abs(vectors), np.eye(3)[:, [0, 2, 1]])
+    # A rank-one covariance from eq 20.7 on collinear records: whichever sign the rounding
+    # gives its zero eigenvalues, none comes out negative.
     x = np.outer(np.linspace(0.1, 3.3, 7), [1.0, 1.0 / 3.0, 7.0]) + 0.1
-    cov = GroupStats.of(x).covariance()
-    assert np.linalg.eigvalsh(cov).min() != 0.0  # float error: not exactly singular
-    values, _ = eigen_axes(cov)
+    values, _ = eigen_axes(GroupStats.of(x).covariance())
     assert np.all(values >= 0.0) and np.all(np.diff(values) <= 0.0)
+    assert values[1] <= 1e-12 * values[0]
     with pytest.raises(ValueError, match="square"):
         eigen_axes(np.ones((2, 3)))
 

@@ -12,17 +12,29 @@ Spark.
 
 from __future__ import annotations
 
+import datetime as dt
 import importlib.util
 import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from tests._golden import GOLDEN_FILE, ROOT, headline, load_golden, run_case
+from tests._golden import (
+    GOLDEN_FILE,
+    ROOT,
+    VALUE_TOLERANCE,
+    headline,
+    load_golden,
+    run_case,
+    table_mismatches,
+    table_pin,
+)
 
 GOLDEN = load_golden()["cases"]
-SPEC_KEYS = ("id", "config", "input", "overrides", "why")
+SPEC_KEYS = ("id", "config", "input", "overrides", "why", "by_value")
 
 
 def mismatches(pinned: Any, actual: Any, where: str = "") -> list[str]:
@@ -83,11 +95,71 @@ def test_mismatches_sees_a_moved_value() -> None:
     assert mismatches(pinned, {k: v for k, v in pinned.items() if k != "rows_out"}) != []
 
 
+FLOAT_DERIVED_FAMILIES = ("perturbation", "synthesis")
+"""Families whose published values come out of float draws and linear algebra."""
+
+
+def test_float_derived_releases_are_pinned_by_value_the_others_by_digest() -> None:
+    for case in GOLDEN:
+        by_value = family(case["config"]) in FLOAT_DERIVED_FAMILIES
+        for name, pin in case["tables"].items():
+            assert ("sha256" not in pin) == by_value, (case["id"], name)
+            assert (name in case.get("by_value", ())) == by_value, (case["id"], name)
+
+
+def _table() -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    n = 60
+    return pd.DataFrame(
+        {
+            "group": np.repeat(np.arange(6), 10),
+            "x": rng.normal(50.0, 10.0, n),
+            "y": rng.normal(0.0, 1e4, n),
+            "at": pd.Timestamp("2023-06-01", tz="UTC")
+            + pd.to_timedelta(rng.uniform(0, 1e7, n).round(6), unit="s"),
+            "born": [
+                dt.date(1950, 1, 1) + dt.timedelta(days=int(d)) for d in rng.integers(0, 2e4, n)
+            ],
+            "sex": rng.choice(["F", "M", None], n),
+        }
+    )
+
+
+def test_by_value_pin_passes_float_error_and_row_order(tmp_path: Path) -> None:
+    frame = _table()
+    pin = table_pin("case", "data", frame, by_value=True, folder=tmp_path)
+    assert pin["numeric"] == {"x": "float", "y": "float", "at": "timestamp_us", "born": "date_days"}
+    drifted = frame.sample(frac=1.0, random_state=1).reset_index(drop=True)
+    drifted["x"] *= 1 + 1e-12
+    drifted["y"] += 1e-9
+    drifted["at"] += pd.Timedelta(microseconds=1)
+    assert table_mismatches({"data": pin}, {"data": drifted}) == []
+
+
+def test_by_value_pin_sees_a_moved_value_row_or_label(tmp_path: Path) -> None:
+    frame = _table()
+    pins = {"data": table_pin("case", "data", frame, by_value=True, folder=tmp_path)}
+    moved = frame.copy()
+    moved.loc[7, "x"] += 10 * VALUE_TOLERANCE * (frame["x"].max() - frame["x"].min())
+    found = table_mismatches(pins, {"data": moved})
+    assert len(found) == 1 and found[0].startswith("tables.data.x: 1 of 60 values beyond")
+    relabelled = frame.copy()
+    relabelled.loc[3, "sex"] = "X"
+    assert "tables.data.exact columns: digest moved" in table_mismatches(pins, {"data": relabelled})
+    shifted = frame.copy()
+    shifted.loc[5, "born"] += dt.timedelta(days=2)
+    assert table_mismatches(pins, {"data": shifted})[0].startswith("tables.data.born: 1 of 60")
+    assert table_mismatches(pins, {"data": frame.iloc[1:]}) == [
+        "tables.data.rows: pinned 60, got 59"
+    ]
+    assert table_mismatches(pins, {}) == ["tables.data: missing"]
+
+
 @pytest.mark.parametrize("case", GOLDEN, ids=[case["id"] for case in GOLDEN])
 def test_config_release_is_pinned(case: dict[str, Any], tmp_path: Path) -> None:
     metrics, tables, _ = run_case(case, tmp_path)
     assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"]
-    found = mismatches(case["tables"], tables, "tables.")
+    found = table_mismatches(case["tables"], tables)
     found += mismatches(case["metrics"], headline(metrics), "metrics.")
     assert not found, (
         f"{case['id']} moved from {GOLDEN_FILE.name} (if deliberate: "
@@ -109,6 +181,6 @@ def test_spark_publishes_the_pinned_tables(spark: object, tmp_path: Path) -> Non
         counts = {
             k: v for k, v in case["metrics"].items() if k.startswith(("rows_", "suppressed_"))
         }
-        found += mismatches(case["tables"], tables, f"{case['id']}.tables.")
+        found += table_mismatches(case["tables"], tables, f"{case['id']}.tables.")
         found += mismatches(counts, {k: metrics[k] for k in counts}, f"{case['id']}.metrics.")
     assert not found, "\n".join(found)
