@@ -1093,7 +1093,7 @@ def _decimals_case(
 
 
 def test_decimals_round_full_domain_labels(tmp_path: Path) -> None:
-    """output.decimals: exact values to the nearest, interval edges outwards (both contain)."""
+    """output.decimals: exact values to the nearest, interval edges on the grid (disjoint)."""
     plain, joined = _decimals_case(tmp_path / "plain", None, "local")
     assert plain.metrics["node"] == {"a": 0, "b": 1}
     assert set(joined["a_published"]) == {"1.234", "1.249", "2.567", "3.891"}
@@ -1104,10 +1104,54 @@ def test_decimals_round_full_domain_labels(tmp_path: Path) -> None:
     # 1.234 and 1.249 both publish 1.2: their classes merge into one published group.
     assert set(joined["a_published"]) == {"1.2", "2.6", "3.9"}
     assert run.metrics["published_classes"] == 9 < plain.metrics["published_classes"] == 12
-    assert set(joined["b_published"]) == {"[0, 2.9)", "[2.8, 5.7)", "[5.6, 8.5]"}
+    # Edges 0, 59/21 = 2.81, 118/21 = 5.62, 59/7 = 8.43: the cuts to the nearest, the last
+    # edge up. No row changes interval (19/7 = 2.71 < 2.8 <= 20/7; 39/7 < 5.6 <= 40/7).
+    assert set(joined["b_published"]) == {"[0, 2.8)", "[2.8, 5.6)", "[5.6, 8.5]"}
+    assert joined["b_published"].value_counts().tolist() == [20, 20, 20]
     for value, label in zip(joined["b"], joined["b_published"], strict=True):
         assert _interval_holds(label, value), (value, label)
     assert len(joined) == 60
+
+
+def test_decimals_quantile_intervals_are_disjoint(tmp_path: Path) -> None:
+    """Quantile bins at ``decimals: 0``: each row in the one published label that holds it.
+
+    Wages 50.3 .. 268.2, 12 rows, the finest level of 2 quantile bins (``exact: false``):
+    the cut is the 7th row's 182.7. Rounded outwards the labels were ``[50, 183)`` and
+    ``[182, 269]``, both holding 182.5; the cut is now 183, the rows of 182.5 and 182.7
+    fall in ``[50, 183)`` with the six below, and the rest in ``[183, 269]``.
+    """
+    wages = [50.3, 61.0, 88.8, 120.0, 150.2, 182.5, 182.7, 183.0, 190.4, 221.9, 250.0, 268.2]
+    data = tmp_path / "wages.csv"
+    source = pd.DataFrame({"rid": range(12), "wage": wages, "s": ["x", "y"] * 6})
+    source.to_csv(data, index=False)
+    levels = {"exact": False, "bins": {"method": "quantile", "count": 2}}
+    raw = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "rid", "kind": "keep"},
+            {"name": "wage", "kind": "continuous", "levels": levels},
+        ],
+        "sensitive": {"name": "s"},
+        "model": {"name": "k", "k": 2},
+        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
+        "output": {
+            "path": str(tmp_path / "out"),
+            "publish": "generalized",
+            "mode": "error",
+            "decimals": 0,
+        },
+    }
+    run = _run_cli(tmp_path, raw, [], "local")
+    assert run.code == EXIT_OK
+    assert run.metrics["node"] == {"wage": 0} and run.metrics["verified"] is True
+    joined = source.merge(run.published.astype({"rid": int}), on="rid", suffixes=("", "_pub"))
+    assert len(joined) == 12
+    labels = dict(zip(joined["wage"], joined["wage_pub"], strict=True))
+    assert set(labels.values()) == {"[50, 183)", "[183, 269]"}
+    for value, label in labels.items():
+        assert [lab for lab in set(labels.values()) if _interval_holds(lab, value)] == [label]
+    assert [v for v, lab in labels.items() if lab == "[50, 183)"] == wages[:7]
 
 
 @pytest.mark.spark

@@ -8,14 +8,18 @@ generated interval edges, and the nesting check of :class:`LevelHierarchy`.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Sequence
+from decimal import ROUND_HALF_EVEN
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
+from sparkanon.attributes.kinds import SUPPRESSED, round_bound, snap_significant
 from sparkanon.attributes.levels import (
     LevelHierarchy,
     binned_edges,
@@ -24,10 +28,12 @@ from sparkanon.attributes.levels import (
     nominal_levels,
     ordinal_levels,
     prefix_levels,
+    published_edges,
     taxonomy_levels,
     width_edges,
 )
 from sparkanon.errors import ConfigError
+from sparkanon.stages.lattice import BaseRule
 
 
 def _check(
@@ -189,19 +195,78 @@ def test_continuous_levels_exact_values_and_widths() -> None:
     )
 
 
-def test_continuous_levels_with_decimals_round_labels_only() -> None:
-    """output.decimals: values to the nearest, edges outwards; maps and NCP unrounded."""
+def test_continuous_levels_with_decimals_round_the_edges() -> None:
+    """output.decimals: values to the nearest; the edges on the grid before values are placed."""
     values = np.array([0.25, 1.234, 1.249, 2.5])
     edges = [np.array([0.0, 4 / 3, 8 / 3])]
     plain = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5)
-    h = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=1)
     assert plain.labels[1] == ("[0, 1.33333333333)", "[1.33333333333, 2.66666666667]")
-    assert h.labels[:2] == (("0.2", "1.2", "1.2", "2.5"), ("[0, 1.4)", "[1.3, 2.7]"))
-    assert [m.tolist() for m in h.maps] == [m.tolist() for m in plain.maps]
-    for a, b in zip(h.ncp, plain.ncp, strict=True):
-        assert a.tolist() == b.tolist()
+    # decimals 1: the cut 1.333 rounds to 1.3, the last edge 2.667 up to 2.7; the values
+    # keep their intervals. NCP over the range 2.25: [0, 1.3) clipped to [0.25, 1.3) is
+    # 1.05; [1.3, 2.7] clipped to [1.3, 2.5] is 1.2.
+    one = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=1)
+    _check(
+        one,
+        maps=[[0, 1, 2, 3], [0, 0, 0, 1], [0, 0, 0, 0]],
+        labels=[("0.2", "1.2", "1.2", "2.5"), ("[0, 1.3)", "[1.3, 2.7]"), ("*",)],
+        ncp=[[0, 0, 0, 0], [1.05 / 2.25, 1.2 / 2.25], [1.0]],
+    )
+    # decimals 0: the cut rounds to 1, so 1.234 and 1.249 now lie in [1, 3], the interval
+    # whose label holds them (not in [0, 2), which overlapped [1, 3]). NCP: [0, 1) clipped
+    # to [0.25, 1) is 0.75; [1, 3] clipped to [1, 2.5] is 1.5.
     whole = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=0)
-    assert whole.labels[:2] == (("0", "1", "1", "2"), ("[0, 2)", "[1, 3]"))
+    _check(
+        whole,
+        maps=[[0, 1, 2, 3], [0, 1, 1, 1], [0, 0, 0, 0]],
+        labels=[("0", "1", "1", "2"), ("[0, 1)", "[1, 3]"), ("*",)],
+        ncp=[[0, 0, 0, 0], [0.75 / 2.25, 1.5 / 2.25], [1.0]],
+    )
+
+
+@pytest.mark.parametrize(
+    ("values", "decimals", "labels", "level1"),
+    [
+        # Four values, one row each, in two quantile bins: the cut is the third value.
+        # Edges [50.3, 182.7, 268.2] rounded outwards each published [50, 183) and
+        # [182, 269], both holding 182.5; on the grid they are 50, 183 (182.7 to the
+        # nearest) and 269, and 182.7 lies in [50, 183).
+        ([50.3, 120.0, 182.7, 268.2], 0, ("[50, 183)", "[183, 269]"), [0, 0, 0, 1]),
+        # The same at two places: the cut 0.914 rounds to 0.91, where 0.914 now begins.
+        ([-1.0153, 0.2, 0.914, 1.695], 2, ("[-1.02, 0.91)", "[0.91, 1.7]"), [0, 0, 1, 1]),
+    ],
+    ids=["wage", "income"],
+)
+def test_quantile_labels_with_decimals_do_not_overlap(
+    values: list[float], decimals: int, labels: tuple[str, str], level1: list[int]
+) -> None:
+    x = np.array(values)
+    edges = binned_edges(x, np.ones(len(x), dtype=np.int64), "quantile", 2, 2)
+    assert [e.tolist() for e in edges] == [[values[0], values[2], values[3]]]
+    h = continuous_levels("w", x, edges, True, values[0], values[-1], decimals=decimals)
+    assert h.labels[1] == labels
+    assert h.maps[1].tolist() == level1
+    assert _overlaps(h.labels[1]) == []
+    assert _mislabelled(h, x) == []
+
+
+def test_published_edges_by_hand() -> None:
+    e = np.array([-0.04, 0.3, 0.34, 0.36, 0.96, 1.01])
+    # None: the edges themselves.
+    assert published_edges(e, None) is e
+    # 1 place: first down (-0.1), cuts to the nearest (0.3, 0.3, 0.4, 1.0), last up (1.1);
+    # the two cuts at 0.3 become one.
+    assert published_edges(e, 1).tolist() == [-0.1, 0.3, 0.4, 1.0, 1.1]
+    # 0 places: the first down to -1, the cuts to 0, 0, 0, 1 and the last up to 2.
+    assert published_edges(e, 0).tolist() == [-1.0, 0.0, 1.0, 2.0]
+    # Cuts rounding onto the first or last edge are dropped; halves go to the even.
+    assert published_edges(np.array([0.2, 0.4, 2.5, 3.5, 3.8]), 0).tolist() == [0.0, 2.0, 4.0]
+    # Edges already on the grid are kept (so a second call changes nothing).
+    grid = np.array([50.0, 183.0, 269.0])
+    assert published_edges(grid, 0).tolist() == grid.tolist()
+    assert published_edges(published_edges(e, 1), 1).tolist() == published_edges(e, 1).tolist()
+    # Edges equal at 12 significant digits: one grid step from their number.
+    assert published_edges(np.array([2.0, 2.0 + 1e-13]), 1).tolist() == [2.0, 2.1]
+    assert published_edges(np.array([-3.0, -3.0 + 1e-14]), 0).tolist() == [-3.0, -2.0]
 
 
 def test_continuous_levels_breakpoints_decimal_labels_and_clipping() -> None:
@@ -270,6 +335,100 @@ def _mislabelled(h: LevelHierarchy, values: np.ndarray) -> list[tuple[int, float
             if label != "*" and not _holds(label, float(v)):
                 out.append((level, float(v), label))
     return out
+
+
+def _bounds(label: str) -> tuple[float, float, bool]:
+    """``(lo, hi, closed)`` of an interval label."""
+    lo, hi = (float(x) for x in label[1:-1].split(", "))
+    return lo, hi, label.endswith("]")
+
+
+def _overlaps(labels: Sequence[str]) -> list[tuple[str, str]]:
+    """Pairs of a level's interval labels that share a value."""
+    out = []
+    for a, b in itertools.combinations(labels, 2):
+        (lo, hi, closed), (next_lo, _, _) = sorted([_bounds(a), _bounds(b)])
+        # The first to start shares a value with the other when the other starts before
+        # it ends, at its closed end, or at the same number.
+        if next_lo < hi or (next_lo == hi and closed) or next_lo == lo:
+            out.append((a, b))
+    return out
+
+
+def _numbers(lo: float, hi: float) -> st.SearchStrategy[float]:
+    """Numbers in ``[lo, hi]`` at up to 9 decimal places (data, not subnormal floats)."""
+    return st.floats(lo, hi).map(lambda x: min(max(round(x, 9), lo), hi))
+
+
+def _near_duplicates(decimals: int) -> st.SearchStrategy[list[float]]:
+    """Sorted edges of up to 13 intervals: random numbers, each with a neighbour close by.
+
+    The neighbour lies less than a grid step away (both may round to one number), half a
+    step away (a tie), a hair away (equal once snapped to 12 significant digits), or a
+    step or more away.
+    """
+    step = 10.0**-decimals
+    gaps = st.sampled_from([0.0, 1e-13, 1e-9, 0.3 * step, 0.5 * step, step, 7 * step])
+    pairs = st.lists(st.tuples(_numbers(-1000, 1000), gaps), min_size=1, max_size=7)
+    return pairs.map(lambda ps: sorted(v for x, g in ps for v in (x, x + g)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), decimals=st.integers(0, 3), exact=st.booleans())
+def test_decimal_labels_are_disjoint_and_hold_their_values(
+    data: st.DataObject, decimals: int, exact: bool
+) -> None:
+    """At every level the labels are disjoint, cover the data, and each holds its values.
+
+    Random breakpoints (with near-duplicates that round together) make the finest level,
+    every other one of them the next (the same first and last edge, so the levels nest);
+    the values are the breakpoints, the rounded cuts and random numbers between them,
+    snapped to 12 significant digits as decoded values are. With ``exact`` false the base
+    values are the finest intervals, and each value is placed among the finest published
+    edges as the lattice places a row (:class:`~sparkanon.stages.lattice.BaseRule`).
+    """
+    raw = data.draw(_near_duplicates(decimals), label="breakpoints")
+    extra = data.draw(st.lists(_numbers(raw[0], raw[-1]), max_size=20), label="values")
+    fine = np.unique(snap_significant(np.array(raw, dtype=float)))
+    assume(len(fine) >= 2)
+    coarse = fine[::2] if len(fine) % 2 else np.append(fine[::2], fine[-1])
+    published = published_edges(fine, decimals)
+    cuts = published[(published >= fine[0]) & (published <= fine[-1])]
+    values = np.unique(snap_significant(np.array([*fine, *cuts, *extra], dtype=float)))
+    low, high = float(values[0]), float(values[-1])
+    # The published edges: sorted, distinct, on the grid, covering the data.
+    assert np.all(np.diff(published) > 0)
+    assert published[0] <= low and published[-1] >= high
+    assert all(round_bound(float(e), decimals, ROUND_HALF_EVEN) == e for e in published)
+    if exact:
+        h = continuous_levels("x", values, [fine, coarse], True, low, high, decimals=decimals)
+        codes = np.arange(len(values))
+    else:
+        base = published[:-1]
+        h = continuous_levels("x", base, [fine, coarse], False, low, high, decimals=decimals)
+        codes = BaseRule("interval", published).apply(values)
+        # Every finest interval is a node: their labels tile the published range.
+        spans = [_bounds(label) for label in h.labels[0]]
+        assert spans[0][0] == published[0] and spans[-1][1] == published[-1]
+        assert all(a[1] == b[0] for a, b in zip(spans, spans[1:], strict=False))
+    interval_levels = [
+        level
+        for level in range(0 if not exact else 1, h.height + 1)
+        if h.labels[level] != (SUPPRESSED,)
+    ]
+    assert interval_levels
+    for level in interval_levels:
+        labels = h.labels[level]
+        assert len(set(labels)) == len(labels), labels
+        assert _overlaps(labels) == [], (level, labels)
+        for label in labels:
+            lo, hi, _ = _bounds(label)
+            assert round(lo, decimals) == lo and round(hi, decimals) == hi, label
+    # Each value (each row, with exact false) lies in its node's label and in no other.
+    for v, b in zip(values, codes, strict=True):
+        for level in interval_levels:
+            holding = [lab for lab in h.labels[level] if _holds(lab, float(v))]
+            assert holding == [h.labels[level][h.maps[level][b]]], (level, float(v), holding)
 
 
 def test_decimal_widths_label_the_interval_holding_the_value() -> None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 
@@ -186,10 +186,15 @@ def continuous_levels(
     """Interval levels of a numeric column over its base values.
 
     With ``decimals`` (``output.decimals``) the labels keep that many decimal places: an
-    exact value is rounded to the nearest (as a centroid is), an interval widened outwards
-    (its low edge rounded down, its high edge up, as a generalized range is), so it still
-    holds every value of its node. Nodes whose labels become equal publish as one group;
-    the maps and the certainty penalties stay those of the unrounded nodes.
+    exact value is rounded to the nearest (as a centroid is), and every level's edges are
+    first put on that grid (:func:`published_edges`), so the intervals themselves, and not
+    only their text, are the published ones: each value lies in exactly one label of a
+    level, the one its node publishes, and the certainty penalties are those of the
+    published widths. Exact values whose labels become equal publish as one group.
+
+    A caller that places rows in intervals itself (the finest level of ``exact`` false)
+    must place them between the same :func:`published_edges`; applying it again here
+    changes nothing.
 
     Args:
         name: the column.
@@ -200,7 +205,7 @@ def continuous_levels(
         exact: level 0 publishes the value itself (else the finest intervals are level 0).
         low: the data's minimum (the NCP's range).
         high: the data's maximum.
-        decimals: decimal places kept in the labels (``None``: all).
+        decimals: decimal places of the published values and edges (``None``: all).
 
     Returns:
         The levels, the root ``*`` last.
@@ -217,6 +222,7 @@ def continuous_levels(
         labels.append(tuple(_value_label(float(v), decimals) for v in values))
         ncps.append(np.zeros(len(values)))
     for edges in edges_per_level:
+        edges = published_edges(edges, decimals)
         idx = interval_index(values, edges)
         if (idx < 0).any():
             bad = float(values[np.flatnonzero(idx < 0)[0]])
@@ -230,7 +236,7 @@ def continuous_levels(
         last = present == len(edges) - 2
         labels.append(
             tuple(
-                _interval_label(float(a), float(b), bool(c), decimals)
+                _interval_label(float(a), float(b), bool(c))
                 for a, b, c in zip(lo, hi, last, strict=True)
             )
         )
@@ -247,12 +253,48 @@ def _value_label(value: float, decimals: int | None) -> str:
     return _format_number(value)
 
 
-def _interval_label(lo: float, hi: float, closed: bool, decimals: int | None) -> str:
-    """``[lo, hi)`` (``]`` when ``closed``), widened outwards to ``decimals`` places when set."""
-    if decimals is not None:
-        lo = round_bound(lo, decimals, ROUND_FLOOR)
-        hi = round_bound(hi, decimals, ROUND_CEILING)
+def _interval_label(lo: float, hi: float, closed: bool) -> str:
+    """``[lo, hi)``, or ``[lo, hi]`` when ``closed`` (the last interval of a level)."""
     return f"[{_format_number(lo)}, {_format_number(hi)}{']' if closed else ')'}"
+
+
+def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
+    """One level's interval edges on the grid of ``decimals`` places, as they are published.
+
+    The inner edges (the cuts between intervals) are rounded to the nearest, half to
+    even as a published value is; the first edge is rounded down and the last up, so the
+    level still covers every value the unrounded edges did. Cuts that round onto the same
+    number, or onto the first or last edge, become one edge, and the intervals between
+    them (narrower than one grid step) are gone. Rounding is monotone, so the edges stay
+    sorted, and a coarser level's cuts, a subset of the finer level's, round to a subset
+    of the finer level's rounded cuts: the levels still nest. Values placed between the
+    rounded edges lie in exactly one label: ``[50, 182.7)`` and ``[182.7, 268.2]`` become
+    ``[50, 183)`` and ``[183, 269]`` at ``decimals: 0``, 182.7 in the first (widening
+    each label outwards instead would publish ``[50, 183)`` and ``[182, 269]``, which
+    overlap).
+
+    Each edge is first snapped to 12 significant digits (:func:`round_bound`), as the
+    values placed between the edges are; a level whose edges snap to one number becomes
+    one grid step from it.
+
+    Args:
+        edges: the sorted edges of one level (at least two).
+        decimals: decimal places kept (``None``: the edges unchanged).
+
+    Returns:
+        The sorted, distinct rounded edges (at least two); ``edges`` itself when
+        ``decimals`` is ``None``.
+    """
+    if decimals is None:
+        return edges
+    e = np.asarray(edges, dtype=float)
+    first = round_bound(float(e[0]), decimals, ROUND_FLOOR)
+    last = round_bound(float(e[-1]), decimals, ROUND_CEILING)
+    cuts = [round_bound(float(v), decimals, ROUND_HALF_EVEN) for v in e[1:-1]]
+    out = np.unique(np.array([first, *cuts, last], dtype=float))
+    if len(out) < 2:  # a level narrower than the snapping: one grid step
+        out = np.array([first, float(Decimal(f"{first!r}") + Decimal(1).scaleb(-decimals))])
+    return out
 
 
 def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:

@@ -55,6 +55,7 @@ from sparkanon.attributes.levels import (
     nominal_levels,
     ordinal_levels,
     prefix_levels,
+    published_edges,
     quantile_starts,
     taxonomy_levels,
     width_edges,
@@ -120,7 +121,8 @@ class BaseRule:
     Attributes:
         kind: ``identity`` (discrete codes), ``lookup`` (the position of the code among
             ``values``, the sorted distinct codes) or ``interval`` (the interval of the
-            decoded value among ``values``, the finest level's edges).
+            decoded value among ``values``, the finest level's edges, on the
+            ``output.decimals`` grid when set: the edges its labels print).
         values: see ``kind``.
         low: the continuous kind's low (to decode a normalised code).
         width: its width.
@@ -297,7 +299,12 @@ def _levels_of(
                 raw=snap_significant(kind.low + hist[col].to_numpy(dtype=float) * width)
             )
         low, high = float(f"{kind.low:.12g}"), float(f"{kind.high:.12g}")
-        edges = _edges_of(kind.name, key, cfg, low, high, hist, col)
+        # With output.decimals the rows are placed between the published (rounded)
+        # edges, so that each value lies in the one label that reads as holding it.
+        edges = [
+            published_edges(e, kind.decimals)
+            for e in _edges_of(kind.name, key, cfg, low, high, hist, col)
+        ]
         if cfg.exact:
             assert hist is not None
             values = hist["raw"].to_numpy(dtype=float)
