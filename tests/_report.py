@@ -272,8 +272,37 @@ def raw_input() -> dict[str, Any]:
     }
 
 
+def not_computed() -> dict[str, Any]:
+    """A one-table release with measures not computed, zero attacks and large counts.
+
+    Carries the top-level ``not_computed`` list, a skipped skewness attack, a homogeneity
+    attack that found nothing (``records: 0, classes: 0, share: 0``), a fractional expected
+    count of re-identifications above 10,000 and shares below 0.01%.
+    """
+    ev = one_table()
+    ev["not_computed"] = [
+        {"measure": "attacks.skewness", "reason": "the sensitive attribute has one value"},
+        {"measure": "risk.after.suda2", "reason": "SUDA2 is off in the config"},
+    ]
+    ev["attacks"]["skewness"] = None
+    ev["attacks"]["homogeneity"] = {"records": 0, "classes": 0, "share": 0.0, "class_share": 0.0}
+    after = ev["risk"]["after"]
+    after["suda2"] = None
+    after["sdcmicro"]["global"] = {"expected_reidentifications": 14670.3, "share": 0.0000321}
+    after["sdcmicro"]["individual"]["mean"] = 0.0000321
+    after["arx"]["population_uniqueness"]["estimated_uniques"] = {"dankar": 12345.678}
+    ev["utility"]["family_losses"] = {
+        "DM": 1651158.0,
+        "R_IL": 0.09,
+        "NCP_by_attribute": {"age": 5.86, "sex": 0.46},
+        "unlabelled_loss": 0.5,
+    }
+    return ev
+
+
 SHAPES = {
     "one_table": one_table,
+    "not_computed": not_computed,
     "perturbed": perturbed,
     "synthetic": synthetic,
     "raw_input": raw_input,

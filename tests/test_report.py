@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import json
 import re
 
 import pytest
@@ -9,13 +11,16 @@ import pytest
 from sparkanon.report import render_html, write_report
 from sparkanon.report.html import (
     SECTIONS,
+    allowed_names,
+    fmt_value,
     is_histogram,
     prosecutor_summary,
     risk_buckets,
     size_buckets,
+    verdict,
 )
 from tests._helpers import load_script
-from tests._report import SHAPES, one_table, perturbed, raw_input, synthetic
+from tests._report import SHAPES, not_computed, one_table, perturbed, raw_input, synthetic
 
 check_report = load_script("check_report")
 
@@ -46,12 +51,18 @@ def test_one_table_shows_before_and_after_side_by_side():
     assert "<td>1,050</td>" in risk and "<td>471</td>" in risk
     summary = _section(page, "summary")
     assert 'class="warnings"' in summary and "3 classes of the release" in summary
-    assert "100%</span> &rarr;" in summary  # highest prosecutor risk before -> after
+    # the verdict: smallest class after is 5, highest risk 1/5; before: 300 uniques
+    assert "Within the risk threshold" in summary
+    assert "shares its quasi-identifiers with at least 4 others" in summary
+    assert "highest chance of re-identifying a record is 20%" in summary
+    assert "Before anonymization the highest chance was 100% and 300 records" in summary
     attacks = _section(page, "attacks")
-    assert "homogeneity" in attacks and "Expected matching rate" in attacks
+    assert "Homogeneity attack" in attacks and "Expected matching rate" in attacks
+    assert "15 records (5% of all) in 3 classes" in attacks
+    assert "2% of the records in 1 class<" in attacks  # similarity: a share, one class
     utility = _section(page, "utility")
     assert "marital-status" in utility and "Accuracy on held-out originals" in utility
-    assert "No family-specific figures for the one_table family" in _section(page, "family")
+    assert "No family-specific figures for the one table family" in _section(page, "family")
 
 
 def test_perturbed_release_plots_its_reconstruction():
@@ -61,8 +72,8 @@ def test_perturbed_release_plots_its_reconstruction():
     assert "sex: reconstructed distribution" in family
     assert family.count('<svg class="plot"') == 2
     assert "Per-label reconstructions for 2 labels" in family
-    assert "chi_square" in family  # how the Bayes iteration stopped
-    assert "Singling-out risk" in _section(page, "attacks")
+    assert "stopped by chi square" in family  # how the Bayes iteration stopped
+    assert "Singling out (univariate predicates)" in _section(page, "attacks")
 
 
 def test_synthetic_release_shows_covariance_heatmaps():
@@ -82,6 +93,124 @@ def test_raw_input_has_risk_only():
     assert "No distribution distances" in _section(page, "utility")
     assert "No classification measure" in _section(page, "utility")
     assert "No family-specific figures" in _section(page, "family")
+
+
+def _visible_text(page: str) -> str:
+    """The page's text as read: no style, no collapsed raw figures, tags as spaces."""
+    text = re.sub(r"<style>.*?</style>", " ", page, flags=re.DOTALL)
+    text = re.sub(r"<details>.*?</details>", " ", text, flags=re.DOTALL)
+    return html.unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+def _keys(ev, parent=""):
+    """Every key of the evaluation, and every ``parent.key`` pair of nested keys."""
+    if isinstance(ev, dict):
+        for k, v in ev.items():
+            yield str(k)
+            if parent:
+                yield f"{parent}.{k}"
+            yield from _keys(v, str(k))
+    elif isinstance(ev, list):
+        for v in ev:
+            yield from _keys(v, parent)
+
+
+def _raw_keys_on(page: str, ev: dict) -> list[str]:
+    """Raw keys, scientific-notation numbers and key: value dumps in the page's text."""
+    text = _visible_text(page)
+    allowed = allowed_names(ev)
+    found = []
+    for key in sorted(set(_keys(ev)) - allowed):
+        if re.fullmatch(r"[\d.]+", key) or not ("_" in key or "." in key):
+            continue
+        if re.search(rf"(?<![\w.-]){re.escape(key)}(?![\w-])", text):
+            found.append(f"raw key {key!r}")
+    # a plain-word key as a row or column label (labels are words: "Records", not "records")
+    for cell in re.findall(r"<th[^>]*>([^<]*)<", page):
+        if cell.strip() in set(_keys(ev)) - allowed:
+            found.append(f"raw key {cell.strip()!r} as a label")
+    found += [f"scientific {m.group()!r}" for m in re.finditer(r"\d(\.\d+)?e[+-]\d+", text)]
+    dumps = re.finditer(r"\b[a-z_]+: -?[\d.,]+%?\s*,?\s*[a-z_]+: -?[\d.,]+", text)
+    found += [f"key: value dump {m.group()!r}" for m in dumps]
+    return found
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_no_raw_key_or_scientific_count_on_the_page(shape):
+    ev = SHAPES[shape]()
+    assert _raw_keys_on(render_html(ev), ev) == []
+
+
+def test_the_scan_finds_what_it_looks_for():
+    ev = one_table()
+    page = render_html(ev)
+    for bad, what in (
+        ("population_uniqueness", "raw key 'population_uniqueness'"),
+        ("individual.histogram", "raw key 'individual.histogram'"),
+        ("<th>pitman</th>", "raw key 'pitman' as a label"),
+        ("1.467e+04 expected", "scientific '1.467e+04'"),
+        ("records: 0, classes: 0, share: 0", "key: value dump 'records: 0, classes: 0"),
+    ):
+        spoilt = page.replace("</main>", f"<p>{bad}</p></main>")
+        assert any(f.startswith(what) for f in _raw_keys_on(spoilt, ev)), bad
+    # inside the collapsed raw figures the keys are expected
+    assert "population_uniqueness" in _section(page, "raw")
+
+
+def test_raw_figures_are_one_click_away():
+    ev = one_table()
+    raw = _section(render_html(ev), "raw")
+    assert raw.count("<details>") == 1 and "<details open" not in raw
+    shown = json.loads(html.unescape(raw.split('<pre class="raw">')[1].split("</pre>")[0]))
+    assert shown["risk"]["after"]["sdcmicro"] == ev["risk"]["after"]["sdcmicro"]
+    assert shown["attacks"]["homogeneity"] == ev["attacks"]["homogeneity"]
+
+
+def test_not_computed_measures_and_formats():
+    ev = not_computed()
+    page = render_html(ev)
+    summary = _section(page, "summary")
+    assert "Not computed: Skewness attack &mdash; the sensitive attribute has one value" in summary
+    assert "Not computed: SUDA2 &mdash; SUDA2 is off in the config" in summary
+    assert "No class discloses its sensitive value outright" in summary
+    attacks = _section(page, "attacks")
+    assert "not computed (the sensitive attribute has one value)" in attacks
+    assert "<td>none</td>" in attacks  # homogeneity found nothing
+    sdc = _section(page, "sdc")
+    assert "<td>not computed (SUDA2 is off in the config)</td>" in sdc  # after; before has it
+    assert "<td>14,670.3</td>" in sdc and "<td>0.003%</td>" in sdc
+    assert "12,345.7" in _section(page, "risk")
+    assert "not computed (no root)" in _section(page, "risk")  # SNB, its reason beside it
+    utility = _section(page, "utility")
+    assert "<td>1,651,158</td>" in utility and "NCP of age" in utility
+    assert "unlabelled_loss" not in utility and "unlabelled_loss" in _section(page, "raw")
+    # an unknown measure is named by no key
+    ev["not_computed"].append({"measure": "attacks.new_attack", "reason": "later"})
+    summary = _section(render_html(ev), "summary")
+    assert "new_attack" not in summary and "without a label" in summary
+
+
+def test_verdict_follows_the_figures():
+    ev = raw_input()  # 300 uniques of 650 records, threshold 10%
+    head, sentences = verdict(ev)
+    assert head.startswith("Above the risk threshold: 650 records (100%)")
+    assert sentences[0].startswith("300 records (46.2%) are unique")
+    ev["risk"]["after"]["class_sizes"] = {"12": 10}
+    head, sentences = verdict(ev)
+    assert head.startswith("Within the risk threshold")
+    assert "at least 11 others" in sentences[0] and "8.33%" in sentences[0]
+
+
+def test_formats():
+    assert fmt_value(14670.3, "count") == "14,670.3"
+    assert fmt_value(14670.0, "count") == "14,670"
+    assert fmt_value(0.0000321, "pct") == "0.003%"
+    assert fmt_value(0.324355, "pct") == "32.4%"
+    assert fmt_value(1.0, "pct") == "100%"
+    assert fmt_value(1e-9, "pct") == "less than 0.001%"
+    assert fmt_value(1651158.0) == "1,651,158"
+    assert fmt_value(0.41) == "0.41"
+    assert fmt_value(None, "pct", "no root") == "not computed (no root)"
 
 
 @pytest.mark.parametrize(
@@ -149,6 +278,7 @@ def test_no_data_value_reaches_the_report():
     assert "not shown (data values)" in page
     # positive controls: column names and config level names are printed
     assert "LEVELNAME_high, LEVELNAME_low" in page
+    assert '"LEVELNAME_high",' in html.unescape(_section(page, "raw"))
     for name in ("age", "sex", "occupation", "marital-status"):
         assert name in page
 

@@ -1,4 +1,8 @@
-"""The report's glossary (one line per term) and the sources it cites (author, year)."""
+"""The report's words: glossary, sources, and the labels of the figures it shows.
+
+:data:`GLOSSARY` (one line per term), :data:`SOURCES` (author, year) and :data:`LABELS`
+(the label and one-line meaning of every evaluation figure the report shows).
+"""
 
 from __future__ import annotations
 
@@ -156,3 +160,401 @@ SOURCES: tuple[str, ...] = (
     "Bureau.",
 )
 """The works the glossary cites, by first author and year."""
+
+Label = tuple[str, str, str]
+"""``(human label, one-line meaning, format)``; format ``count`` (a number of records or
+classes, thousands separators), ``pct`` (a share or probability of 1, as a percentage),
+``num`` (a distance, score or loss, at most 3 decimals), ``int`` or ``text``."""
+
+LABELS: dict[str, Label] = {
+    # the table and the view (summary)
+    "table.source": ("Table", "Where the evaluated table was read from.", "text"),
+    "table.kind": ("Kind", "A release made by a job, or an input evaluated as it is.", "text"),
+    "table.family": ("Family", "The kind of anonymization that made the release.", "text"),
+    "table.algorithm": ("Algorithm", "The algorithm that made the release.", "text"),
+    "table.model": ("Privacy model", "The guarantee the release was made to meet.", "text"),
+    "table.rows": ("Rows", "Records in the evaluated table.", "count"),
+    "table.verified": (
+        "Verified against its guarantee",
+        "Whether the job checked the release against its privacy model before publishing.",
+        "text",
+    ),
+    "view.quasi_identifiers": (
+        "Quasi-identifiers",
+        "The attributes an attacker is assumed to know and link on.",
+        "text",
+    ),
+    "view.sensitive": ("Sensitive attribute", "The attribute the attacks try to learn.", "text"),
+    "view.level_names": (
+        "Sensitive levels",
+        "The levels of the sensitive attribute the similarity attack reads (from the config).",
+        "text",
+    ),
+    "view.sampling_fraction": (
+        "Sampling fraction",
+        "The share of the population the table holds (100%: the table is the population).",
+        "pct",
+    ),
+    "view.threshold": (
+        "Risk threshold",
+        "A record whose re-identification probability is above it counts as at risk.",
+        "pct",
+    ),
+    # class-based (prosecutor) figures, computed by the report from risk.*.class_sizes
+    "risk.rows": ("Records", "Records in the table.", "count"),
+    "risk.classes": (
+        "Equivalence classes",
+        "Groups of records that share every quasi-identifier value.",
+        "count",
+    ),
+    "risk.smallest_class": (
+        "Smallest class",
+        "Records in the smallest group; every record hides among at least this many.",
+        "count",
+    ),
+    "risk.uniques": (
+        "Unique records",
+        "Records alone in their class: anyone who knows their quasi-identifiers finds them.",
+        "count",
+    ),
+    "risk.uniques_share": ("Unique records (share)", "Unique records among all records.", "pct"),
+    "risk.highest": (
+        "Highest re-identification probability",
+        "1 / the smallest class size: the chance of picking the right record in the worst class.",
+        "pct",
+    ),
+    "risk.average": (
+        "Average re-identification probability",
+        "The mean of 1 / class size over all records (classes / records).",
+        "pct",
+    ),
+    "risk.at_risk": (
+        "Records above the risk threshold",
+        "Records whose re-identification probability is above the threshold.",
+        "pct",
+    ),
+    # ARX's measures (risk.*.arx); its prosecutor figures equal the class-based ones above
+    "arx.journalist.highest": (
+        "Highest journalist risk",
+        "The worst case for an attacker who does not know whether the target is in the table.",
+        "pct",
+    ),
+    "arx.journalist.average": (
+        "Average journalist risk",
+        "The journalist risk averaged over the records.",
+        "pct",
+    ),
+    "arx.journalist.records_at_risk": (
+        "Records above the threshold (journalist)",
+        "Records whose journalist risk is above the risk threshold.",
+        "pct",
+    ),
+    "arx.marketer.average": (
+        "Marketer risk",
+        "The expected share of records re-identified when every record is matched at once.",
+        "pct",
+    ),
+    "arx.population_uniqueness.population_size": (
+        "Population size",
+        "Records in the population the estimators assume (table rows / sampling fraction).",
+        "count",
+    ),
+    "arx.population_uniqueness.dankar": (
+        "Population uniques (Dankar's rule)",
+        "Estimated share of records unique in the whole population, by the estimator "
+        "Dankar's decision rule picks.",
+        "pct",
+    ),
+    "arx.population_uniqueness.estimated_uniques.dankar": (
+        "Population uniques, records (Dankar's rule)",
+        "The same estimate as a number of records.",
+        "count",
+    ),
+    "arx.population_uniqueness.dankar_model": (
+        "Estimator picked by Dankar's rule",
+        "Which population model the decision rule found fitting for this table.",
+        "text",
+    ),
+    "arx.population_uniqueness.pitman": (
+        "Population uniques (Pitman)",
+        "Share of records estimated unique in the population with Pitman's model.",
+        "pct",
+    ),
+    "arx.population_uniqueness.zayatz": (
+        "Population uniques (Zayatz)",
+        "Share of records estimated unique in the population with Zayatz's model.",
+        "pct",
+    ),
+    "arx.population_uniqueness.snb": (
+        "Population uniques (SNB)",
+        "Share of records estimated unique in the population with the slide negative "
+        "binomial model.",
+        "pct",
+    ),
+    # sdcMicro (risk.*.sdcmicro)
+    "sdcmicro.global.expected_reidentifications": (
+        "Expected re-identifications",
+        "How many records an attacker would re-identify on average: the sum of the "
+        "individual risks.",
+        "count",
+    ),
+    "sdcmicro.global.share": (
+        "Global risk",
+        "Expected re-identifications as a share of the records.",
+        "pct",
+    ),
+    "sdcmicro.individual.max": (
+        "Highest individual risk",
+        "The largest per-record probability of a correct re-identification.",
+        "pct",
+    ),
+    "sdcmicro.individual.mean": (
+        "Mean individual risk",
+        "The per-record probability of a correct re-identification, averaged.",
+        "pct",
+    ),
+    "sdcmicro.individual.quantiles.0.5": (
+        "Median individual risk",
+        "Half of the records have an individual risk at most this high.",
+        "pct",
+    ),
+    "sdcmicro.individual.quantiles.0.9": (
+        "Individual risk of the 90th percentile",
+        "90% of the records have an individual risk at most this high.",
+        "pct",
+    ),
+    "sdcmicro.records_above_threshold": (
+        "Records above the risk threshold",
+        "Records whose individual risk is above the risk threshold.",
+        "count",
+    ),
+    "sdcmicro.share_above_threshold": (
+        "Records above the risk threshold (share)",
+        "The same records as a share of all records.",
+        "pct",
+    ),
+    "sdcmicro.individual.histogram": (
+        "Individual risk: records per risk band",
+        "How the records spread over individual risk.",
+        "text",
+    ),
+    # SUDA2 (risk.*.suda2)
+    "suda2.share_with_msu": (
+        "Records with a special unique",
+        "Records unique on some small set of their quasi-identifiers (a minimal sample unique).",
+        "pct",
+    ),
+    "suda2.records_with_msu": (
+        "Records with a special unique (records)",
+        "The same records as a count.",
+        "count",
+    ),
+    "suda2.score.max": (
+        "Largest SUDA score",
+        "The score of the most exposed record: the more and smaller its unique sets, the higher.",
+        "num",
+    ),
+    "suda2.dis_score.max": (
+        "Largest DIS-SUDA score",
+        "The SUDA score turned into an estimated probability of re-identification.",
+        "num",
+    ),
+    "suda2.max_size": (
+        "Largest set of quasi-identifiers searched",
+        "Sets of quasi-identifiers up to this size were searched for uniques.",
+        "int",
+    ),
+    "suda2.score": (
+        "SUDA score: records per score band",
+        "How the records with a special unique spread over the score (score 0 left out).",
+        "text",
+    ),
+    "suda2.dis_score": (
+        "DIS-SUDA score: records per score band",
+        "How the records with a special unique spread over the DIS-SUDA score.",
+        "text",
+    ),
+    # attacks on the classes (attacks)
+    "attacks.homogeneity": (
+        "Homogeneity attack",
+        "Records whose class has one sensitive value: knowing the class discloses it.",
+        "text",
+    ),
+    "attacks.similarity": (
+        "Similarity attack",
+        "Records whose class has sensitive values of one level: the level is disclosed.",
+        "text",
+    ),
+    "attacks.similarity.range_share": (
+        "Records in classes of a narrow sensitive range",
+        "Records whose class's numeric sensitive values lie close together.",
+        "pct",
+    ),
+    "attacks.skewness": (
+        "Skewness attack",
+        "How far a class's sensitive distribution is from the table's.",
+        "text",
+    ),
+    "attacks.skewness.max": (
+        "Largest class distance (skewness)",
+        "The largest distance between a class's sensitive distribution and the table's "
+        "(0: the same, 1: as far as possible).",
+        "num",
+    ),
+    "attacks.skewness.mean": (
+        "Mean class distance per record (skewness)",
+        "The distance of each record's class, averaged over the records.",
+        "num",
+    ),
+    "attacks.skewness.histogram": (
+        "Skewness: records per class distance",
+        "How the records spread over the distance of their class.",
+        "text",
+    ),
+    "attacks.skewness.class_histogram": (
+        "Skewness: classes per class distance",
+        "How the classes spread over their distance.",
+        "text",
+    ),
+    "attacks.linkage": (
+        "Linkage attack",
+        "Matching released records to known people on some of the quasi-identifiers.",
+        "text",
+    ),
+    "anonymeter": (
+        "Anonymeter attacks",
+        "Singling out, linkability and inference against held-out control records.",
+        "text",
+    ),
+    "anonymeter.singling_out_univariate": (
+        "Singling-out attack (one attribute)",
+        "Predicates on one attribute that match exactly one original record.",
+        "text",
+    ),
+    "anonymeter.singling_out_multivariate": (
+        "Singling-out attack (several attributes)",
+        "Predicates on several attributes that match exactly one original record.",
+        "text",
+    ),
+    "anonymeter.linkability": (
+        "Linkability attack",
+        "Linking two halves of a target's attributes through the release.",
+        "text",
+    ),
+    "anonymeter.inference": (
+        "Inference attack",
+        "Guessing a target's sensitive value from its nearest released record.",
+        "text",
+    ),
+    "suda2": ("SUDA2", "Special uniques search on subsets of the quasi-identifiers.", "text"),
+    "sdcmicro": ("sdcMicro risk", "Individual and global re-identification risk.", "text"),
+    "arx": ("ARX risk measures", "Journalist, marketer risk and population uniques.", "text"),
+    # utility
+    "utility.distance": (
+        "Distribution distances",
+        "How far each attribute's distribution moved between the original and the release.",
+        "text",
+    ),
+    "utility.classification": (
+        "Classification accuracy",
+        "How well a model trained on the release predicts held-out originals.",
+        "text",
+    ),
+    "utility.family_losses.NCP": (
+        "Normalized certainty penalty (NCP)",
+        "Information lost by generalization, as the job's metrics report it (0: nothing lost).",
+        "num",
+    ),
+    "utility.family_losses.ncp": (
+        "Normalized certainty penalty (NCP)",
+        "Information lost by generalization (0: nothing lost, 1: all).",
+        "num",
+    ),
+    "utility.family_losses.NCP_published": (
+        "NCP of the published records",
+        "The certainty penalty averaged over the published records only.",
+        "num",
+    ),
+    "utility.family_losses.GCP": (
+        "Global certainty penalty (GCP)",
+        "The certainty penalty summed over the attributes, per record.",
+        "num",
+    ),
+    "utility.family_losses.DM": (
+        "Discernibility metric (DM)",
+        "The sum of squared class sizes: larger classes, less detail.",
+        "count",
+    ),
+    "utility.family_losses.CAVG": (
+        "Normalized average class size (CAVG)",
+        "Average class size divided by the k the model asks for (1: as fine as allowed).",
+        "num",
+    ),
+    "utility.family_losses.R_IL": (
+        "Information loss (R-IL)",
+        "Relative information loss of the release (0: nothing lost).",
+        "num",
+    ),
+    "utility.family_losses.AVG_IL": (
+        "Average information loss per record",
+        "The information loss averaged over the records.",
+        "num",
+    ),
+    "utility.family_losses.AVG_Ent": (
+        "Average entropy loss",
+        "The non-uniform entropy lost per record.",
+        "num",
+    ),
+    "utility.family_losses.EPP": (
+        "Entropy of published partitions (EPP)",
+        "An entropy-based loss of the published partition, as the job's metrics report it.",
+        "num",
+    ),
+    "utility.family_losses.item_ncp": (
+        "Item NCP",
+        "The certainty penalty of the published item occurrences (transaction releases).",
+        "num",
+    ),
+    "utility.family_losses.are": (
+        "Average relative error of count queries",
+        "How far random count queries on the release are from the original answers.",
+        "num",
+    ),
+    "utility.family_losses.are.mean": (
+        "Average relative error of count queries",
+        "How far random count queries on the release are from the original answers.",
+        "num",
+    ),
+    "utility.family_losses.are.queries": (
+        "Count queries measured",
+        "Random count queries the relative error is averaged over.",
+        "count",
+    ),
+    "utility.family_losses.covariance_compatibility": (
+        "Covariance compatibility",
+        "How close the synthetic records' covariance is to the original's (1: the same).",
+        "num",
+    ),
+    "utility.family_losses.correlation_compatibility": (
+        "Correlation compatibility",
+        "How close the synthetic records' correlations are to the original's (1: the same).",
+        "num",
+    ),
+    "utility.family_losses.NCP_by_attribute": (
+        "NCP of {column}",
+        "Information lost on this attribute by generalization (0: nothing lost).",
+        "num",
+    ),
+}
+"""Every evaluation figure the report shows, by its path in the evaluation (``arx.*``,
+``sdcmicro.*`` and ``suda2.*`` relative to ``risk.before`` / ``risk.after``; a whole
+measure, for "not computed", by its own path). A figure without an entry is not shown
+with its key: it stays in the report's collapsed raw figures."""
+
+
+def label_of(path: str) -> Label | None:
+    """The label of a figure or measure path (``risk.after.`` and ``risk.`` prefixes ignored)."""
+    for prefix in ("risk.before.", "risk.after.", "risk.", ""):
+        if path.startswith(prefix) and path[len(prefix) :] in LABELS:
+            return LABELS[path[len(prefix) :]]
+    return None

@@ -3,38 +3,54 @@
 One self-contained file a privacy officer can read: inline CSS, inline SVG plots
 (:mod:`sparkanon.report.svg`), no script, no font, no stylesheet or image to load.
 
-**What it shows** (one ``<section>`` each, ids in :data:`SECTIONS`): a summary box, the
-re-identification risk before and after, sdcMicro and SUDA2, the attacks, utility, the
-family's own figures (reconstructed distributions of a perturbed release, covariance
-heatmaps of a condensed one) and a glossary with its sources.
+**What it shows** (one ``<section>`` each, ids in :data:`SECTIONS`): a summary that opens
+with a verdict in words derived from the figures (:func:`verdict`), the measures not
+computed and the warnings; then one table per concept, each figure a row of (human label,
+formatted value, one-line meaning): re-identification risk before and after, sdcMicro and
+SUDA2, the attacks, utility, the family's own figures (reconstructed distributions of a
+perturbed release, covariance heatmaps of a condensed one), the glossary with its sources,
+and last the whole evaluation as JSON in a collapsed ``<details>`` block.
 
-**Generic sub-dicts.** The risk measures (``risk.*.arx``, ``risk.*.sdcmicro``,
-``risk.*.suda2``), ``attacks`` and ``anonymeter`` are rendered without knowing their keys:
-the keys of :data:`HEADLINES` found in them are shown first, every other scalar in a
-key/value table, nested dicts as sub-tables, and ``{"edges": [...], "counts": [...]}``
-histograms as plots.
+**Labels.** Every figure shown has its label and meaning in
+:data:`sparkanon.report.glossary.LABELS`; a figure without one is not shown with its key
+in the tables, only in the collapsed raw figures. Counts are written with thousands
+separators (a fractional expected count with one decimal), shares and probabilities as
+percentages, a missing figure as "not computed" with its reason when the evaluation gives
+one (``reasons`` beside it, or the top-level ``not_computed`` list).
 
 **Privacy.** The dict holds aggregates only; the report adds two defences. Every text is
-HTML-escaped. And no categorical value label from the data is printed: the entries under
-a key of :data:`REDACTED_KEYS` (``values``, ``by_label``, ...) are counted, not shown;
-lists of texts are shown only when every text is a column name or a level name from the
-config (:func:`allowed_names`); a reconstructed categorical distribution is labelled by
-the values' positions, not the values. Small classes appear as counts of classes and
-records, never as rows.
+HTML-escaped. And no categorical value label from the data is printed, not even in the raw
+figures (:func:`redacted`): the entries under a key of :data:`REDACTED_KEYS` (``values``,
+``by_label``, ...) are counted, not shown; lists of texts are shown only when every text is
+a column name or a level name from the config (:func:`allowed_names`); a reconstructed
+categorical distribution is labelled by the values' positions, not the values. Small
+classes appear as counts of classes and records, never as rows.
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sparkanon.report import svg
-from sparkanon.report.glossary import GLOSSARY, SOURCES
+from sparkanon.report.glossary import GLOSSARY, LABELS, SOURCES, label_of
 from sparkanon.report.svg import esc
 
-SECTIONS = ("summary", "risk", "sdc", "attacks", "utility", "family", "glossary")
+SECTIONS = ("summary", "risk", "sdc", "attacks", "utility", "family", "glossary", "raw")
 """The ids of the report's sections, in order (the browser check looks for each)."""
+
+_TITLES = (
+    "Summary",
+    "Risk",
+    "sdcMicro / SUDA2",
+    "Attacks",
+    "Utility",
+    "Family",
+    "Glossary",
+    "All figures",
+)
 
 REDACTED_KEYS = frozenset(
     {
@@ -57,50 +73,6 @@ REDACTED_KEYS = frozenset(
 """Keys whose texts, lists and dicts may hold data values: counted in the report, not shown.
 (A number under such a key is shown.)"""
 
-Headline = tuple[str, tuple[str, ...], str]
-"""``(label, candidate dotted paths, format)``: the first path present is shown; format
-``pct`` (a share of 1 as a percentage), ``int`` or ``num``."""
-
-HEADLINES: dict[str, tuple[Headline, ...]] = {
-    "arx": (
-        ("Highest prosecutor risk", ("prosecutor.highest",), "pct"),
-        ("Average prosecutor risk", ("prosecutor.average",), "pct"),
-        ("Records at risk (prosecutor)", ("prosecutor.records_at_risk",), "pct"),
-        ("Highest journalist risk", ("journalist.highest",), "pct"),
-        ("Average journalist risk", ("journalist.average",), "pct"),
-        ("Marketer risk", ("marketer.average",), "pct"),
-        ("Sample uniques", ("sample_uniques",), "pct"),
-        ("Population uniques (Dankar's rule)", ("population_uniqueness.dankar",), "pct"),
-    ),
-    "sdcmicro": (
-        ("Expected re-identifications", ("global.expected_reidentifications",), "num"),
-        ("Global risk", ("global.share",), "pct"),
-        ("Highest individual risk", ("individual.max",), "pct"),
-        ("Mean individual risk", ("individual.mean",), "pct"),
-        ("Records above the threshold", ("share_above_threshold",), "pct"),
-    ),
-    "suda2": (
-        ("Records with a minimal sample unique", ("share_with_msu",), "pct"),
-        ("Largest SUDA score", ("score.max",), "num"),
-        ("Largest DIS-SUDA score", ("dis_score.max",), "num"),
-        ("Largest subset searched", ("max_size",), "int"),
-    ),
-    "attacks": (
-        ("Records in homogeneous classes", ("homogeneity.share",), "pct"),
-        ("Records in classes of one sensitive level", ("similarity.share",), "pct"),
-        ("Largest class distance (skewness)", ("skewness.max",), "num"),
-        ("Mean class distance per record (skewness)", ("skewness.mean",), "num"),
-    ),
-    "anonymeter": (
-        ("Singling-out risk (univariate)", ("singling_out_univariate.risk.value",), "pct"),
-        ("Singling-out risk (multivariate)", ("singling_out_multivariate.risk.value",), "pct"),
-        ("Linkability risk", ("linkability.risk.value",), "pct"),
-        ("Inference risk", ("inference.risk.value",), "pct"),
-    ),
-}
-"""Per generic sub-dict, the figures shown prominently when present (the integrator
-matches these to the helpers' keys)."""
-
 RISK_BUCKETS: tuple[float, ...] = (1.0, 0.5, 1 / 3, 0.25, 0.2, 0.1, 0.05, 0.01, 0.0)
 """Prosecutor risk bucket edges, high to low: a record is in ``(lo, hi]`` (the first: = 1)."""
 
@@ -121,37 +93,92 @@ SIZE_BUCKETS: tuple[tuple[int, int | None], ...] = (
 
 _MAX_LIST = 12
 _MAX_TEXT = 160
-_MAX_DEPTH = 4
+NOT_COMPUTED = "not computed"
 
 # --------------------------------------------------------------------------- formatting
 
 
-def fmt_value(value: Any, style: str = "num") -> str:
-    """A figure as text: ``pct`` (share of 1), ``int`` or ``num`` (4 significant digits)."""
-    if value is None:
-        return "n/a"
+def fmt_value(value: Any, style: str = "num", reason: str | None = None) -> str:
+    """A figure as text, never in scientific notation.
+
+    Args:
+        value: the figure.
+        style: ``pct`` (a share or probability of 1, as a percentage), ``count`` or
+            ``int`` (thousands separators; a fractional count with one decimal), ``num``
+            (at most 3 decimals; 1,000 and above as a count) or ``text``.
+        reason: why a missing figure is missing (shown after "not computed").
+
+    Returns:
+        The text: ``None`` and NaN read "not computed", with the reason when given.
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return f"{NOT_COMPUTED} ({reason})" if reason else NOT_COMPUTED
     if isinstance(value, bool):
         return "yes" if value else "no"
-    if isinstance(value, int):
-        return f"{value:,}" if style != "pct" else _pct(float(value))
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "n/a"
-        if math.isinf(value):
-            return "infinite" if value > 0 else "-infinite"
-        if style == "pct":
-            return _pct(value)
-        if style == "int" and value.is_integer():
-            return f"{int(value):,}"
-        return f"{value:.4g}"
-    return str(value)
+    if not _is_number(value):
+        return str(value)
+    x = float(value)
+    if math.isinf(x):
+        return "infinite" if x > 0 else "minus infinite"
+    if style == "pct":
+        return _pct(x)
+    if style in ("count", "int"):
+        return _count(x)
+    if style == "num" and isinstance(value, int):
+        return f"{value:,}"
+    return _num(x)
+
+
+def _trim(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _pct(x: float) -> str:
-    if x == 0:
-        return "0%"
+    """A share of 1 as a percentage: 1 decimal from 10%, 2 from 0.1%, 3 below."""
     p = 100 * x
-    return f"{p:.3g}%" if abs(p) >= 0.01 else f"{p:.2e}%"
+    if p == 0:
+        return "0%"
+    if abs(p) >= 10:
+        return f"{_trim(f'{p:,.1f}')}%"
+    if abs(p) >= 0.1:
+        return f"{_trim(f'{p:.2f}')}%"
+    if abs(p) >= 0.001:
+        return f"{_trim(f'{p:.3f}')}%"
+    return "less than 0.001%" if p > 0 else "more than -0.001%"
+
+
+def _count(x: float) -> str:
+    """A count: ``14,670``; a fractional one with one decimal: ``14,670.3``."""
+    x = float(x)
+    if x.is_integer():
+        return f"{int(x):,}"
+    return f"{x:,.1f}"
+
+
+def _num(x: float) -> str:
+    """A distance, score or loss: at most 3 decimals; from 1,000 on, a whole number."""
+    if abs(x) >= 1000:
+        return _count(round(x, 1)) if not x.is_integer() else f"{int(x):,}"
+    text = _trim(f"{x:.3f}")
+    if text in ("0", "-0") and x != 0:
+        return "less than 0.001" if x > 0 else "more than -0.001"
+    return text
+
+
+def _plural(n: float, noun: str) -> str:
+    """``1 record``, ``2 records``, ``1 class``, ``6 classes`` (the count formatted)."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{_count(n)} {noun}es" if noun.endswith("s") else f"{_count(n)} {noun}s"
+
+
+def _verb(n: float, one: str, many: str) -> str:
+    return one if n == 1 else many
+
+
+def _words(text: Any) -> str:
+    """A code name (``naive_bayes``) as words (``naive bayes``)."""
+    return str(text).replace("_", " ")
 
 
 def flatten(d: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -242,20 +269,22 @@ def prosecutor_summary(class_sizes: Mapping[str, Any] | None, threshold: float) 
         threshold: a record is at risk when its risk ``1 / size`` is above it.
 
     Returns:
-        ``rows``, ``classes``, ``highest`` (1 / the smallest size), ``average`` (classes /
-        rows), ``at_risk`` (share of records above the threshold), ``uniques`` (records
-        alone in their class) and ``uniques_share``; all ``None`` for an empty table.
+        ``rows``, ``classes``, ``at_risk_records`` (records above the threshold),
+        ``highest`` (1 / the smallest size), ``average`` (classes / rows), ``at_risk`` (their
+        share), ``uniques`` (records alone in their class) and ``uniques_share``; all
+        ``None`` for an empty table.
     """
     table = class_size_table(class_sizes)
     rows = sum(f * n for f, n in table)
     classes = sum(n for _, n in table)
     if rows == 0:
         keys = ("highest", "average", "at_risk", "uniques_share")
-        return {"rows": 0, "classes": 0, "uniques": 0} | dict.fromkeys(keys)
+        return {"rows": 0, "classes": 0, "uniques": 0, "at_risk_records": 0} | dict.fromkeys(keys)
     uniques = sum(n for f, n in table if f == 1)
     return {
         "rows": rows,
         "classes": classes,
+        "at_risk_records": sum(f * n for f, n in table if 1.0 / f > threshold),
         "highest": 1.0 / table[0][0],
         "average": classes / rows,
         "at_risk": sum(f * n for f, n in table if 1.0 / f > threshold) / rows,
@@ -291,177 +320,7 @@ def size_buckets(class_sizes: Mapping[str, Any] | None) -> tuple[list[str], list
     return labels, counts
 
 
-# --------------------------------------------------------------------------- generic dicts
-
-
-class _Renderer:
-    """Renders generic sub-dicts (one or two columns: after, or before and after)."""
-
-    def __init__(self, allowed: frozenset[str]):
-        self.allowed = allowed
-
-    def cell(self, key: str, value: Any) -> str:
-        """One value as escaped HTML (redacted, summarised or shown)."""
-        if value is None or _is_number(value) or isinstance(value, bool):
-            return esc(fmt_value(value))
-        if key in REDACTED_KEYS:
-            n = len(value) if isinstance(value, (list, dict, str)) else 1
-            what = "characters" if isinstance(value, str) else "entries"
-            return f'<span class="redacted">{n} {what} not shown (data values)</span>'
-        if isinstance(value, str):
-            text = value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + "..."
-            return esc(text)
-        if isinstance(value, (list, tuple)):
-            return self.list_cell(list(value))
-        if isinstance(value, Mapping):
-            return esc(f"{len(value)} entries")
-        return esc(type(value).__name__)
-
-    def list_cell(self, items: list[Any]) -> str:
-        """A list: numbers (short lists whole, long ones summarised) or allowed names."""
-        if not items:
-            return "(none)"
-        if all(_is_number(x) for x in items):
-            if len(items) <= _MAX_LIST:
-                return esc(", ".join(fmt_value(x) for x in items))
-            finite = [float(x) for x in items if math.isfinite(float(x))]
-            lo, hi = (min(finite), max(finite)) if finite else (math.nan, math.nan)
-            return esc(f"{len(items)} numbers from {fmt_value(lo)} to {fmt_value(hi)}")
-        if all(isinstance(x, str) for x in items):
-            if all(x in self.allowed for x in items):
-                return esc(", ".join(items))
-            return f'<span class="redacted">{len(items)} texts not shown</span>'
-        if all(isinstance(x, (list, tuple)) for x in items):
-            parts = [self.list_cell(list(x)) for x in items[:_MAX_LIST]]
-            more = f" and {len(items) - _MAX_LIST} more" if len(items) > _MAX_LIST else ""
-            return "; ".join(f"[{p}]" for p in parts) + esc(more)
-        return esc(f"{len(items)} entries")
-
-    def headlines(
-        self, kind: str, columns: Sequence[tuple[str, Mapping[str, Any]]]
-    ) -> tuple[str, frozenset[str]]:
-        """The :data:`HEADLINES` of ``kind`` found in any column: a small table, paths used."""
-        flat = [(title, flatten(d)) for title, d in columns]
-        rows, used = [], set()
-        for label, paths, style in HEADLINES.get(kind, ()):
-            hit = [next((p for p in paths if p in f), None) for _, f in flat]
-            if all(p is None for p in hit):
-                continue
-            used.update(p for p in hit if p is not None)
-            cells = "".join(
-                f"<td>{esc('n/a' if p is None else _headline(f[p], style))}</td>"
-                for p, (_, f) in zip(hit, flat, strict=True)
-            )
-            rows.append(f"<tr><th>{esc(label)}</th>{cells}</tr>")
-        if not rows:
-            return "", frozenset()
-        head = "".join(f"<th>{esc(t)}</th>" for t, _ in columns)
-        return (
-            f'<table class="headline"><thead><tr><th>Headline</th>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table>",
-            frozenset(used),
-        )
-
-    def tables(
-        self,
-        columns: Sequence[tuple[str, Mapping[str, Any]]],
-        caption: str,
-        skip: frozenset[str] = frozenset(),
-        prefix: str = "",
-        depth: int = 0,
-    ) -> str:
-        """Key/value table of the scalars, sub-tables for nested dicts, plots for histograms.
-
-        Args:
-            columns: ``(title, dict)`` per value column (one, or before and after).
-            caption: the title above the table (sub-tables: their dotted path).
-            skip: dotted paths already shown (as headlines): left out.
-            prefix: the dotted path of these dicts (recursion).
-            depth: the nesting depth (recursion); deeper dicts are flattened.
-
-        Returns:
-            The HTML ("" when nothing is left to show).
-        """
-        keys = [k for k in _union_keys(d for _, d in columns) if prefix + k not in skip]
-        scalars, nested, hists = [], [], []
-        for k in keys:
-            vals = [d.get(k, _MISSING) for _, d in columns]
-            present = [v for v in vals if v is not _MISSING]
-            if k not in REDACTED_KEYS and all(is_histogram(v) for v in present):
-                hists.append((k, vals))
-            elif k not in REDACTED_KEYS and all(isinstance(v, Mapping) for v in present):
-                nested.append((k, vals))
-            else:
-                scalars.append((k, vals))
-        out = []
-        if scalars:
-            head = "".join(f"<th>{esc(t)}</th>" for t, _ in columns) if len(columns) > 1 else ""
-            body = "".join(
-                f"<tr><th>{esc(k)}</th>"
-                + "".join(f"<td>{'' if v is _MISSING else self.cell(str(k), v)}</td>" for v in vals)
-                + "</tr>"
-                for k, vals in scalars
-            )
-            thead = f"<thead><tr><th></th>{head}</tr></thead>" if head else ""
-            out.append(
-                f'<div class="kv-title">{esc(caption)}</div><table class="kv">{thead}'
-                f"<tbody>{body}</tbody></table>"
-            )
-        for k, vals in hists:
-            out.append(self.histogram_plot(f"{prefix}{k}", columns, vals))
-        for k, vals in nested:
-            sub = [
-                (t, v if isinstance(v, Mapping) else {})
-                for (t, _), v in zip(columns, vals, strict=True)
-            ]
-            if depth + 1 >= _MAX_DEPTH:
-                sub = [(t, flatten(v)) for t, v in sub]
-            inner = self.tables(sub, f"{prefix}{k}", skip, f"{prefix}{k}.", depth + 1)
-            if inner:
-                out.append(f'<div class="sub">{inner}</div>')
-        return "".join(out)
-
-    def histogram_plot(
-        self, title: str, columns: Sequence[tuple[str, Any]], vals: Sequence[Any]
-    ) -> str:
-        """One plot when the columns share edges, else one per column."""
-        present = [(t, v) for (t, _), v in zip(columns, vals, strict=True) if is_histogram(v)]
-        if not present:
-            return ""
-        same = all(list(v["edges"]) == list(present[0][1]["edges"]) for _, v in present)
-        if same:
-            series = [(t, v["counts"]) for t, v in present]
-            return _figure(svg.histogram(present[0][1]["edges"], series, title=title))
-        return "".join(
-            _figure(svg.histogram(v["edges"], [(t, v["counts"])], title=f"{title} ({t})"))
-            for t, v in present
-        )
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "missing"
-
-
-_MISSING = _Missing()
-
-
-def _headline(v: Any, style: str) -> str:
-    if isinstance(v, Mapping):
-        return f"{len(v)} entries"
-    if isinstance(v, (list, tuple)):
-        return f"{len(v)} entries"
-    if isinstance(v, str):
-        return v[:_MAX_TEXT]
-    return fmt_value(v, style)
-
-
-def _union_keys(dicts: Iterable[Mapping[str, Any]]) -> list[str]:
-    seen: dict[str, None] = {}
-    for d in dicts:
-        for k in d:
-            seen.setdefault(str(k), None)
-    return list(seen)
+# --------------------------------------------------------------------------- figure tables
 
 
 def _figure(svg_text: str, caption: str = "") -> str:
@@ -473,62 +332,280 @@ def _na(what: str) -> str:
     return f'<p class="na">{esc(what)}</p>'
 
 
+Row = tuple[str, str, Sequence[str]]
+"""``(label, meaning, one formatted value per column)``."""
+
+
+def _table(titles: Sequence[str], rows: Sequence[Row]) -> str:
+    """One table of figures: a row per figure (label, meaning under it), a value column each."""
+    if not rows:
+        return ""
+    head = "".join(f"<th>{esc(t)}</th>" for t in titles)
+    body = "".join(
+        f'<tr><th>{esc(label)}<div class="meaning">{esc(meaning)}</div></th>'
+        + "".join(f"<td>{esc(v)}</td>" for v in values)
+        + "</tr>"
+        for label, meaning, values in rows
+    )
+    return (
+        f'<table class="figures"><thead><tr><th>Figure</th>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
+
+
+class _Reasons:
+    """Why a figure is missing: ``reasons`` beside it, or the evaluation's ``not_computed``."""
+
+    def __init__(self, ev: Mapping[str, Any]):
+        self.listed: list[tuple[str, str]] = []
+        for entry in ev.get("not_computed") or []:
+            e = _dict(entry)
+            if isinstance(e.get("measure"), str):
+                reason = e.get("reason")
+                self.listed.append((e["measure"], reason if isinstance(reason, str) else ""))
+
+    def of(self, path: str, flat: Mapping[str, Any], rel: str | None = None) -> str | None:
+        """Why the figure at ``path`` is missing (``path`` relative: ``arx.prosecutor.highest``).
+
+        Args:
+            path: the figure's labelled path.
+            flat: the flattened dict the figure is read from (its ``reasons`` beside it).
+            rel: the figure's path in ``flat`` (default: ``path``).
+
+        Returns:
+            The reason, or ``None`` when the evaluation gives none.
+        """
+        parent, _, key = (rel or path).rpartition(".")
+        beside = flat.get(f"{parent}.reasons.{key}" if parent else f"reasons.{key}")
+        if isinstance(beside, str) and beside:
+            return beside
+        for measure, reason in self.listed:
+            tail = measure.removeprefix("risk.before.").removeprefix("risk.after.")
+            tail = tail.removeprefix("risk.")
+            if reason and (path == tail or path.startswith(tail + ".")):
+                return reason
+        return None
+
+
+def _rows(
+    paths: Sequence[str],
+    columns: Sequence[tuple[str, Mapping[str, Any]]],
+    root: str,
+    reasons: _Reasons,
+) -> list[Row]:
+    """The rows of the labelled ``paths`` present in any column (``root``: their prefix)."""
+    flat = [flatten(d) for _, d in columns]
+    rows = []
+    for path in paths:
+        rel = path.removeprefix(root)
+        if not any(rel in f for f in flat):
+            continue
+        label, meaning, style = LABELS[path]
+        values = [_shown(f.get(rel), style, reasons.of(path, f, rel)) for f in flat]
+        rows.append((label, meaning, values))
+    return rows
+
+
+def _shown(value: Any, style: str, reason: str | None) -> str:
+    if style == "name" and isinstance(value, str):
+        return _words(value)[:_MAX_TEXT]
+    if style == "text" and isinstance(value, str):
+        return _ESTIMATORS.get(value, value[:_MAX_TEXT])
+    if isinstance(value, (Mapping, list, tuple)):
+        return "see the raw figures"
+    return fmt_value(value, style, reason)
+
+
+_ESTIMATORS = {"pitman": "Pitman", "zayatz": "Zayatz", "snb": "SNB", "dankar": "Dankar"}
+
+
+def _paths(prefix: str) -> list[str]:
+    """The labelled paths under ``prefix`` that are single figures (not whole measures)."""
+    return [p for p, (_, _, style) in LABELS.items() if p.startswith(prefix) and style != "text"]
+
+
+def _hist(path: str, columns: Sequence[tuple[str, Mapping[str, Any]]], xlabel: str) -> str:
+    """The histogram at ``path`` (relative to each column's dict) as one plot, or ""."""
+    rel = path.split(".", 1)[1]
+    vals = [flatten(d).get(rel) for _, d in columns]
+    present = [(t, v) for (t, _), v in zip(columns, vals, strict=True) if is_histogram(v)]
+    if not present:
+        return ""
+    title = LABELS[path][0]
+    edges = present[0][1]["edges"]
+    if all(list(v["edges"]) == list(edges) for _, v in present):
+        series = [(t, v["counts"]) for t, v in present]
+        return _figure(svg.histogram(edges, series, title=title, xlabel=xlabel, ylabel="count"))
+    return "".join(
+        _figure(
+            svg.histogram(v["edges"], [(t, v["counts"])], title=f"{title} ({t})", xlabel=xlabel)
+        )
+        for t, v in present
+    )
+
+
+# --------------------------------------------------------------------------- the verdict
+
+
+def _smallest(class_sizes: Any) -> int | None:
+    table = class_size_table(class_sizes)
+    return table[0][0] if table else None
+
+
+def verdict(ev: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The report's verdict in words, derived from the figures: a headline and sentences.
+
+    Args:
+        ev: the evaluation dict.
+
+    Returns:
+        ``(headline, sentences)``: whether any record is above the risk threshold, then how
+        far each record hides, the risk before, the expected re-identifications, the
+        homogeneity attack, the strongest attack against held-out records, verification.
+    """
+    table, view, risk = _dict(ev.get("table")), _dict(ev.get("view")), _dict(ev.get("risk"))
+    threshold = _threshold(view)
+    after, before = _dict(risk.get("after")), _dict(risk.get("before"))
+    a = prosecutor_summary(after.get("class_sizes"), threshold)
+    release = table.get("kind") == "release"
+    noun = "published record" if release else "record"
+    out: list[str] = []
+    if not a["rows"]:
+        headline = "No re-identification figures: the evaluation holds no class sizes."
+    elif a["at_risk"] == 0:
+        headline = (
+            f"Within the risk threshold: no {noun} has a re-identification probability "
+            f"above {_pct(threshold)}."
+        )
+    else:
+        headline = (
+            f"Above the risk threshold: {_plural(a['at_risk_records'], noun)} "
+            f"({_pct(a['at_risk'])}) {_verb(a['at_risk_records'], 'has', 'have')} a "
+            "re-identification probability above "
+            f"{_pct(threshold)}."
+        )
+    if a["rows"]:
+        smallest = _smallest(after.get("class_sizes")) or 1
+        tail = (
+            f"the highest chance of re-identifying a record is {_pct(a['highest'])}, "
+            f"{_pct(a['average'])} on average."
+        )
+        if smallest >= 2:
+            others = "other" if smallest == 2 else "others"
+            out.append(
+                f"Every {noun} shares its quasi-identifiers with at least "
+                f"{_count(smallest - 1)} {others}; {tail}"
+            )
+        else:
+            out.append(
+                f"{_plural(a['uniques'], noun)} ({_pct(a['uniques_share'])}) "
+                f"{_verb(a['uniques'], 'is', 'are')} unique on "
+                f"their quasi-identifiers: anyone who knows those values finds them; {tail}"
+            )
+    b = prosecutor_summary(before.get("class_sizes"), threshold)
+    if b["rows"]:
+        out.append(
+            f"Before anonymization the highest chance was {_pct(b['highest'])} and "
+            f"{_plural(b['uniques'], 'record')} {_verb(b['uniques'], 'was', 'were')} unique."
+        )
+    glob = _dict(_dict(after.get("sdcmicro")).get("global"))
+    expected = glob.get("expected_reidentifications")
+    if _is_number(expected):
+        share = glob.get("share")
+        of = f" ({_pct(share)} of the records)" if _is_number(share) else ""
+        out.append(f"sdcMicro expects {_count(float(expected))} re-identifications{of}.")
+    out.extend(_attack_sentences(ev))
+    if table.get("family") in ("perturbation", "synthesis"):
+        out.insert(
+            0,
+            "Its records are perturbed or synthetic, so nearly every record is unique as "
+            "published and the class-based figures below overstate the risk; the attacks "
+            "against held-out records measure it better.",
+        )
+    verified = table.get("verified")
+    if verified is True:
+        out.append("The job verified the release against its privacy model before publishing.")
+    elif verified is False:
+        out.append("The release was NOT verified against its privacy model.")
+    return headline, out
+
+
+def _attack_sentences(ev: Mapping[str, Any]) -> list[str]:
+    out = []
+    homog = _dict(_dict(ev.get("attacks")).get("homogeneity"))
+    records, share = homog.get("records"), homog.get("share")
+    if _is_number(records) or _is_number(share):
+        if (records or 0) == 0 and (share or 0) == 0:
+            out.append("No class discloses its sensitive value outright (homogeneity attack).")
+        else:
+            size = _plural(records, "record") if _is_number(records) else "Records"
+            of = f" ({_pct(share)})" if _is_number(share) else ""
+            out.append(
+                f"{size}{of} are in classes with a single sensitive value, which an attacker "
+                "learns without re-identifying anyone."
+            )
+    anon = _dict(ev.get("anonymeter"))
+    risks = [
+        (title, _dict(_dict(anon.get(key)).get("risk")).get("value"))
+        for key, title in _ANONYMETER_ATTACKS
+    ]
+    risks = [(t, v) for t, v in risks if _is_number(v)]
+    if risks:
+        title, value = max(risks, key=lambda tv: tv[1])
+        out.append(
+            f"The strongest attack against held-out records ({title.lower()}) has a risk of "
+            f"{_pct(value)}."
+        )
+    return out
+
+
 # --------------------------------------------------------------------------- sections
 
 
-def _summary(ev: Mapping[str, Any]) -> str:
-    table = _dict(ev.get("table"))
-    view = _dict(ev.get("view"))
-    risk = _dict(ev.get("risk"))
-    threshold = _threshold(view)
-    before, after = _dict(risk.get("before")), _dict(risk.get("after"))
-    verified = table.get("verified", ev.get("verified"))
+def _summary(ev: Mapping[str, Any], reasons: _Reasons) -> str:
+    headline, sentences = verdict(ev)
+    table, view = _dict(ev.get("table")), _dict(ev.get("view"))
     model = _dict(table.get("model"))
-    model_text = ", ".join(
-        f"{k}={fmt_value(v)}"
+    params = ", ".join(
+        f"{_words(k)} = {fmt_value(v)}"
         for k, v in model.items()
-        if v is None or _is_number(v) or isinstance(v, (str, bool))
+        if k != "name" and (_is_number(v) or isinstance(v, (str, bool)))
     )
-    facts = [
-        ("Table", table.get("source")),
-        ("Kind", table.get("kind")),
-        ("Family", table.get("family") or _dict(ev.get("family")).get("name")),
-        ("Algorithm", table.get("algorithm")),
-        ("Privacy model", model_text or None),
-        ("Rows", table.get("rows")),
-        ("Verified against its guarantee", "not recorded" if verified is None else verified),
-        ("Quasi-identifiers", ", ".join(_strs(view.get("quasi_identifiers"))) or None),
-        ("Sensitive attribute", view.get("sensitive")),
-        ("Sampling fraction", view.get("sampling_fraction")),
-        ("Risk threshold", threshold),
-    ]
-    rows = "".join(
-        f"<tr><th>{esc(k)}</th><td>{esc(fmt_value(v) if v is not None else 'n/a')}</td></tr>"
-        for k, v in facts
+    name = model.get("name")
+    model_text = " ".join(
+        x
+        for x in (str(name) if isinstance(name, str) else "", f"({params})" if params else "")
+        if x
     )
-    a = prosecutor_summary(after.get("class_sizes"), threshold)
-    b = prosecutor_summary(before.get("class_sizes"), threshold) if before else None
-    head = [
-        ("Highest prosecutor risk", "highest", "pct"),
-        ("Average prosecutor risk", "average", "pct"),
-        (f"Records at risk (risk > {_pct(threshold)})", "at_risk", "pct"),
-        ("Sample uniques (records)", "uniques", "int"),
+    verified = table.get("verified", ev.get("verified"))
+    facts: list[tuple[str, Any, str]] = [
+        ("table.source", table.get("source"), "text"),
+        ("table.kind", table.get("kind"), "name"),
+        ("table.family", table.get("family") or _dict(ev.get("family")).get("name"), "name"),
+        ("table.algorithm", table.get("algorithm"), "name"),
+        ("table.model", model_text or None, "text"),
+        ("table.rows", table.get("rows"), "count"),
+        ("table.verified", "not recorded" if verified is None else verified, "text"),
+        ("view.quasi_identifiers", ", ".join(_strs(view.get("quasi_identifiers"))) or None, ""),
+        ("view.sensitive", view.get("sensitive"), "text"),
+        ("view.level_names", ", ".join(_strs(view.get("level_names"))) or None, ""),
+        ("view.sampling_fraction", view.get("sampling_fraction"), "pct"),
+        ("view.threshold", _threshold(view), "pct"),
     ]
-    hl = []
-    for label, key, style in head:
-        after_text = fmt_value(a[key], style)
-        if b is not None:
-            text = (
-                f'<span class="before">{esc(fmt_value(b[key], style))}</span> &rarr; '
-                f'<span class="after">{esc(after_text)}</span>'
-            )
-        else:
-            text = f'<span class="after">{esc(after_text)}</span>'
-        hl.append(
-            f'<div class="card"><div class="card-label">{esc(label)}</div>'
-            f'<div class="card-value">{text}</div></div>'
+    rows = [
+        (
+            LABELS[path][0],
+            LABELS[path][1],
+            ["none" if v is None else v if style == "" else _shown(v, style, None)],
         )
-    caption = "before (input) &rarr; after (release)" if b is not None else "of the evaluated table"
+        for path, v, style in facts
+        if v is not None or path != "view.level_names"
+    ]
+    listed = [
+        f"<li>Not computed: {esc(_measure_label(m))} &mdash; {esc(r or 'no reason given')}</li>"
+        for m, r in reasons.listed
+    ]
+    missing = f'<div class="not-computed"><ul>{"".join(listed)}</ul></div>' if listed else ""
     warnings = [w for w in ev.get("warnings") or [] if isinstance(w, str)]
     warn = (
         '<div class="warnings" role="alert"><h3>Warnings</h3><ul>'
@@ -537,12 +614,20 @@ def _summary(ev: Mapping[str, Any]) -> str:
         if warnings
         else '<div class="no-warnings">No warnings.</div>'
     )
+    said = "".join(f"<li>{esc(s)}</li>" for s in sentences)
     return (
         '<section id="summary" class="report-section"><h2>Summary</h2>'
-        f'<div class="summary-box"><table class="facts">{rows}</table>'
-        f'<div class="headline-risk"><h3>Headline risk, {caption}</h3>'
-        f'<div class="cards">{"".join(hl)}</div></div></div>{warn}</section>'
+        f'<div class="verdict"><p class="verdict-head">{esc(headline)}</p><ul>{said}</ul></div>'
+        f"{missing}{warn}<h3>What was evaluated</h3>{_table(['Value'], rows)}</section>"
     )
+
+
+def _measure_label(measure: str) -> str:
+    """The human label of a not-computed measure (never its key)."""
+    found = label_of(measure)
+    if found is not None:
+        return found[0]
+    return "a measure without a label in this report (its key is in the raw figures)"
 
 
 def _threshold(view: Mapping[str, Any]) -> float:
@@ -561,38 +646,47 @@ def _risk_columns(ev: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     return cols
 
 
-def _risk(ev: Mapping[str, Any], r: _Renderer) -> str:
+_CLASS_FIGURES = (
+    ("risk.rows", "rows"),
+    ("risk.classes", "classes"),
+    ("risk.smallest_class", "smallest"),
+    ("risk.uniques", "uniques"),
+    ("risk.uniques_share", "uniques_share"),
+    ("risk.highest", "highest"),
+    ("risk.average", "average"),
+    ("risk.at_risk", "at_risk"),
+)
+
+
+def _risk(ev: Mapping[str, Any], reasons: _Reasons) -> str:
     cols = _risk_columns(ev)
     out = ['<section id="risk" class="report-section"><h2>Re-identification risk</h2>']
     if not cols:
         out.append(_na("No risk figures in this evaluation."))
         return "".join(out) + "</section>"
     threshold = _threshold(_dict(ev.get("view")))
-    sums = [(t, prosecutor_summary(d.get("class_sizes"), threshold)) for t, d in cols]
-    measures = [
-        ("Rows", "rows", "int"),
-        ("Equivalence classes", "classes", "int"),
-        ("Sample uniques (records)", "uniques", "int"),
-        ("Sample uniques (share of records)", "uniques_share", "pct"),
-        ("Highest prosecutor risk", "highest", "pct"),
-        ("Average prosecutor risk", "average", "pct"),
-        (f"Records at risk (prosecutor risk > {_pct(threshold)})", "at_risk", "pct"),
-    ]
-    head = "".join(f"<th>{esc(t)}</th>" for t, _ in cols)
-    body = "".join(
-        f"<tr><th>{esc(label)}</th>"
-        + "".join(f"<td>{esc(fmt_value(s[key], style))}</td>" for _, s in sums)
-        + "</tr>"
-        for label, key, style in measures
-    )
+    sums = [prosecutor_summary(d.get("class_sizes"), threshold) for _, d in cols]
+    for s, (_, d) in zip(sums, cols, strict=True):
+        s["smallest"] = _smallest(d.get("class_sizes"))
+    rows: list[Row] = []
+    for path, key in _CLASS_FIGURES:
+        label, meaning, style = LABELS[path]
+        if key == "at_risk":
+            label = f"{label} ({_pct(threshold)})"
+        rows.append((label, meaning, [fmt_value(s[key], style) for s in sums]))
+    arx = [(t, _dict(d.get("arx"))) for t, d in cols]
+    if any(d for _, d in arx):
+        rows += _rows(_paths("arx."), arx, "arx.", reasons)
     out.append(
-        "<p>Computed from the class-size frequency table: a record in a class of <i>f</i> "
-        "records has prosecutor risk 1/<i>f</i>. Classes are shown as counts, never as rows.</p>"
-        f'<table class="compare"><thead><tr><th>Measure</th>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>"
+        "<p>A record in a class of <i>f</i> records is re-identified with probability "
+        "1/<i>f</i> by an attacker who knows it is in the table (prosecutor risk); classes "
+        "are shown as counts, never as rows. Journalist, marketer risk and population "
+        "uniques are ARX's measures.</p>" + _table([t for t, _ in cols], rows)
     )
     labels, _ = size_buckets(None)
     series = [(t, size_buckets(d.get("class_sizes"))[1]) for t, d in cols]
+    rlabels, _ = risk_buckets(None)
+    rseries = [(t, risk_buckets(d.get("class_sizes"))[1]) for t, d in cols]
     out.append(
         '<div class="plots">'
         + _figure(
@@ -604,11 +698,7 @@ def _risk(ev: Mapping[str, Any], r: _Renderer) -> str:
                 ylabel="classes",
             )
         )
-    )
-    rlabels, _ = risk_buckets(None)
-    rseries = [(t, risk_buckets(d.get("class_sizes"))[1]) for t, d in cols]
-    out.append(
-        _figure(
+        + _figure(
             svg.bar_chart(
                 rlabels,
                 rseries,
@@ -620,50 +710,102 @@ def _risk(ev: Mapping[str, Any], r: _Renderer) -> str:
         )
         + "</div>"
     )
-    arx = [(t, _dict(d.get("arx"))) for t, d in cols]
-    out.append("<h3>Prosecutor, journalist and marketer risk; population uniqueness (ARX)</h3>")
-    if any(d for _, d in arx):
-        table, used = r.headlines("arx", arx)
-        out.append(table + r.tables(arx, "Other ARX figures", used))
-    else:
-        out.append(_na("No ARX measures in this evaluation."))
     return "".join(out) + "</section>"
 
 
-def _sdc(ev: Mapping[str, Any], r: _Renderer) -> str:
+def _sdc(ev: Mapping[str, Any], reasons: _Reasons) -> str:
     cols = _risk_columns(ev)
     out = ['<section id="sdc" class="report-section"><h2>sdcMicro risk and SUDA2</h2>']
-    for key, title in (("sdcmicro", "Individual and global risk (sdcMicro)"), ("suda2", "SUDA2")):
+    for key, title, plots in (
+        ("sdcmicro", "Individual and global risk (sdcMicro)", (("individual.histogram", "risk"),)),
+        ("suda2", "SUDA2", (("score", "SUDA score"), ("dis_score", "DIS-SUDA score"))),
+    ):
         sub = [(t, _dict(d.get(key))) for t, d in cols]
         out.append(f"<h3>{esc(title)}</h3>")
-        if any(d for _, d in sub):
-            table, used = r.headlines(key, sub)
-            out.append(table + r.tables(sub, "Other figures", used))
-        else:
-            out.append(_na(f"No {title} figures in this evaluation."))
+        if not any(d for _, d in sub):
+            reason = reasons.of(key, {})
+            why = f": {reason}" if reason else ""
+            out.append(_na(f"{title} was not computed for this evaluation{why}."))
+            continue
+        method = next((d.get("method") for _, d in sub if isinstance(d.get("method"), str)), None)
+        if method:
+            out.append(f"<p>Method: {esc(method[:_MAX_TEXT])}.</p>")
+        out.append(_table([t for t, _ in sub], _rows(_paths(f"{key}."), sub, f"{key}.", reasons)))
+        figs = "".join(_hist(f"{key}.{p}", sub, x) for p, x in plots)
+        if figs:
+            out.append(f'<div class="plots">{figs}</div>')
     return "".join(out) + "</section>"
 
 
-def _attacks(ev: Mapping[str, Any], r: _Renderer) -> str:
+def _class_attack(entry: Mapping[str, Any]) -> str:
+    """``87 records (0.19%) in 6 classes``, or ``none`` when no record is exposed."""
+    records, classes, share = entry.get("records"), entry.get("classes"), entry.get("share")
+    if not any(_is_number(x) for x in (records, classes, share)):
+        return "see the raw figures"
+    if all((x or 0) == 0 for x in (records, classes, share) if _is_number(x)):
+        return "none"
+    parts = []
+    if _is_number(records):
+        parts.append(_plural(records, "record"))
+    if _is_number(share):
+        parts.append(f"({_pct(share)} of all)" if parts else f"{_pct(share)} of the records")
+    if _is_number(classes):
+        parts.append(f"in {_plural(classes, 'class')}")
+    return " ".join(parts)
+
+
+def _attacks(ev: Mapping[str, Any], reasons: _Reasons) -> str:
     out = ['<section id="attacks" class="report-section"><h2>Attacks</h2>']
-    for key, title in (("attacks", "Attacks on the classes"), ("anonymeter", "Anonymeter attacks")):
-        d = _dict(ev.get(key))
-        out.append(f"<h3>{esc(title)}</h3>")
-        if not d:
-            out.append(_na(f"No {title.lower()} in this evaluation."))
+    d = _dict(ev.get("attacks"))
+    out.append("<h3>Attacks on the classes</h3>")
+    rows: list[Row] = []
+    cols = [("value", d)]
+    for name in ("homogeneity", "similarity", "skewness"):
+        path = f"attacks.{name}"
+        label, meaning, _ = LABELS[path]
+        entry = d.get(name)
+        if not isinstance(entry, Mapping):
+            if entry is None and (name in d or reasons.of(path, {})):
+                rows.append((label, meaning, [fmt_value(None, reason=reasons.of(path, {}))]))
             continue
-        table, used = r.headlines(key, [("figure", d)])
-        if key == "anonymeter":
-            attacks = {name for name, _ in _ANONYMETER_ATTACKS}
-            rest = {k: v for k, v in d.items() if k not in attacks}
-            details = r.tables([("figure", rest)], "Parameters", used)
-            out.append(table + _anonymeter_table(d) + details)
+        if name != "skewness":
+            rows.append((label, meaning, [_class_attack(entry)]))
+            rng = entry.get("range_share")
+            if _is_number(rng):
+                rows += _rows([f"{path}.range_share"], cols, "attacks.", reasons)
             continue
-        overview, shown = _attack_table(d, r)
-        linkage = _linkage_table(d.get("linkage"))
-        rest = {k: v for k, v in d.items() if k != "linkage" or not linkage}
-        details = r.tables([("figure", rest)], "Other figures", used | shown)
-        out.append(table + overview + linkage + details)
+        rows += _rows([f"{path}.max", f"{path}.mean"], cols, "attacks.", reasons)
+        above = _dict(entry.get("above"))
+        for cut, share in sorted(above.items(), key=lambda kv: str(kv[0])):
+            if _is_number(share):
+                rows.append(
+                    (
+                        f"Records in classes at distance above {cut}",
+                        "Share of records whose class's sensitive distribution is further "
+                        "than this from the table's.",
+                        [_pct(share)],
+                    )
+                )
+    if rows:
+        out.append(_table(["Value"], rows))
+    else:
+        out.append(_na("No attack on the classes in this evaluation."))
+    out.append(_linkage_table(d.get("linkage")))
+    figs = "".join(
+        _hist(p, cols, "distance of the class")
+        for p in ("attacks.skewness.histogram", "attacks.skewness.class_histogram")
+    )
+    if figs:
+        out.append(f'<div class="plots">{figs}</div>')
+    out.append("<h3>Attacks against held-out records (anonymeter)</h3>")
+    anon = _dict(ev.get("anonymeter"))
+    table = _anonymeter_table(anon) if anon else ""
+    if table:
+        out.append(table)
+    else:
+        reason = reasons.of("anonymeter", {})
+        why = f": {reason}" if reason else ""
+        out.append(_na(f"Not computed for this evaluation{why}."))
     return "".join(out) + "</section>"
 
 
@@ -735,30 +877,7 @@ def _linkage_table(entries: Any) -> str:
     )
 
 
-def _attack_table(d: Mapping[str, Any], r: _Renderer) -> tuple[str, frozenset[str]]:
-    """One row per attack with its top-level scalar figures; the dotted paths shown."""
-    rows, shown = [], set()
-    for name, entry in d.items():
-        if not isinstance(entry, Mapping):
-            continue
-        figures = []
-        for k, v in entry.items():
-            if v is None or _is_number(v) or isinstance(v, bool):
-                figures.append(f"{esc(k)}: {r.cell(str(k), v)}")
-                shown.add(f"{name}.{k}")
-        rows.append(
-            f"<tr><th>{esc(name)}</th><td>{'<br>'.join(figures) or 'see details'}</td></tr>"
-        )
-    if not rows:
-        return "", frozenset()
-    return (
-        '<table class="attack-table"><thead><tr><th>Attack</th><th>Figures</th></tr></thead>'
-        f"<tbody>{''.join(rows)}</tbody></table>",
-        frozenset(shown),
-    )
-
-
-def _utility(ev: Mapping[str, Any], r: _Renderer) -> str:
+def _utility(ev: Mapping[str, Any], reasons: _Reasons) -> str:
     u = _dict(ev.get("utility"))
     out = ['<section id="utility" class="report-section"><h2>Utility</h2>']
     dist = _dict(u.get("distance"))
@@ -774,35 +893,38 @@ def _utility(ev: Mapping[str, Any], r: _Renderer) -> str:
             rows.append(
                 f"<tr><th>{esc(col)}</th><td>{esc(fmt_value(v))}</td>"
                 f"<td>{esc(fmt_value(emd) if _is_number(emd) else '-')}</td>"
-                f"<td>{esc(fmt_value(e.get('unread_rows', 0)))}</td></tr>"
+                f"<td>{esc(fmt_value(e.get('unread_rows', 0), 'count'))}</td></tr>"
             )
         top = max([1.0, *[v for v in values if math.isfinite(v)]])
         out.append(
             '<div class="plots">'
             + _figure(svg.hbar_chart(labels, values, title="Distance per attribute", xmax=top))
-            + '<table class="kv"><thead><tr><th>Attribute</th><th>Total variation</th>'
-            "<th>Ordered EMD</th><th>Unread rows</th>"
+            + '<table class="kv"><thead><tr><th>Attribute</th><th>Total variation distance</th>'
+            "<th>Earth mover's distance (ordered)</th><th>Values the domain cannot read</th>"
             f"</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+            "<p>0: the release keeps the attribute's distribution; 1: nothing of it is left.</p>"
         )
     else:
-        out.append(_na("No distribution distances in this evaluation."))
+        reason = reasons.of("utility.distance", {})
+        out.append(_na(f"No distribution distances in this evaluation{_why(reason)}."))
     out.append("<h3>The family's loss metrics</h3>")
     losses = _dict(u.get("family_losses"))
-    out.append(r.tables([("value", losses)], "Family losses") if losses else _na("None recorded."))
+    rows_l = _loss_rows(losses, reasons)
+    out.append(_table(["Value"], rows_l) if rows_l else _na("None recorded."))
     out.append("<h3>Classification accuracy</h3>")
     cls = _dict(u.get("classification"))
     if cls:
         facts = [
-            ("Target", cls.get("target")),
-            ("Model", cls.get("model")),
-            ("Accuracy trained on the original", cls.get("accuracy_original")),
-            ("Accuracy trained on the release", cls.get("accuracy_release")),
-            ("Majority class baseline", cls.get("majority")),
-            ("Held-out test rows", cls.get("test_rows")),
+            ("Target", cls.get("target"), "text"),
+            ("Model", cls.get("model"), "name"),
+            ("Accuracy trained on the original", cls.get("accuracy_original"), "pct"),
+            ("Accuracy trained on the release", cls.get("accuracy_release"), "pct"),
+            ("Majority class baseline", cls.get("majority"), "pct"),
+            ("Held-out test rows", cls.get("test_rows"), "count"),
         ]
         rows = "".join(
-            f"<tr><th>{esc(k)}</th><td>{esc(fmt_value(v) if v is not None else 'n/a')}</td></tr>"
-            for k, v in facts
+            f"<tr><th>{esc(k)}</th><td>{esc(_shown(v, style, None))}</td></tr>"
+            for k, v, style in facts
         )
         bars = [cls.get(k) for k in ("accuracy_original", "accuracy_release", "majority")]
         chart = svg.bar_chart(
@@ -817,20 +939,52 @@ def _utility(ev: Mapping[str, Any], r: _Renderer) -> str:
         )
         out.append(f'<div class="plots">{_figure(chart)}<table class="kv">{rows}</table></div>')
     else:
-        out.append(_na("No classification measure in this evaluation."))
+        reason = reasons.of("utility.classification", {})
+        out.append(_na(f"No classification measure in this evaluation{_why(reason)}."))
     return "".join(out) + "</section>"
 
 
-def _family(ev: Mapping[str, Any], r: _Renderer) -> str:
+def _why(reason: str | None) -> str:
+    return f" ({reason})" if reason else ""
+
+
+def _loss_rows(losses: Mapping[str, Any], reasons: _Reasons) -> list[Row]:
+    """The labelled family losses: scalars, labelled sub-figures, per-attribute NCP."""
+    rows: list[Row] = []
+    root = "utility.family_losses."
+    for key, value in losses.items():
+        path = root + str(key)
+        if path not in LABELS:
+            continue
+        label, meaning, style = LABELS[path]
+        if key == "NCP_by_attribute":
+            rows += [
+                (label.format(column=col), meaning, [fmt_value(v, style)])
+                for col, v in _dict(value).items()
+                if _is_number(v) or v is None
+            ]
+        elif isinstance(value, Mapping):
+            rows += _rows(
+                [p for p in LABELS if p.startswith(path + ".")],
+                [("value", value)],
+                path + ".",
+                reasons,
+            )
+        elif value is None or _is_number(value):
+            rows.append((label, meaning, [fmt_value(value, style, reasons.of(path, losses))]))
+    return rows
+
+
+def _family(ev: Mapping[str, Any]) -> str:
     fam = _dict(ev.get("family"))
     name = fam.get("name") or _dict(ev.get("table")).get("family")
     out = ['<section id="family" class="report-section"><h2>Family-specific figures</h2>']
     rec, cov = _dict(fam.get("reconstruction")), _dict(fam.get("covariance"))
     if not rec and not cov:
-        what = f"the {name} family" if name else "this table"
+        what = f"the {_words(name)} family" if name else "this table"
         out.append(_na(f"No family-specific figures for {what}."))
     if rec:
-        out.append(_reconstruction(rec, r))
+        out.append(_reconstruction(rec))
     if cov:
         out.append(_covariance(cov))
     return "".join(out) + "</section>"
@@ -844,13 +998,13 @@ _CATEGORICAL_METHODS = (
 )
 
 
-def _reconstruction(rec: Mapping[str, Any], r: _Renderer) -> str:
+def _reconstruction(rec: Mapping[str, Any]) -> str:
     """Reconstructed distributions over all rows, per column (``reconstruction.json``)."""
     out = ["<h3>Reconstructed distributions (perturbed release)</h3>"]
     out.append(
         "<p>What an analyst (or an attacker) can recover of each perturbed attribute's "
         "original distribution from the published values and the declared noise. "
-        f"Rows: {esc(fmt_value(rec.get('rows')))}.</p>"
+        f"Rows: {esc(fmt_value(rec.get('rows'), 'count'))}.</p>"
     )
     labels = _dict(rec.get("labels"))
     if rec.get("by") is not None and labels:
@@ -917,7 +1071,7 @@ def _reconstruction(rec: Mapping[str, Any], r: _Renderer) -> str:
         stops = "; ".join(_iterations(t, _dict(dists.get(m))) for m, t in methods)
         outside = dists.get("outside_z_range")
         rows.append(
-            f"<tr><th>{esc(col)}</th><td>{esc(e.get('kind'))}</td><td>{esc(dist_name)}</td>"
+            f"<tr><th>{esc(col)}</th><td>{esc(e.get('kind'))}</td><td>{esc(_words(dist_name))}</td>"
             f"<td>{esc(fmt_value(scale) if _is_number(scale) else 'n/a')}</td>"
             f"<td>{esc(fmt_value(outside) if _is_number(outside) else 'n/a')}</td>"
             f"<td>{esc(stops)}</td></tr>"
@@ -936,8 +1090,8 @@ def _reconstruction(rec: Mapping[str, Any], r: _Renderer) -> str:
 
 def _iterations(title: str, dist: Mapping[str, Any]) -> str:
     stop = dist.get("stopped_by")
-    stop = stop if isinstance(stop, str) else "n/a"
-    return f"{title}: {fmt_value(dist.get('iterations'))} iterations, {stop}"
+    stop = _words(stop) if isinstance(stop, str) else "not recorded"
+    return f"{title}: {fmt_value(dist.get('iterations'), 'count')} iterations, stopped by {stop}"
 
 
 def _matrix(v: Any) -> list[list[float]] | None:
@@ -985,6 +1139,45 @@ def _glossary() -> str:
     )
 
 
+def redacted(value: Any, allowed: frozenset[str], key: str = "") -> Any:
+    """The evaluation with every possible data value replaced by a count (the raw figures).
+
+    Args:
+        value: the evaluation (or a part of it).
+        allowed: the texts a list may show (:func:`allowed_names`).
+        key: the key ``value`` sits under.
+
+    Returns:
+        A copy: under a key of :data:`REDACTED_KEYS` anything but a number becomes
+        ``"N entries not shown (data values)"``; a list of texts that are not all allowed
+        names becomes ``"N texts not shown"``.
+    """
+    if key in REDACTED_KEYS and not (_is_number(value) or value is None):
+        n = len(value) if isinstance(value, (list, tuple, dict, str)) else 1
+        return f"{n} entries not shown (data values)"
+    if isinstance(value, Mapping):
+        return {str(k): redacted(v, allowed, str(k)) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        texts = [] if key == "warnings" else [x for x in value if isinstance(x, str)]
+        if texts and not all(x in allowed for x in texts):
+            return f"{len(value)} texts not shown"
+        return [redacted(x, allowed) for x in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value
+
+
+def _raw(ev: Mapping[str, Any], allowed: frozenset[str]) -> str:
+    text = json.dumps(redacted(ev, allowed), indent=2, ensure_ascii=False, default=str)
+    return (
+        '<section id="raw" class="report-section"><h2>All figures</h2>'
+        "<p>Every figure of the evaluation as <code>evaluation.json</code> holds it (data "
+        "values left out), for checking a figure above or reading one the report does not "
+        "label.</p><details><summary>Show the raw figures (JSON)</summary>"
+        f'<pre class="raw">{esc(text)}</pre></details></section>'
+    )
+
+
 _CSS = """
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:0;color:#1f2328;
 background:#f6f8fa;line-height:1.45}
@@ -1020,6 +1213,16 @@ border:1px solid #d0d7de;border-radius:4px;background:#fff;padding:4px}
 .sub{margin-left:16px}
 dl.glossary dt{font-weight:600;margin-top:8px} dl.glossary dd{margin:0 0 0 16px}
 .sources{font-size:14px}
+.verdict{border-left:6px solid #0969da;background:#ddf4ff;border-radius:6px;padding:6px 18px;
+margin:12px 0}
+.verdict-head{font-size:18px;font-weight:600;margin:8px 0}
+.verdict ul{margin:4px 0 10px;padding-left:20px}
+.not-computed{border:1px solid #d0d7de;background:#f6f8fa;border-radius:6px;padding:2px 16px;
+margin-top:12px}
+table.figures th .meaning{font-weight:400;font-size:12px;color:#57606a;max-width:560px}
+table.figures td{white-space:nowrap}
+details summary{cursor:pointer;color:#0969da}
+pre.raw{font-size:12px;background:#f6f8fa;padding:12px;overflow:auto;max-height:600px}
 """
 
 
@@ -1028,7 +1231,7 @@ def render_html(evaluation: Mapping[str, Any]) -> str:
 
     Args:
         evaluation: the evaluation dict (schema 1); every part but ``schema`` is optional
-            (a missing part renders as "not available").
+            (a missing part renders as "not computed" or "not available").
 
     Returns:
         The page (deterministic: the same dict gives the same text).
@@ -1041,26 +1244,20 @@ def render_html(evaluation: Mapping[str, Any]) -> str:
     schema = evaluation.get("schema", 1)
     if schema != 1:
         raise ValueError(f"evaluation: schema {schema!r} is not supported (expected 1)")
-    r = _Renderer(allowed_names(evaluation))
+    reasons = _Reasons(evaluation)
     table = _dict(evaluation.get("table"))
     source = table.get("source") if isinstance(table.get("source"), str) else "table"
-    nav = "".join(
-        f'<a href="#{s}">{esc(t)}</a>'
-        for s, t in zip(
-            SECTIONS,
-            ("Summary", "Risk", "sdcMicro / SUDA2", "Attacks", "Utility", "Family", "Glossary"),
-            strict=True,
-        )
-    )
+    nav = "".join(f'<a href="#{s}">{esc(t)}</a>' for s, t in zip(SECTIONS, _TITLES, strict=True))
     body = "".join(
         [
-            _summary(evaluation),
-            _risk(evaluation, r),
-            _sdc(evaluation, r),
-            _attacks(evaluation, r),
-            _utility(evaluation, r),
-            _family(evaluation, r),
+            _summary(evaluation, reasons),
+            _risk(evaluation, reasons),
+            _sdc(evaluation, reasons),
+            _attacks(evaluation, reasons),
+            _utility(evaluation, reasons),
+            _family(evaluation),
             _glossary(),
+            _raw(evaluation, allowed_names(evaluation)),
         ]
     )
     return (

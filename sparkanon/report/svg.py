@@ -36,12 +36,14 @@ def num(x: float) -> str:
 
 
 def tick(x: float) -> str:
-    """An axis tick label: at most 4 significant digits."""
-    if x == 0:
-        return "0"
-    if abs(x) >= 1e5 or abs(x) < 1e-3:
-        return f"{x:.2e}"
-    return f"{x:.4g}"
+    """An axis tick label, never in scientific notation: ``20,000``, ``0.25``, ``0.00002``."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    if abs(x) >= 1000:
+        return f"{x:,.0f}" if float(x).is_integer() or abs(x) >= 10_000 else f"{x:,.1f}"
+    if abs(x) >= 1e-3:
+        return f"{x:.4g}"
+    return f"{x:.{1 - math.floor(math.log10(abs(x)))}f}".rstrip("0")
 
 
 def nice_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
@@ -137,7 +139,7 @@ def bar_chart(
     Returns:
         The ``<svg>`` element.
     """
-    fmt = (lambda t: f"{t * 100:.3g}%") if percent else tick
+    fmt = (lambda t: f"{tick(t * 100)}%") if percent else tick
     values = [v for _, vs in series for v in vs if v is not None and math.isfinite(v)]
     top = ymax if ymax is not None else max(values, default=0.0)
     top = top if top > 0 else 1.0
