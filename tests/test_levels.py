@@ -452,6 +452,7 @@ def test_decimal_widths_label_the_interval_holding_the_value() -> None:
     scale=st.sampled_from([1, 10, 100]),
 )
 @example(unit=0.1, multiples=[2], origin_units=0, ints=list(range(3, 10)), scale=10)
+@example(unit=0.05, multiples=[], origin_units=-3, ints=[0, 1], scale=1)  # -0.15 + 3 * 0.05
 def test_width_levels_label_the_interval_holding_each_value(
     unit: float, multiples: list[int], origin_units: int, ints: list[int], scale: int
 ) -> None:

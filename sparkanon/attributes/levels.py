@@ -326,11 +326,30 @@ def width_edges(
     for w in widths:
         start = math.floor(float(f"{(low - origin) / w:.12g}"))
         count = max(1, math.floor(float(f"{(high - origin) / w:.12g}")) - start + 1)
-        edges = origin + w * np.arange(start, start + count + 1, dtype=float)
-        # 0.1 * 3 is 0.30000000000000004: snapped, 0.3 opens [0.3, 0.4) and every
-        # level's edges are the same numbers where they coincide (the levels nest).
-        out.append(snap_significant(edges))
+        out.append(snap_significant(decimal_grid(origin, w, range(start, start + count + 1))))
     return out
+
+
+def decimal_grid(origin: float, step: float, multiples: range) -> np.ndarray:
+    """``origin + k * step`` for each ``k``, computed on the decimals the numbers read as.
+
+    In binary floating point ``0.1 * 3`` is ``0.30000000000000004`` and ``-0.15 + 3 *
+    0.05`` is ``2.8e-17``, not 0: an edge a config means as 0.3 or 0 would then fall just
+    beside the value a CSV reads as 0.3 or 0. Computed on the shortest decimal text of
+    ``origin`` and ``step`` (their ``repr``), each edge is the float nearest the decimal
+    the config means, and every level's edges are the same numbers where they coincide
+    (the levels nest).
+
+    Args:
+        origin: the grid's origin.
+        step: its spacing (a width).
+        multiples: the ``k`` to compute.
+
+    Returns:
+        The edges, as floats, in the order of ``multiples``.
+    """
+    o, w = Decimal(repr(float(origin))), Decimal(repr(float(step)))
+    return np.array([float(o + w * k) for k in multiples], dtype=float)
 
 
 def quantile_starts(counts: np.ndarray, bins: int) -> list[int]:
