@@ -537,6 +537,17 @@ def _summary(ev: Mapping[str, Any]) -> str:
         if warnings
         else '<div class="no-warnings">No warnings.</div>'
     )
+    left = [_dict(e) for e in ev.get("not_computed") or []]
+    if left:
+        warn += (
+            '<div class="warnings"><h3>Not computed</h3><ul>'
+            + "".join(
+                f"<li>{esc(str(e.get('measure', ''))[:100])} &mdash; "
+                f"{esc(str(e.get('reason', ''))[:500])}</li>"
+                for e in left
+            )
+            + "</ul></div>"
+        )
     return (
         '<section id="summary" class="report-section"><h2>Summary</h2>'
         f'<div class="summary-box"><table class="facts">{rows}</table>'
