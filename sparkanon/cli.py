@@ -811,6 +811,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
                 "arx": block["arx"],
             }
     summary["warnings"] = result["warnings"]
+    summary["not_computed"] = result["not_computed"]
     print(json.dumps(summary, indent=2))
     return EXIT_OK
 

@@ -47,6 +47,28 @@ class PrivacyViolationError(SparkanonError):
     exit_code = EXIT_PRIVACY
 
 
+class MeasureUnavailableError(SparkanonError):
+    """A measure of the evaluation cannot be computed on this data (a limit of its shape).
+
+    The evaluation catches it per measure, records the measure and the reason under
+    ``not_computed`` in ``evaluation.json`` and goes on: the report describes the
+    release, it does not gate it. The reason names a fix that exists (a config key or a
+    command line option).
+
+    Args:
+        reason: plain words: why, and what to change.
+        parts: the keys of the raiser's result this leaves out (e.g. ``("skewness",)``
+            of the attacks); empty: the whole measure.
+    """
+
+    exit_code = EXIT_USER
+
+    def __init__(self, reason: str, parts: tuple[str, ...] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.parts = tuple(parts)
+
+
 class InternalError(SparkanonError):
     """An invariant of sparkanon itself broke: this is a bug, please report it."""
 

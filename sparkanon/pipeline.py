@@ -30,7 +30,7 @@ from sparkanon.models import describe_models
 from sparkanon.publications import Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.commit import OutputTarget, opened_output
-from sparkanon.stages.evaluate import evaluate_run
+from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import read_input
 from sparkanon.stages.release import check_release_size
@@ -108,7 +108,7 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
         write_hierarchies(engine.write_text, built, staging)
     if staging is not None and run.config.report.enabled:
         with timer.stage("evaluate"):
-            evaluate_run(
+            evaluation = evaluate_run(
                 engine,
                 run.config,
                 run.raw.original,
@@ -117,6 +117,9 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
                 staging,
                 {column: taxonomy.paths for column, taxonomy in built.items()},
             )
+        left_out = not_computed_warning(evaluation) if evaluation else None
+        if left_out is not None:
+            metrics.setdefault("warnings", []).append(left_out)
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
 

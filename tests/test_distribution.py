@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sparkanon.engine.local import LocalEngine
+from sparkanon.errors import MeasureUnavailableError
 from sparkanon.metrics.distribution import (
     NaiveBayes,
     categorical_binning,
@@ -208,6 +209,28 @@ def test_utility_of_an_identical_release_is_zero_distance_and_equal_accuracy() -
     c = got["classification"]
     assert c["accuracy_original"] == c["accuracy_release"] and c["test_rows"] == 300
     assert c["accuracy_original"] > c["majority"]
+
+
+def test_a_numeric_label_is_predicted_as_its_bin() -> None:
+    engine = LocalEngine()
+    train, test = _people(600, 1), _people(300, 2)
+    columns = [ColumnSpec("age", True), ColumnSpec("edu", False, paths=EDU_PATHS)]
+    got, _ = utility(engine, train, train, columns, bins=4, label="age", holdout=test)
+    c = got["classification"]
+    assert c["target"] == "age" and c["label_bins"] == 4 and c["features"] == ["edu"]
+    assert c["test_rows"] == 300 and 0 < c["majority"] < 1
+
+
+def test_a_label_of_too_many_categories_is_not_computed_and_the_distances_are() -> None:
+    engine = LocalEngine()
+    train, test = _people(600, 1), _people(300, 2)
+    columns = [ColumnSpec("edu", False, paths=EDU_PATHS)]  # the label age: categories
+    with pytest.raises(MeasureUnavailableError) as caught:
+        utility(engine, train, train, columns, label="age", holdout=test, max_values=10)
+    assert caught.value.parts == ("classification",) and "report.label" in caught.value.reason
+    # Without a holdout there is no classifier to leave out: the distances alone.
+    got, _ = utility(engine, train, train, columns, label="age", max_values=10)
+    assert got["classification"] is None and set(got["distance"]) == {"edu"}
 
 
 def test_utility_of_a_generalized_release_loses_distance_and_reads_its_values() -> None:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.engine.local import LocalEngine
+from sparkanon.errors import MeasureUnavailableError
 from sparkanon.risk.attacks import (
     attacks_on_engine,
     default_known_subsets,
@@ -115,6 +116,39 @@ def test_numeric_similarity_and_ordered_skewness() -> None:
     # 1/6, 0, -1/6, -1/3, 0 -> (2/3)/4 = 1/6
     assert sk["max"] == pytest.approx(7 / 24)
     assert sk["mean"] == pytest.approx((2 * 7 / 24 + 2 * 1 / 6 + 2 * 7 / 24) / 6)
+
+
+def test_numeric_text_with_a_missing_token_reads_the_token_as_a_null() -> None:
+    """The same salaries as text (a CSV), one more row of ``?``: the figures of the numbers
+    with the ``?`` a null value of its own (a class of its own here)."""
+    numbers = pd.DataFrame(
+        {"age": [1, 1, 2, 2, 3, 3], "zip": ["x"] * 6, "pay": [10, 15, 10, 100, 90, 95]}
+    )
+    text = numbers.astype({"pay": str})
+    text.loc[len(text)] = [4, "x", "?"]
+    with_null = pd.DataFrame(
+        {"age": [*numbers["age"], 4], "zip": ["x"] * 7, "pay": [*numbers["pay"], math.nan]}
+    )
+    v = TableView(("age", "zip"), KINDS, "pay", "numeric")
+    got = attacks_on_engine(LocalEngine(), text, v)
+    assert got == attacks_on_engine(LocalEngine(), with_null, v)
+    assert got["skewness"]["values"] == 6 and got["homogeneity"]["records"] == 1
+
+
+def test_numeric_values_above_max_values_are_binned_and_categories_are_left_out() -> None:
+    frame = pd.DataFrame({"age": [i % 3 for i in range(40)], "zip": ["x"] * 40})
+    frame["pay"] = [f"{1000 + 7.5 * i:.2f}" for i in range(40)]
+    numeric = TableView(("age", "zip"), KINDS, "pay", "numeric")
+    out = attacks_on_engine(LocalEngine(), frame, numeric, max_values=8)
+    assert out["skewness"]["binned"] and out["skewness"]["values"] == 8
+    categorical = TableView(("age", "zip"), KINDS, "pay", "categorical")
+    with pytest.raises(MeasureUnavailableError) as caught:
+        attacks_on_engine(LocalEngine(), frame, categorical, max_values=8)
+    assert caught.value.parts == ("homogeneity", "similarity", "skewness")
+    assert "sensitive.kind: numeric" in caught.value.reason
+    order = tuple(frame["pay"])  # a declared order: compared on a line, not capped
+    ordered = TableView(("age", "zip"), KINDS, "pay", "categorical", sensitive_order=order)
+    assert attacks_on_engine(LocalEngine(), frame, ordered, max_values=8)["skewness"]
 
 
 def test_null_is_a_value_of_its_own() -> None:

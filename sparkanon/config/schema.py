@@ -460,6 +460,13 @@ class SensitiveConfig(_Frozen):
 
     Attributes:
         name: column name.
+        kind: how the evaluation compares its values (the privacy models always treat
+            them as categories): ``numeric`` on a line (binned above 1,000 distinct
+            values), ``categorical`` as labels, ``auto`` (default) numeric when the
+            input column is a number type, or, for a text column, when every value that
+            is not missing (``input.missing_values``) reads as a number and it holds
+            more than 1,000 distinct values; categorical otherwise, and whenever
+            ``levels`` or ``values`` declare the domain.
         levels: optional: the levels from low to high sensitivity (needed by
             (H,p,k)-anonymity and the level entropy metrics); every value that occurs
             in the data must then belong to exactly one level.
@@ -469,6 +476,7 @@ class SensitiveConfig(_Frozen):
     """
 
     name: str
+    kind: Literal["auto", "categorical", "numeric"] = "auto"
     levels: tuple[SensitiveLevel, ...] | None = Field(default=None, min_length=1)
     values: tuple[str, ...] | None = Field(default=None, min_length=1)
 

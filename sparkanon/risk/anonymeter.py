@@ -69,6 +69,7 @@ import pandas as pd
 
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Arith, Col, Lit
+from sparkanon.errors import MeasureUnavailableError
 from sparkanon.risk.attacks import value_text
 from sparkanon.risk.view import TableView
 
@@ -367,16 +368,33 @@ def seeded_sample(
 
 
 def _ranges(engine: Engine, tables: Sequence[Table], numeric: Sequence[str]) -> tuple[float, ...]:
-    """Each number column's range over the tables together (anonymeter's scaling)."""
+    """Each number column's range over the tables together (anonymeter's scaling).
+
+    A column of text (a CSV's) is read as numbers, a text that is not one (a
+    missing-value token) left out: per batch its smallest and largest number, then the
+    smallest and largest of those.
+    """
     if not numeric:
         return ()
     lows, highs = [], []
+    schema = [(f"{end}{i}", "double") for i in range(len(numeric)) for end in ("lo", "hi")]
+
+    def extremes(batch: pd.DataFrame) -> pd.DataFrame:
+        out = {}
+        for i, c in enumerate(numeric):
+            x = pd.to_numeric(batch[c], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+            x = x[np.isfinite(x)]
+            out[f"lo{i}"] = [x.min() if x.size else np.nan]
+            out[f"hi{i}"] = [x.max() if x.size else np.nan]
+        return pd.DataFrame(out)[[n for n, _ in schema]]
+
     for t in tables:
         aggs = {}
-        for i, c in enumerate(numeric):
-            aggs[f"lo{i}"] = ("min", c)
-            aggs[f"hi{i}"] = ("max", c)
-        row = engine.collect_small(engine.aggregate(t, [], aggs), 1).iloc[0]
+        for i in range(len(numeric)):
+            aggs[f"lo{i}"] = ("min", f"lo{i}")
+            aggs[f"hi{i}"] = ("max", f"hi{i}")
+        per_batch = engine.map_batches(t, extremes, schema)
+        row = engine.collect_small(engine.aggregate(per_batch, [], aggs), 1).iloc[0]
         lows.append([float(row[f"lo{i}"]) for i in range(len(numeric))])
         highs.append([float(row[f"hi{i}"]) for i in range(len(numeric))])
     lo = np.nanmin(np.array(lows), axis=0)
@@ -1002,9 +1020,18 @@ def anonymeter_on_engine(
         EVAL as :func:`evaluation` (``main``, ``control``, ``baseline``, ``risk``,
         ``residual``, ``n_attacks``), singling out's with ``predicates`` (how many
         singled out in the release).
+
+    Raises:
+        MeasureUnavailableError: the original rows or the control set are empty.
     """
     buckets = buckets or max(1, engine.parallelism * 4)
     n_attacks = min(n_attacks, engine.count(originals), engine.count(control))
+    if n_attacks == 0:
+        raise MeasureUnavailableError(
+            "the attacks against the control set need rows in the original table and in the "
+            "control set (report.holdout), and one of them is empty; point report.holdout "
+            "at held-out rows of the same population"
+        )
     columns = list(view.quasi_identifiers) + ([view.sensitive] if view.sensitive else [])
     out: dict[str, Any] = {}
     for mode in ("univariate", "multivariate"):

@@ -66,7 +66,7 @@ import pandas as pd
 
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col, Lit, When
-from sparkanon.errors import ConfigError
+from sparkanon.errors import MeasureUnavailableError, StatisticsOverflowError
 from sparkanon.models.base import ClassSummaries, SensitiveDomain
 from sparkanon.models.t_closeness import TCloseness
 from sparkanon.risk.view import TableView
@@ -79,7 +79,10 @@ DEFAULT_SIMILARITY_SHARE = 0.1
 """Numeric similarity: a class whose range is at most this share of the table's is similar."""
 MAX_VALUES = 1000
 """Sensitive codes the skewness attack compares; a numeric attribute with more distinct
-values is cut in this many equal-width bins (a categorical one is refused)."""
+values is cut in this many equal-width bins (on a categorical one without a declared
+order the sensitive attacks are not computed: :class:`MeasureUnavailableError`)."""
+SENSITIVE_ATTACKS = ("homogeneity", "similarity", "skewness")
+"""The attacks that read the sensitive values (left out together when they cannot run)."""
 MAX_DOMAIN_ROWS = 1_000_000
 """Most distinct sensitive values the driver counts before deciding to bin."""
 NULL_TEXT = "\x00null"
@@ -245,7 +248,9 @@ class _Domain:
         n = counts[_N].to_numpy(dtype=np.int64)
         null = values.isna().to_numpy()
         if self.numeric:
-            raw = pd.to_numeric(values[~null], errors="raise").to_numpy(dtype=float)
+            # A value that is not a number is a missing-value token: a null of its own.
+            null = ~np.isfinite(_numbers(values))
+            raw = _numbers(values[~null])
             numbers, inverse = np.unique(raw, return_inverse=True)
             kept = np.bincount(inverse.ravel(), weights=n[~null], minlength=numbers.size)
             kept = kept.astype(np.int64)
@@ -268,10 +273,12 @@ class _Domain:
             per_code = np.bincount(inverse.ravel(), weights=n[~null], minlength=len(texts))
             per_code = per_code.astype(np.int64)
             if len(texts) > max_values and not view.sensitive_order:
-                raise ConfigError(
-                    f"{name}: {len(texts)} distinct sensitive values, more than the skewness "
-                    f"attack compares ({max_values}); raise max_values or declare the attribute "
-                    "numeric"
+                raise MeasureUnavailableError(
+                    f"the sensitive column {name!r} holds {len(texts)} distinct values compared "
+                    f"as categories, more than the skewness attack compares ({max_values}); "
+                    "set sensitive.kind: numeric if they are numbers (they are then binned), "
+                    "or list them in order in sensitive.values",
+                    SENSITIVE_ATTACKS,
                 )
             self.ordered = bool(view.sensitive_order)
             self.codes = {t: i for i, t in enumerate(texts)}
@@ -318,7 +325,9 @@ class _Domain:
         null = values.isna().to_numpy()
         out = np.full(len(values), self.null_code, dtype=np.int64)
         if self.numeric:
-            x = pd.to_numeric(values[~null]).to_numpy(dtype=float)
+            x = _numbers(values)
+            null = ~np.isfinite(x)
+            x = x[~null]
             if self.numbers is not None:
                 out[~null] = np.searchsorted(self.numbers, x)
             else:
@@ -328,6 +337,14 @@ class _Domain:
         else:
             out[~null] = [self.codes[value_text(v)] for v in values[~null]]
         return out
+
+
+def _numbers(values: pd.Series) -> np.ndarray:
+    """The values as floats; a text that is not a number (a missing-value token) is NaN."""
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        return values.to_numpy(dtype=float, na_value=np.nan)
+    text = values.map(lambda v: v.strip() if isinstance(v, str) else v)
+    return pd.to_numeric(text, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
 
 
 # --------------------------------------------------------------------------- engine passes
@@ -343,7 +360,7 @@ def _make_pack_fn(
         n = batch[_N].to_numpy(dtype=np.int64)
         out[_PAIR] = (dom.encode(batch[sensitive]) << 32) | n
         out[_N] = n
-        out["_att_lo"] = pd.to_numeric(batch[sensitive], errors="coerce") if dom.numeric else 0.0
+        out["_att_lo"] = _numbers(batch[sensitive]) if dom.numeric else 0.0
         out["_att_hi"] = out["_att_lo"]
         return out
 
@@ -436,6 +453,12 @@ def sensitive_attacks_on_engine(
     Returns:
         ``rows``, ``classes``, ``homogeneity``, ``similarity``, ``skewness`` (see
         :func:`attacks_on_engine`).
+
+    Raises:
+        MeasureUnavailableError: the sensitive values cannot be compared (a categorical
+            attribute of more than ``max_values`` distinct values without a declared
+            order, or more distinct values than the driver counts); its ``parts`` are
+            :data:`SENSITIVE_ATTACKS`.
     """
     if view.sensitive is None:
         raise ValueError("the sensitive attacks need view.sensitive")
@@ -456,9 +479,16 @@ def sensitive_attacks_on_engine(
             )
         )
     try:
-        counts = engine.collect_small(
-            engine.aggregate(per_value, [sens], {_N: ("sum", _N)}), MAX_DOMAIN_ROWS
-        )
+        try:
+            counts = engine.collect_small(
+                engine.aggregate(per_value, [sens], {_N: ("sum", _N)}), MAX_DOMAIN_ROWS
+            )
+        except StatisticsOverflowError:
+            raise MeasureUnavailableError(
+                f"the sensitive column {sens!r} holds more than {MAX_DOMAIN_ROWS} distinct "
+                "values, more than the attacks on the classes count",
+                SENSITIVE_ATTACKS,
+            ) from None
         dom = _Domain(view, counts, max_values)
         types = dict(engine.schema_of(per_value))
         packed = engine.map_batches(

@@ -28,16 +28,23 @@ value; a null a value of its own). The *input* is every well-formed input row as
 missing values included (the risk of publishing it as it is). For a perturbed or
 synthetic release the classes are mostly single rows, so the class-based risks are
 upper bounds that say little; their protection is measured by the attacks against the
-control set, and the evaluation says so in its warnings.
+control set, and the evaluation says so in its warnings. The sensitive attribute is
+compared as numbers or as categories as :func:`sensitive_kind` decides (``sensitive.kind``).
+
+**Measures not computed.** A measure whose limits the data exceeds raises
+:class:`~sparkanon.errors.MeasureUnavailableError`; the evaluation leaves it out, lists it
+under ``not_computed`` (``{"measure": "attacks.skewness", "reason": "..."}``) and goes
+on: the report describes the release, it does not gate it (the verification does).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +61,7 @@ from sparkanon.config import (
     ReportConfig,
 )
 from sparkanon.engine.base import Engine, Table
-from sparkanon.errors import ConfigError, InputError, UserError
+from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
 from sparkanon.io import MALFORMED
 from sparkanon.risk.view import TableView
 from sparkanon.stages._common import log
@@ -120,8 +127,16 @@ def settings_of(config: JobConfig, **options: Any) -> Settings:
     return Settings(report, tuple(qis) if qis else None)
 
 
-def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where: str) -> TableView:
+def view_of(
+    config: JobConfig,
+    columns: Sequence[str],
+    settings: Settings,
+    where: str,
+    sensitive_kind: str = "categorical",
+) -> TableView:
     """The columns of a table (``columns``) the evaluation reads, from the config.
+
+    ``sensitive_kind``: how the sensitive attribute is compared (:func:`sensitive_kind`).
 
     Raises:
         InputError: a quasi-identifier (or the label) is not a column of the table.
@@ -151,11 +166,109 @@ def view_of(config: JobConfig, columns: Sequence[str], settings: Settings, where
         quasi_identifiers=tuple(qis),
         kinds={q: kinds.get(q, "categorical") for q in qis},
         sensitive=sensitive,
-        sensitive_kind="categorical" if sensitive is not None else None,
+        sensitive_kind=sensitive_kind if sensitive is not None else None,
         sensitive_levels=levels,
         sensitive_order=order,
         weight=settings.report.weight,
     )
+
+
+AUTO_NUMERIC_VALUES = 1000
+"""``sensitive.kind: auto`` reads a text column of numbers as numeric above this many
+distinct values (the most the skewness attack compares as distinct codes)."""
+_NUMERIC_TYPES = ("long", "double")
+_KIND_COLUMNS = [("distinct", "long"), ("numbers", "long"), ("texts", "long"), ("bad", "string")]
+
+
+def make_kind_fn(column: str, missing: Collection[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Per batch of a column's distinct values: how many there are and how many read as numbers.
+
+    One row per batch: ``distinct`` values that are not missing (null, or a trimmed
+    text of ``missing``), ``numbers`` of them that read as a finite number, ``texts``
+    of them held as text (not as numbers of a decimal or other number type), and
+    ``bad``: the smallest text that is neither missing nor a number (null: none).
+    """
+    tokens = frozenset(t.strip() for t in missing)
+
+    def number(value: Any) -> bool:
+        try:
+            return math.isfinite(float(str(value).strip()))
+        except ValueError:
+            return False
+
+    def kind(batch: pd.DataFrame) -> pd.DataFrame:
+        values = [v for v in batch[column] if not pd.isna(v) and str(v).strip() not in tokens]
+        bad = [str(v).strip() for v in values if not number(v)]
+        return pd.DataFrame(
+            {
+                "distinct": [len(values)],
+                "numbers": [len(values) - len(bad)],
+                "texts": [sum(isinstance(v, str) for v in values)],
+                "bad": [min(bad) if bad else None],
+            }
+        ).astype({"distinct": "int64", "numbers": "int64", "texts": "int64", "bad": "object"})
+
+    return kind
+
+
+def sensitive_kind(engine: Engine, table: Table, config: JobConfig, where: str) -> str:
+    """How the evaluation compares the sensitive attribute: ``numeric`` or ``categorical``.
+
+    ``sensitive.kind`` decides when it says ``numeric`` or ``categorical``. Under ``auto``
+    a column of a number type is numeric; a column of text (CSV) is numeric when every
+    value that is not missing (``input.missing_values``) reads as a finite number and it
+    holds more than :data:`AUTO_NUMERIC_VALUES` distinct values (codes ``1 .. 5`` stay
+    categories); declared ``levels`` or ``values`` keep it categorical. The text test is
+    one aggregation of the column's distinct values and one row per batch of them.
+
+    Args:
+        engine: the engine.
+        table: the input rows (the column's type is the input's).
+        config: the job config.
+        where: what is evaluated, for the message.
+
+    Raises:
+        InputError: ``sensitive.kind: numeric`` and a value that is not a number, naming
+            the column and the value.
+    """
+    sens = config.sensitive
+    declared = getattr(sens, "kind", "auto")
+    if declared == "categorical" or isinstance(sens, ItemsetConfig):
+        return "categorical"
+    if declared == "auto" and sens.declared_values is not None:
+        return "categorical"
+    name = sens.name
+    if dict(engine.schema_of(table)).get(name) in _NUMERIC_TYPES:
+        return "numeric"
+    values = engine.aggregate(table, [name], {"_n": ("count", name)})
+    per_batch = engine.map_batches(
+        values, make_kind_fn(name, config.input.missing_values), _KIND_COLUMNS
+    )
+    got = engine.collect_small(
+        engine.aggregate(
+            per_batch,
+            [],
+            {
+                "distinct": ("sum", "distinct"),
+                "numbers": ("sum", "numbers"),
+                "texts": ("sum", "texts"),
+                "bad": ("min", "bad"),
+            },
+        ),
+        1,
+    ).iloc[0]
+    distinct, numbers, texts = int(got["distinct"]), int(got["numbers"]), int(got["texts"])
+    if numbers < distinct:
+        if declared == "numeric":
+            raise InputError(
+                f"{where}: sensitive.kind: numeric, but the sensitive column {name!r} holds "
+                f"{got['bad']!r}, which is not a number; add it to input.missing_values if "
+                "it means a missing value, or set sensitive.kind: categorical"
+            )
+        return "categorical"
+    if declared == "numeric" or (distinct and texts == 0):
+        return "numeric"  # declared, or a number type read as objects (a decimal)
+    return "numeric" if distinct > AUTO_NUMERIC_VALUES else "categorical"
 
 
 @contextmanager
@@ -345,7 +458,9 @@ def utility_columns(
         else:
             out.append(ColumnSpec(name, numeric=False))
     if view.sensitive is not None and view.sensitive not in view.quasi_identifiers:
-        out.append(ColumnSpec(view.sensitive, numeric=False, order=view.sensitive_order))
+        numeric = view.sensitive_kind == "numeric"
+        order = () if numeric else view.sensitive_order
+        out.append(ColumnSpec(view.sensitive, numeric=numeric, order=order))
     return out
 
 
@@ -418,8 +533,13 @@ def _evaluate(
     report = settings.report
     columns = [c for c, _ in engine.schema_of(subject.release)]
     view = view_of(config, columns, settings, subject.source)
+    if view.sensitive is not None:
+        rows = subject.original if subject.original is not None else subject.release
+        kind = sensitive_kind(engine, rows, config, subject.source)
+        view = replace(view, sensitive_kind=kind)
     family = metrics.get("family")
     warnings: list[str] = []
+    not_computed: list[dict[str, str]] = []
     with _timed(engine, "evaluate_risk", "evaluate: re-identification risk"):
         fine = fine_classes(engine, subject.release, view)
         before = None
@@ -440,7 +560,14 @@ def _evaluate(
             "attacks against the control set"
         )
     with _timed(engine, "evaluate_attacks", "evaluate: attacks on the classes"):
-        attacks = _attacks(engine, fine, view)
+        try:
+            attacks = _attacks(engine, fine, view)
+        except MeasureUnavailableError as exc:
+            _left_out(not_computed, "attacks", exc)
+            # The attacks that need no sensitive value still run.
+            attacks = _attacks(engine, fine, replace(view, sensitive=None, sensitive_kind=None))
+            for part in exc.parts:
+                attacks.pop(part, None)
     engine.unpersist(fine)
     anonymeter = None
     if family in ("perturbation", "synthesis") and subject.original is not None:
@@ -451,7 +578,10 @@ def _evaluate(
             )
         else:
             with _timed(engine, "evaluate_anonymeter", "evaluate: attacks against a control set"):
-                anonymeter = _anonymeter(engine, subject, view, holdout, settings)
+                try:
+                    anonymeter = _anonymeter(engine, subject, view, holdout, settings)
+                except MeasureUnavailableError as exc:
+                    _left_out(not_computed, "anonymeter", exc)
     utility_block: dict[str, Any] = {
         "distance": {},
         "family_losses": family_losses(metrics),
@@ -459,16 +589,32 @@ def _evaluate(
     }
     if subject.original is not None:
         with _timed(engine, "evaluate_utility", "evaluate: utility"):
-            measured, notes = utility(
-                engine,
-                subject.original,
-                subject.release,
-                utility_columns(config, view, subject.built),
-                bins=report.bins,
-                label=report.label,
-                holdout=holdout,
-            )
+            columns_compared = utility_columns(config, view, subject.built)
+            left: tuple[str, ...] = ()
+            try:
+                measured, notes = utility(
+                    engine,
+                    subject.original,
+                    subject.release,
+                    columns_compared,
+                    bins=report.bins,
+                    label=report.label,
+                    holdout=holdout,
+                )
+            except MeasureUnavailableError as exc:
+                _left_out(not_computed, "utility", exc)
+                # The distances do not need the classifier's label.
+                measured, notes = utility(
+                    engine,
+                    subject.original,
+                    subject.release,
+                    columns_compared,
+                    bins=report.bins,
+                )
+                left = exc.parts
         utility_block |= measured
+        for part in left:
+            utility_block.pop(part, None)
         warnings += notes
     return {
         "schema": SCHEMA,
@@ -484,6 +630,7 @@ def _evaluate(
         "view": {
             "quasi_identifiers": list(view.quasi_identifiers),
             "sensitive": view.sensitive,
+            "sensitive_kind": view.sensitive_kind,
             "sampling_fraction": report.sampling_fraction,
             "threshold": report.threshold,
             "level_names": sorted(set(view.sensitive_levels.values())),
@@ -494,7 +641,15 @@ def _evaluate(
         "utility": utility_block,
         "family": _family_view(engine, subject, family),
         "warnings": warnings,
+        "not_computed": not_computed,
     }
+
+
+def _left_out(not_computed: list[dict[str, str]], block: str, exc: MeasureUnavailableError) -> None:
+    """Record the measures ``exc`` leaves out of ``block`` (``attacks.skewness``...), and warn."""
+    for measure in [f"{block}.{part}" for part in exc.parts] or [block]:
+        not_computed.append({"measure": measure, "reason": exc.reason})
+        log.warning("evaluate: %s not computed: %s", measure, exc.reason)
 
 
 def _population(
@@ -691,6 +846,17 @@ def built_hierarchies(config: JobConfig, output: str) -> dict[str, list[list[str
     return out
 
 
+def not_computed_warning(evaluation: Mapping[str, Any]) -> str | None:
+    """The ``metrics.json`` warning of an evaluation that left measures out (``None``: none)."""
+    left = [e["measure"] for e in evaluation.get("not_computed") or ()]
+    if not left:
+        return None
+    return (
+        f"the evaluation left out {len(left)} measure(s) it could not compute on this data "
+        f"({', '.join(left)}); {EVALUATION} and {REPORT} say why under not_computed"
+    )
+
+
 def evaluate_run(
     engine: Engine,
     config: JobConfig,
@@ -774,6 +940,7 @@ __all__ = [
     "Settings",
     "Subject",
     "evaluate",
+    "not_computed_warning",
     "evaluate_target",
     "load_target",
     "settings_of",

@@ -11,7 +11,11 @@ Three engine passes, each reducing rows to per-bin counts before the driver sees
 3. **Scoring** (held-out originals): a naive Bayes classifier from the release's
    histograms (and one from the input's, the baseline) predicts each held-out row's
    label, and the majority rule the training label; per batch the correct predictions
-   of each are counted.
+   of each are counted. A numeric label (a continuous quasi-identifier, or a numeric
+   sensitive attribute) is predicted as its bin: ``bins`` equal-width bins of the
+   input's range. A categorical label of more than ``max_values`` distinct values
+   cannot be predicted: the classifier is then not computed
+   (:class:`~sparkanon.errors.MeasureUnavailableError`).
 
 Results: per column the total variation distance between the input's and the release's
 distributions over the same bins (and the ordered earth mover's distance of a numeric
@@ -21,7 +25,7 @@ the majority rate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +34,7 @@ import pandas as pd
 
 from sparkanon.attributes.text import distinct_text, row_text
 from sparkanon.engine.base import Engine, Table
+from sparkanon.errors import MeasureUnavailableError
 from sparkanon.metrics.distribution import (
     Binning,
     NaiveBayes,
@@ -37,6 +42,7 @@ from sparkanon.metrics.distribution import (
     histogram_by_label,
     numeric_binning,
     ordered_emd,
+    original_bins,
     shares,
     variational,
 )
@@ -97,8 +103,23 @@ def _text_counts(series: pd.Series) -> pd.Series:
     return summed[summed > 0]
 
 
-def _label_codes(series: pd.Series, labels: Mapping[str, int]) -> np.ndarray:
-    """Each row's label code by its trimmed text (``-1``: null or a label ``labels`` lacks)."""
+Labels = Mapping[str, int] | Binning
+"""A label's codes: each value's code by its text, or (a numeric label) its bins."""
+
+
+def _n_labels(labels: Labels) -> int:
+    """How many label codes there are."""
+    return labels.n_bins if isinstance(labels, Binning) else len(labels)
+
+
+def _label_codes(series: pd.Series, labels: Labels) -> np.ndarray:
+    """Each row's label code (``-1``: null, or a label ``labels`` lacks).
+
+    By its trimmed text; a numeric label's code is the bin of its number (a value that
+    is not a number, such as a published range, is unknown).
+    """
+    if isinstance(labels, Binning):
+        return original_bins(labels, series)
     codes, texts = _distinct_text(series)
     known = texts.map(labels).fillna(-1).to_numpy(dtype=np.int64)
     return np.append(known, -1)[codes]  # code -1 (null) reads the appended -1
@@ -156,16 +177,23 @@ def binnings(
     columns: Sequence[ColumnSpec],
     bins: int,
     max_values: int,
-    label: str | None = None,
-) -> tuple[list[Binning], list[str], dict[str, int]]:
-    """The bins of each column over ``table`` (the input), and the label's values.
+    label: str | ColumnSpec | None = None,
+) -> tuple[list[Binning], list[str], Labels]:
+    """The bins of each column over ``table`` (the input), and the label's codes.
 
-    One pass over the rows: the label is one more categorical column of it. Returns the
-    bins, warnings for the columns left out, and each ``label`` value's code (sorted;
-    empty without a label).
+    One pass over the rows: the label is one more column of it (categorical unless its
+    spec says numeric). Returns the bins, warnings for the columns left out, and the
+    label's codes: each value's code (sorted; empty without a label), or a numeric
+    label's bins.
+
+    Raises:
+        MeasureUnavailableError: the label holds no value, or (categorical) more than
+            ``max_values`` distinct values; its ``parts`` are ``("classification",)``.
     """
+    if isinstance(label, str):
+        label = ColumnSpec(label, numeric=False)
     if label is not None:
-        columns = [*columns, ColumnSpec(label, numeric=False)]
+        columns = [*columns, ColumnSpec(label.name, numeric=label.numeric)]
     per_batch = engine.map_batches(table, make_domain_fn(columns), _DOMAIN_COLUMNS)
     summed = engine.aggregate(
         per_batch, ["col", "value"], {"n": ("sum", "n"), "lo": ("min", "lo"), "hi": ("max", "hi")}
@@ -179,17 +207,18 @@ def binnings(
         small = engine.where(small, "col", "!=", c)
     rows = engine.collect_small(small, max_values * max(len(columns), 1) + 1)
     out, warnings = [], []
-    labels: dict[str, int] = {}
+    labels: Labels = {}
     if label is not None:
-        values = rows.loc[rows["col"] == len(columns) - 1, "value"].astype(str)
-        labels = {v: i for i, v in enumerate(sorted(values))}
+        labels = _label_domain(label, rows[rows["col"] == len(columns) - 1], too_many, bins)
         columns = columns[:-1]
     for c, spec in enumerate(columns):
         mine = rows[rows["col"] == c]
         if c in too_many:
             warnings.append(
-                f"utility: column {spec.name} has more than {max_values} distinct values; "
-                "its distribution is not compared"
+                f"utility: column {spec.name} has more than {max_values} distinct values "
+                "compared as categories; its distribution is not compared (a column of "
+                "numbers is compared over bins as a continuous quasi-identifier, or as the "
+                "sensitive attribute with sensitive.kind: numeric)"
             )
             continue
         if mine.empty:
@@ -208,11 +237,32 @@ def binnings(
     return out, warnings, labels
 
 
+def _label_domain(
+    label: ColumnSpec, rows: pd.DataFrame, too_many: Collection[int], bins: int
+) -> Labels:
+    """The label's codes from its domain rows (:func:`binnings`'s last column)."""
+    if rows.empty and not too_many:
+        raise MeasureUnavailableError(
+            f"report.label {label.name!r} holds no value in the input; choose another report.label",
+            ("classification",),
+        )
+    if label.numeric:
+        return numeric_binning(label.name, float(rows["lo"].min()), float(rows["hi"].max()), bins)
+    if too_many:
+        raise MeasureUnavailableError(
+            f"report.label {label.name!r} holds more distinct values than the classifier "
+            "predicts as classes; choose another report.label (a numeric sensitive "
+            "attribute, sensitive.kind: numeric, is predicted as its bins)",
+            ("classification",),
+        )
+    return {v: i for i, v in enumerate(sorted(rows["value"].astype(str)))}
+
+
 def make_histogram_fn(
-    bins_of: Sequence[Binning], label: str | None, labels: Mapping[str, int]
+    bins_of: Sequence[Binning], label: str | None, labels: Labels
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Per batch: per column, label and bin the summed weight of the rows (spread)."""
-    n_labels = max(len(labels), 1)
+    n_labels = max(_n_labels(labels), 1)
 
     def histogram(batch: pd.DataFrame) -> pd.DataFrame:
         if label is None:
@@ -254,10 +304,10 @@ def histograms(
     table: Table,
     bins_of: Sequence[Binning],
     label: str | None,
-    labels: Mapping[str, int],
+    labels: Labels,
 ) -> Histograms:
     """The histograms of ``table``'s columns over ``bins_of`` (one engine pass)."""
-    n_labels = max(len(labels), 1)
+    n_labels = max(_n_labels(labels), 1)
     rows = engine.map_batches(table, make_histogram_fn(bins_of, label, labels), _HIST_COLUMNS)
     summed = engine.aggregate(rows, ["col", "label", "bin"], {"w": ("sum", "w")})
     cap = sum(b.n_bins + 2 for b in bins_of) * n_labels + 1
@@ -307,7 +357,7 @@ class MajorityRule:
 
 
 def make_score_fn(
-    models: Sequence[NaiveBayes | MajorityRule], label: str, labels: Mapping[str, int]
+    models: Sequence[NaiveBayes | MajorityRule], label: str, labels: Labels
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Per batch: per model, the held-out rows of a known label and those predicted right."""
 
@@ -329,7 +379,7 @@ def accuracies(
     holdout: Table,
     models: Sequence[NaiveBayes | MajorityRule],
     label: str,
-    labels: Mapping[str, int],
+    labels: Labels,
 ) -> tuple[list[float], int]:
     """Each model's accuracy on the held-out rows (of a label the training knew)."""
     scored = engine.map_batches(holdout, make_score_fn(models, label, labels), _SCORE_COLUMNS)
@@ -354,17 +404,33 @@ def utility(
 ) -> tuple[dict[str, Any], list[str]]:
     """Distances per column, and the classifier's accuracy when a label and holdout are given.
 
+    The label is compared as its spec in ``columns`` says (a numeric label is predicted
+    as its bin), else as categories.
+
     Returns:
         ``({"distance": {...}, "classification": {...} | None}, warnings)``.
+
+    Raises:
+        MeasureUnavailableError: with a holdout, a label the classifier cannot predict (see
+            :func:`binnings`); without one, such a label is left out of the pass.
     """
     features = [c for c in columns if c.name != label]
-    bins_of, warnings, labels = binnings(engine, original, features, bins, max_values, label)
+    spec = next((c for c in columns if c.name == label), ColumnSpec(label or "", numeric=False))
+    try:
+        bins_of, warnings, labels = binnings(
+            engine, original, features, bins, max_values, spec if label is not None else None
+        )
+    except MeasureUnavailableError:
+        if holdout is not None:
+            raise
+        label = None  # no classifier to train: the distances alone
+        bins_of, warnings, labels = binnings(engine, original, features, bins, max_values)
     before = histograms(engine, original, bins_of, label, labels)
     after = histograms(engine, release, bins_of, label, labels)
     result: dict[str, Any] = {"distance": distances(before, after, bins_of), "classification": None}
     if label is None or holdout is None:
         return result, warnings
-    n_labels = len(labels)
+    n_labels = _n_labels(labels)
     models = []
     for hist in (before, after):
         priors = shares(next(iter(hist.counts.values())).sum(axis=1)) if hist.counts else None
@@ -381,6 +447,7 @@ def utility(
         "target": label,
         "model": "naive Bayes over the original bins (published values spread)",
         "features": [b.column for b in bins_of],
+        "label_bins": labels.n_bins if isinstance(labels, Binning) else None,
         "accuracy_original": acc_original,
         "accuracy_release": acc_release,
         "majority": majority,
