@@ -109,7 +109,26 @@ def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
         metavar="sc://HOST:PORT",
         help="run through a Spark Connect server instead of a local or cluster master",
     )
+    _add_key_arguments(cmd)
     _add_logging_arguments(cmd)
+
+
+def _add_key_arguments(cmd: argparse.ArgumentParser) -> None:
+    """``--key-file`` and ``--key-label``: a user key for the run's protective draws."""
+    cmd.add_argument(
+        "--key-file",
+        default=None,
+        metavar="FILE",
+        help="draw noise, synthetic records and release order with this key (written by "
+        "'sparkanon key FILE'), to reproduce a release; default: SPARKANON_KEY if set, else "
+        "a fresh key per run that is never written",
+    )
+    cmd.add_argument(
+        "--key-label",
+        default=None,
+        metavar="TEXT",
+        help="the label the release records for a user key (default: the key file's name)",
+    )
 
 
 def _add_logging_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -189,6 +208,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="COL=VALUE[,COL=VALUE]",
         help="check that this partition of the input table exists (sets input.partition)",
     )
+    key = _subcommand(
+        sub,
+        "key",
+        "write a new random key file (owner-only), for runs that must reproduce a release "
+        "(--key-file)",
+    )
+    key.add_argument("path", metavar="FILE", help="the key file to create (never overwritten)")
     _add_reconstruct_parser(sub)
     _add_evaluate_parser(sub)
     _add_init_parser(sub)
@@ -601,14 +627,18 @@ def run_command(
     metrics_out: str | None = None,
     partition: str | None = None,
     remote: str | None = None,
+    key_file: str | None = None,
+    key_label: str | None = None,
 ) -> int:
     """Load the config, run the job and print the metrics; return the exit code."""
     from sparkanon.config import load_config
     from sparkanon.pipeline import run_job
+    from sparkanon.randomness import RunKey
 
     try:
+        key = RunKey.for_run(key_file, key_label)
         config = load_config(config_path, _with_partition(overrides, partition))
-        result = run_job(make_engine(engine_name, config, master, remote), config)
+        result = run_job(make_engine(engine_name, config, master, remote), config, key=key)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an exit code
         return _report_failure(exc)
     text = json.dumps(result.metrics, indent=2)
@@ -628,8 +658,13 @@ def backfill_command(
     remote: str | None = None,
     keep_going: bool = False,
     metrics_out: str | None = None,
+    key_file: str | None = None,
+    key_label: str | None = None,
 ) -> int:
     """Run the job on every partition of the input table from ``first`` to ``last``.
+
+    Each partition's run draws a key of its own, unless a user key is given (``key_file``
+    or ``SPARKANON_KEY``), which every partition then uses.
 
     The range is over one partition column (``--from ds=2026-11-01 --to
     ds=2026-11-23``), compared as text (ISO dates sort as dates), both ends included;
@@ -642,9 +677,11 @@ def backfill_command(
     """
     from sparkanon.config import load_config, parse_partition, partition_text
     from sparkanon.pipeline import run_job
+    from sparkanon.randomness import RunKey
 
     results: list[dict[str, Any]] = []
     try:
+        RunKey.for_run(key_file, key_label)  # a bad key file fails before any partition
         lo, hi = parse_partition(first), parse_partition(last)
         if len(lo) != 1 or list(lo) != list(hi):
             raise ConfigError(
@@ -680,7 +717,7 @@ def backfill_command(
         line: dict[str, Any] = {"partition": text}
         try:
             job = load_config(config_path, _with_partition(overrides, text))
-            metrics = run_job(engine, job).metrics
+            metrics = run_job(engine, job, key=RunKey.for_run(key_file, key_label)).metrics
             line |= {
                 "exit_code": EXIT_OK,
                 "rows_in": metrics["rows_in"],
@@ -708,6 +745,20 @@ def backfill_command(
     return worst
 
 
+def key_command(path: str) -> int:
+    """Write a new key file (exit 0), or say why not (exit 2: it exists, or no folder)."""
+    from sparkanon.randomness import write_key_file
+
+    try:
+        write_key_file(path)
+    except OSError as exc:
+        return _report_failure(ConfigError(f"key file {path}: cannot be written ({exc.strerror})"))
+    except Exception as exc:  # noqa: BLE001
+        return _report_failure(exc)
+    print(f"wrote a new key to {path} (readable by its owner only); keep it secret", file=_stderr())
+    return EXIT_OK
+
+
 def validate_command(
     config_path: str,
     overrides: Sequence[str],
@@ -715,15 +766,19 @@ def validate_command(
     master: str | None = None,
     remote: str | None = None,
     partition: str | None = None,
+    key_file: str | None = None,
+    key_label: str | None = None,
 ) -> int:
-    """Check a config and its input's schema without running the job (exit 0 or 2).
+    """Check a config, its key file and its input's schema without running the job (exit 0 or 2).
 
     Prints what was checked as JSON.
     """
     from sparkanon.config import load_config
+    from sparkanon.randomness import RunKey
     from sparkanon.validate import validate_job
 
     try:
+        RunKey.for_run(key_file, key_label)
         config = load_config(config_path, _with_partition(overrides, partition))
         engine = make_engine(engine_name, config, master, remote)
         report = validate_job(engine, config)
@@ -886,6 +941,8 @@ def configure_logging(quiet: bool, level: str | None = None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sparkanon`` console script."""
     args = _parser().parse_args(argv)
+    if args.command == "key":
+        return key_command(args.path)
     configure_logging(args.quiet, args.log_level)
     if args.command == "stream":
         return stream_command(args.config, args.overrides, master=args.master)
@@ -903,7 +960,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             engine_name=args.engine,
             master=args.master,
         )
-    common = {"engine_name": args.engine, "master": args.master, "remote": args.remote}
+    common = {
+        "engine_name": args.engine,
+        "master": args.master,
+        "remote": args.remote,
+        "key_file": args.key_file,
+        "key_label": args.key_label,
+    }
     if args.command == "validate":
         return validate_command(args.config, args.overrides, partition=args.partition, **common)
     if args.command == "backfill":

@@ -28,6 +28,7 @@ from sparkanon.errors import InternalError, PrivacyViolationError
 from sparkanon.families import Anonymized, Family, Run, Verdict, family_of
 from sparkanon.models import describe_models
 from sparkanon.publications import Publication
+from sparkanon.randomness import RunKey
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.commit import OutputTarget, opened_output
 from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
@@ -53,7 +54,11 @@ class JobResult:
 
 
 def run_job(
-    engine: Engine, config: JobConfig, table: Table | None = None, commit: bool = True
+    engine: Engine,
+    config: JobConfig,
+    table: Table | None = None,
+    commit: bool = True,
+    key: RunKey | None = None,
 ) -> JobResult:
     """Run the whole anonymization job.
 
@@ -62,6 +67,8 @@ def run_job(
         config: the validated job config.
         table: the input table; read from ``config.input`` when ``None``.
         commit: write the output and ``metrics.json`` (after verification).
+        key: the key of the run's protective draws; ``None``: ``SPARKANON_KEY`` if set,
+            else a fresh key that is never kept (:meth:`RunKey.for_run`).
 
     Returns:
         The published table and the metrics.
@@ -77,7 +84,7 @@ def run_job(
     with opened_output(engine, config, table is not None, commit) as target:
         raw = read_input(engine, config, timer, table)
         profile, schema = profile_input(engine, config, raw, timer)
-        run = Run(engine, config, timer, target, raw, profile, schema)
+        run = Run(engine, config, timer, target, raw, profile, schema, key or RunKey.for_run())
         done: Anonymized | None = None
         try:
             done = family.anonymize(run)
@@ -188,6 +195,7 @@ def report(
         "algorithm": config.algorithm.model_dump(mode="json"),
         "publish": measured.get("publish", config.output.publish),
         "seed": config.seed,
+        "randomness": run.key.describe(),
         "engine": engine.name,
         "verified": verdict.violations == 0,
         "violations": verdict.violations,

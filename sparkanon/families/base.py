@@ -29,6 +29,7 @@ from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.models import ModelSet, SensitiveDomain, describe_models
 from sparkanon.publications import Publication
+from sparkanon.randomness import RunKey
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.commit import OutputTarget
 from sparkanon.stages.profile import Profile, sensitive_domain
@@ -48,6 +49,8 @@ class Run:
         raw: the input as read.
         profile: the input's profile (rows in, suppressed by cause, value statistics).
         schema: the encoded schema.
+        key: the run key every protective random draw is made with
+            (:mod:`sparkanon.randomness`).
     """
 
     engine: Engine
@@ -57,6 +60,7 @@ class Run:
     raw: RawInput
     profile: Profile
     schema: Schema
+    key: RunKey
 
     def staging(self) -> str | None:
         """Where the publication is written before verification (``None``: not written)."""

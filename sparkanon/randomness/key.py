@@ -119,6 +119,17 @@ class RunKey:
             return None
         return cls.from_text(text, label or KEY_ENV, f"environment variable {KEY_ENV}")
 
+    @classmethod
+    def for_run(cls, key_file: str | None = None, label: str | None = None) -> RunKey:
+        """The key of a run: the user's key file, else ``SPARKANON_KEY``, else a fresh draw.
+
+        Raises:
+            ConfigError: a key file or variable that does not hold a key.
+        """
+        if key_file is not None:
+            return cls.from_file(key_file, label)
+        return cls.from_env(label) or cls.draw()
+
     def _encrypt(self, blocks: np.ndarray) -> np.ndarray:
         """AES-256 of each 16-byte block (ECB over distinct counter blocks: CTR's stream)."""
         encryptor = Cipher(algorithms.AES(self._secret), modes.ECB()).encryptor()
