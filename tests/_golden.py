@@ -42,6 +42,10 @@ import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN_FILE = ROOT / "tests" / "golden" / "configs.json"
+GOLDEN_KEY = GOLDEN_FILE.parent / "golden.key"
+"""The user key every case runs with, so that keyed draws (noise, synthetic records, the
+release order) are the same on every run. A test fixture, public on purpose: a real
+release's key is drawn per run or kept secret by its user."""
 PINS_ROOT = ROOT
 """The checkout whose pins are read (``scripts/golden_at.py`` runs other code against them)."""
 VALUES_DIR = GOLDEN_FILE.parent / "tables"
@@ -379,6 +383,7 @@ def run_case(
     if sample is not None:
         overrides.append(f"input.path={sample}")
     argv = ["run", str(ROOT / case["config"]), "--engine", engine, "--quiet"]
+    argv += ["--key-file", str(GOLDEN_KEY), "--key-label", "golden"]
     argv += [arg for value in overrides for arg in ("--set", value)]
     argv += ["--metrics-out", str(tmp / "metrics.json")]
     logger = logging.getLogger("sparkanon")
