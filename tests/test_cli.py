@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sparkanon.cli import TABLE_ITEMS, TABLE_KEYS, TABLE_TEXT, _parser, brief, metrics_table
+from sparkanon.cli import TABLE_ITEMS, TABLE_KEYS, TABLE_TEXT, _parser, brief, main, metrics_table
 
 MARKUP = re.compile(r"``|:[a-z]+:`|`[^`\s]+`_")
 """reStructuredText a terminal shows as is: literals, roles (:mod:`x`), links."""
@@ -34,6 +34,7 @@ COMMANDS = [
     "sparkanon backfill",
     "sparkanon evaluate",
     "sparkanon init",
+    "sparkanon key",
     "sparkanon reconstruct",
     "sparkanon run",
     "sparkanon stream",
@@ -166,3 +167,15 @@ def test_metrics_table_says_which_loss_counts_suppressed_rows() -> None:
     assert "each suppressed row (or its items) counted as fully lost" in text
     full_domain = metrics_table({"NCP": 0.2, "NCP_published": 0.1, "family": "full_domain"})
     assert "a row the node suppresses counting 1" in full_domain
+
+
+def test_key_writes_an_owner_only_key_and_never_overwrites_it(tmp_path, capsys) -> None:
+    path = tmp_path / "release.key"
+    assert main(["key", str(path)]) == 0
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    digits = path.read_text(encoding="ascii").strip()
+    assert len(digits) == 64 and int(digits, 16) >= 0
+    assert digits not in capsys.readouterr().err
+    assert main(["key", str(path)]) == 2
+    assert "never overwritten" in capsys.readouterr().err
+    assert path.read_text(encoding="ascii").strip() == digits
