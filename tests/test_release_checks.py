@@ -184,3 +184,8 @@ def test_a_few_dozen_rows_in_input_order_fail_the_linkage(engine: LocalEngine) -
     order = np.arange(60)
     checks = rc.order_checks(engine, {"data": _published(original, order, order)}, original)
     assert [c["passed"] for c in checks] == [None, None, False]
+
+
+def test_key_scan_without_files_is_not_checked(engine: LocalEngine) -> None:
+    result, scanned = rc.key_scan(engine, RunKey.draw(), None)
+    assert result["passed"] is None and scanned == []
