@@ -546,3 +546,17 @@ def test_catalog_of_the_local_engine_is_refused() -> None:
 
     with pytest.raises(ConfigError, match="need the Spark engine"):
         LocalEngine().catalog()
+
+
+def test_listing_and_reading_files_in_chunks(engine: Engine, tmp_path: Path) -> None:
+    base = tmp_path / "staged"
+    assert engine.list_files(str(base)) == []
+    (base / "data").mkdir(parents=True)
+    payload = bytes(range(256)) * 40 + b"tail"
+    (base / "data" / "part-0").write_bytes(payload)
+    (base / "metrics.json").write_text("{}", encoding="utf-8")
+    found = engine.list_files(str(base))
+    assert [p.rsplit("/", 1)[-1] for p in found] == ["part-0", "metrics.json"]
+    chunks = list(engine.read_chunks(found[0], 1000))
+    assert b"".join(chunks) == payload and max(len(c) for c in chunks) == 1000
+    assert list(engine.read_chunks(found[1], 1000)) == [b"{}"]

@@ -350,3 +350,15 @@ def test_network_check_finds_remote_loads():
     assert check_report.remote_references('<a href="#risk">risk</a>') == []
     page = render_html(synthetic())
     assert check_report.declared_plots(page) == len(re.findall(r"<svg ", page)) == 10
+
+
+def test_threat_model_lists_the_attacks_run():
+    ev = one_table()
+    threat = _section(render_html(ev), "threat")
+    assert "every file of every release" in threat and "docs/threat-model.md" in threat
+    assert threat.count("<tr><td>") == len(ev["attacks_run"])
+    assert "withstood" in threat and "not checked</td>" in threat
+    ev["attacks_run"][0]["passed"] = False
+    assert "<td>succeeded</td>" in _section(render_html(ev), "threat")
+    del ev["attacks_run"]
+    assert "No attack on this release was recorded" in _section(render_html(ev), "threat")

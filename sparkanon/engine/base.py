@@ -390,6 +390,18 @@ class Engine(ABC):
     def write_text(self, path: str, text: str) -> None:
         """Write a small text file."""
 
+    @abstractmethod
+    def list_files(self, directory: str) -> list[str]:
+        """The paths of every file under ``directory``, recursively, sorted (``[]``: none)."""
+
+    @abstractmethod
+    def read_chunks(self, path: str, chunk_bytes: int) -> Iterator[bytes]:
+        """A file's bytes in consecutive chunks of at most ``chunk_bytes``, on the driver.
+
+        The file is never held whole: a caller scanning for a pattern keeps the tail of
+        the previous chunk.
+        """
+
     def catalog(self) -> Catalog:
         """The catalog of persistent tables (``input.table``, ``output.table``).
 

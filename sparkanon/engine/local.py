@@ -9,7 +9,7 @@ accumulators are exercised as on Spark.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -373,3 +373,12 @@ class LocalEngine(Engine):
     def write_text(self, path: str, text: str) -> None:  # noqa: D102
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
+
+    def list_files(self, directory: str) -> list[str]:  # noqa: D102
+        root = Path(directory)
+        return sorted(str(p) for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+
+    def read_chunks(self, path: str, chunk_bytes: int) -> Iterator[bytes]:  # noqa: D102
+        with Path(path).open("rb") as handle:
+            while chunk := handle.read(chunk_bytes):
+                yield chunk

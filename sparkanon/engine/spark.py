@@ -580,6 +580,34 @@ class SparkEngine(Engine):
         finally:
             stream.close()
 
+    def list_files(self, directory: str) -> list[str]:  # noqa: D102
+        fs, jpath = self._fs(directory)
+        if not fs.exists(jpath):
+            return []
+        found = fs.listFiles(jpath, True)
+        paths = []
+        while found.hasNext():
+            paths.append(str(found.next().getPath().toString()))
+        return sorted(paths)
+
+    def read_chunks(self, path: str, chunk_bytes: int) -> Iterator[bytes]:  # noqa: D102
+        fs, jpath = self._fs(path)
+        if self.connect:
+            with open(_text(jpath), "rb") as handle:
+                while chunk := handle.read(chunk_bytes):
+                    yield chunk
+            return
+        left = int(fs.getFileStatus(jpath).getLen())
+        copy = self.spark._jvm.org.apache.commons.io.IOUtils.toByteArray  # noqa: SLF001
+        stream = fs.open(jpath)
+        try:
+            while left > 0:
+                size = min(chunk_bytes, left)
+                yield bytes(copy(stream, size))
+                left -= size
+        finally:
+            stream.close()
+
 
 class _ClientFiles:
     """The Hadoop FileSystem calls the engine makes, on this machine's filesystem.

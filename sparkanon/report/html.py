@@ -7,7 +7,8 @@ One self-contained file a privacy officer can read: inline CSS, inline SVG plots
 with a verdict in words derived from the figures (:func:`verdict`), the measures not
 computed and the warnings; then one table per concept, each figure a row of (human label,
 formatted value, one-line meaning): re-identification risk before and after, sdcMicro and
-SUDA2, the attacks, utility, the family's own figures (reconstructed distributions of a
+SUDA2, the attacks, the threat model with the attacks run on the release before its commit
+(``attacks_run``), utility, the family's own figures (reconstructed distributions of a
 perturbed release, covariance heatmaps of a condensed one), the glossary with its sources,
 and last the whole evaluation as JSON in a collapsed ``<details>`` block.
 
@@ -38,7 +39,17 @@ from sparkanon.report import svg
 from sparkanon.report.glossary import GLOSSARY, LABELS, SOURCES, label_of
 from sparkanon.report.svg import esc
 
-SECTIONS = ("summary", "risk", "sdc", "attacks", "utility", "family", "glossary", "raw")
+SECTIONS = (
+    "summary",
+    "risk",
+    "sdc",
+    "attacks",
+    "threat",
+    "utility",
+    "family",
+    "glossary",
+    "raw",
+)
 """The ids of the report's sections, in order (the browser check looks for each)."""
 
 _TITLES = (
@@ -46,6 +57,7 @@ _TITLES = (
     "Risk",
     "sdcMicro / SUDA2",
     "Attacks",
+    "Threat model",
     "Utility",
     "Family",
     "Glossary",
@@ -817,6 +829,41 @@ _ANONYMETER_ATTACKS = (
 )
 
 
+_THREAT_TEXT = (
+    "This release is meant to hold against an attacker who has every file of every "
+    "release of this table (the data, its configuration, its metrics and this report), "
+    "the source code of sparkanon, the job's configuration, public knowledge of the "
+    "quasi-identifiers, and several releases of the same input. The random draws that "
+    "protect the release come from a secret key drawn for the run and never written; "
+    "the rows are meant to be written in an order drawn from that key. What each method "
+    "promises under this model, and what it does not, is set out in the threat model "
+    "of the sparkanon documentation (docs/threat-model.md)."
+)
+_RESULTS = {True: "withstood", False: "succeeded", None: "not checked"}
+
+
+def _threat(ev: Mapping[str, Any]) -> str:
+    """The threat model in two sentences and the attacks run on the release before commit."""
+    out = ['<section id="threat" class="report-section"><h2>Threat model</h2>']
+    out.append(f"<p>{esc(_THREAT_TEXT)}</p>")
+    runs = [r for r in ev.get("attacks_run") or [] if isinstance(r, Mapping)]
+    if not runs:
+        out.append(_na("No attack on this release was recorded before its commit."))
+        return "".join(out) + "</section>"
+    out.append(
+        "<h3>Attacks run on this release before its commit</h3>"
+        "<p>A release on which an attack succeeds is refused and never written.</p>"
+        "<table><thead><tr><th>Attack</th><th>Outcome</th><th>Result</th></tr></thead><tbody>"
+    )
+    for run in runs:
+        passed = run.get("passed")
+        result = _RESULTS.get(passed if isinstance(passed, bool) else None, "not checked")
+        attack = esc(_trim(str(run.get("attack", ""))))
+        said = esc(str(run.get("outcome", ""))[:400])
+        out.append(f"<tr><td>{attack}</td><td>{said}</td><td>{result}</td></tr>")
+    return "".join(out) + "</tbody></table></section>"
+
+
 def _rate_ci(entry: Any) -> str:
     """``rate [lo, hi]`` of an attack's success (percentages)."""
     e = _dict(entry)
@@ -1254,6 +1301,7 @@ def render_html(evaluation: Mapping[str, Any]) -> str:
             _risk(evaluation, reasons),
             _sdc(evaluation, reasons),
             _attacks(evaluation, reasons),
+            _threat(evaluation),
             _utility(evaluation, reasons),
             _family(evaluation),
             _glossary(),

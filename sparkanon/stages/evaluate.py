@@ -640,6 +640,7 @@ def _evaluate(
         "anonymeter": anonymeter,
         "utility": utility_block,
         "family": _family_view(engine, subject, family),
+        "attacks_run": list(metrics.get("release_checks") or []),
         "warnings": warnings,
         "not_computed": not_computed,
     }
