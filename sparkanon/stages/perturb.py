@@ -441,10 +441,7 @@ def check_residuals(
             bad.append(f"{plan.name}: {figures[plan.name].get('rows', 0)} rows joined of {usable}")
         failed += bad
     if {p.name for p in plans} <= set(names):
-        margin_cap = sum(
-            4 if isinstance(p.kind, ContinuousKind) else p.kind.size + 1  # type: ignore[attr-defined]
-            for p in plans
-        )
+        margin_cap = sum(p.kind.size + 1 if isinstance(p.kind, DiscreteKind) else 4 for p in plans)
         margin = make_margin_fn(plans)
         failed += _margin_gaps(
             plans,
