@@ -169,7 +169,7 @@ CASES: list[dict[str, Any]] = [
         "input": ADULT_3000,
         "overrides": [],
         "by_value": BY_VALUE,
-        "why": "perturbation: every row published with noise keyed by seed and row id",
+        "why": "perturbation: every row published, no row id, noise drawn from the golden key",
         "spark": True,
     },
     {

@@ -29,11 +29,11 @@ For a perturbed release (``algorithm.name: perturb``; Aggarwal 2015, section 20.
 reads ``data/``, ``noise.json`` and ``metrics.json`` and, from the config, re-reads the
 job's input itself (a test tool: the whole input is read on this machine) and checks:
 
-* **columns**: exactly ``record_id``, the quasi-identifiers (every attribute but ``keep``
-  and ``identifier``), the sensitive column and the ``keep`` columns; no other column (an
-  original value left in); ``noise.json`` declares exactly the configured columns, and
-  ``metrics.json``'s ``noise`` equals it;
-* **record_id**: present, whole numbers, unique;
+* **columns**: exactly the quasi-identifiers (every attribute but ``keep`` and
+  ``identifier``), the sensitive column and the ``keep`` columns; no other column (an
+  original value or a row id left in: nothing may tell which input row a published row
+  is); ``noise.json`` declares exactly the configured columns, and ``metrics.json``'s
+  ``noise`` equals it;
 * **rows**: the published count equals the usable input rows, recounted here: CSV records
   read with the Python csv module (``header``, ``sep``/``delimiter``, ``quote``,
   ``encoding``, ``input.columns``, ``.gz``/``.bz2``), records of the wrong width
@@ -52,28 +52,31 @@ job's input itself (a test tool: the whole input is read on this machine) and ch
   matrix (``p`` on the diagonal, ``(1 - p) / (k - 1)`` elsewhere, rows summing to 1) and
   its epsilon (``ln`` of the largest ratio within a column, equal to the config's
   ``epsilon``); every published value of the column is a declared value;
-* **residuals**, at ``algorithm.significance`` per test (default 1e-4): the published rows
-  sorted by ``record_id`` are paired with the usable input rows in input order (see
-  below); the unperturbed columns (quasi-identifiers not in ``algorithm.columns``, the
-  sensitive and ``keep`` columns) must equal the input's row by row, which confirms the
-  pairing; then per numeric column the residuals (published - original) pass the exact
-  one-sample Kolmogorov-Smirnov test against the declared CDF (critical value from the
-  asymptotic Kolmogorov distribution with Stephens' factor ``sqrt(n) + 0.12 + 0.11 /
-  sqrt(n)``), a mean z-test (``|mean| <= z sqrt(var / n)``) and a variance z-test (the
-  declared fourth moment); per categorical column the share of values published as
-  themselves lies within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
+* **marginals**, at ``algorithm.significance`` per test (default 1e-4), without pairing a
+  published row with an input row (the release holds no row link): the unperturbed
+  columns (quasi-identifiers not in ``algorithm.columns``, the sensitive and ``keep``
+  columns) hold the usable input's values, each as many times (compared as sorted
+  columns); per numeric column the published values against the input's convolved with
+  the declared noise: a two-sample Kolmogorov-Smirnov test against ten copies of the
+  usable input plus noise this script draws itself (``numpy``'s generator seeded from the
+  operating system; critical value ``c(alpha) sqrt((n + m) / (n m))``, ``c`` the
+  asymptotic Kolmogorov quantile; the copies share the input's values, which only makes
+  the test conservative), the mean (``|mean(published) - mean(input)| <= z sqrt(var /
+  n)``) and the variance (``s^2(published) - s^2(input)`` within ``var +- z sqrt((mu4 -
+  var^2 (n - 3) / (n - 1) + 4 s^2(input) var) / n)``, the last term the spread of the
+  values' covariance with independent noise); per categorical column each declared
+  value's published count against the input's counts pushed through the declared matrix,
+  ``E_j = sum_i n_i P[i, j]``, within ``z' sqrt(sum_i n_i P[i, j] (1 - P[i, j]))`` (exact
+  when the matrix keeps every value), ``z'`` the normal quantile of ``1 - alpha / (2 k)``.
 
-How ``record_id`` relates to the input: sparkanon numbers the rows as read, before any
-row is dropped (``engine.with_row_id`` in the read stage), ``0, 1, ...`` over the data
-records (the malformed ones included) in file order, on both engines (Spark counts the
-rows of each read split first, so its ids do not depend on the split); this script
-checks that every id is its row's position. For a directory input the files are read in
-path order, and for a catalog table the order is the table's; this script reads one
-file only, so for those the row count, the input's ranges and domains and the
-residuals are not checked, a ``NOT CHECKED`` line says so, and the rest decides the exit
-code. What is never checked: that the noise is independent across columns and rows, that
-randomized response spreads a changed value uniformly over the other values (only the
-retention is tested), and that the noise is the seed's (the generator is sparkanon's).
+For a directory input the files are read in path order, and for a catalog table the
+order is the table's; this script reads one file only, so for those the row count, the
+input's ranges and domains and the marginals are not checked, a ``NOT CHECKED`` line
+says so, and the rest decides the exit code. What is never checked: that each row's
+noise is its own (a marginal test cannot see rows swapped among themselves), that the
+noise is independent across columns and rows, and that it was drawn from a secret key
+(the key is never written; a release that publishes nothing a reader could invert has
+nothing to check here).
 
 For a condensation release (``algorithm.name: condensation``; Aggarwal and Yu 2004) it
 checks the group sizes against ``k`` (or ``alpha``), the published categories and
@@ -279,7 +282,8 @@ def check(
 # A perturbed release (algorithm.name: perturb; Aggarwal 2015, section 20.2)
 # ---------------------------------------------------------------------------
 
-RECORD_ID = "record_id"
+COPIES = 10
+"""Copies of the usable input the two-sample test draws fresh noise for."""
 DECLARED_KINDS = {"ordinal", "categorical", "nominal"}
 REL_TOL = 1e-9
 
@@ -604,80 +608,108 @@ def kolmogorov_critical(alpha: float) -> float:
     return hi
 
 
-def ks_test(residuals: np.ndarray, cdf: np.ndarray, alpha: float) -> tuple[float, float]:
-    """Exact one-sample KS statistic and its critical value at ``alpha``.
-
-    ``cdf`` is the declared CDF at the sorted residuals. The critical value is the
-    asymptotic Kolmogorov quantile with Stephens' (1970) small-sample factor
-    ``sqrt(n) + 0.12 + 0.11 / sqrt(n)``.
-    """
-    n = len(residuals)
-    i = np.arange(1, n + 1)
-    d = float(max(np.max(i / n - cdf), np.max(cdf - (i - 1) / n)))
-    root = math.sqrt(n)
-    return d, kolmogorov_critical(alpha) / (root + 0.12 + 0.11 / root)
-
-
-def noise_cdf(dist: str, scale: float, x: np.ndarray) -> np.ndarray:
-    """The declared noise's CDF: uniform on ``[-a, a]`` or gaussian with ``sigma``."""
-    if dist == "uniform":
-        return np.clip((x + scale) / (2.0 * scale), 0.0, 1.0)
-    erfc = np.vectorize(math.erfc, otypes=[float])
-    return 0.5 * erfc(-x / (scale * math.sqrt(2.0)))
-
-
-def check_residuals(
-    name: str, residuals: np.ndarray, dist: str, scale: float, alpha: float, report: Report
+def check_numeric_margin(
+    name: str,
+    published: np.ndarray,
+    original: np.ndarray,
+    dist: str,
+    scale: float,
+    alpha: float,
+    report: Report,
 ) -> None:
-    """Residuals against the declared noise: KS, mean and variance at ``alpha`` each."""
-    bad = ~np.isfinite(residuals)
+    """Published values against the input's plus the declared noise: KS, mean, variance."""
+    bad = ~np.isfinite(published)
     report.expect(not bad.any(), f"{name}: {int(bad.sum())} published values are not numbers")
-    r = np.sort(residuals[~bad])
-    n = len(r)
-    if n < 2:
-        report.fail(f"{name}: {n} residuals, too few to test")
+    pub = np.sort(published[~bad])
+    orig = original[np.isfinite(original)]
+    n = len(pub)
+    if n < 2 or len(orig) != len(published):
+        report.fail(f"{name}: {n} published values for {len(orig)} input values, cannot test")
         return
+    rng = np.random.default_rng()  # fresh entropy: the verifier's own draws
+    copies = np.tile(orig, COPIES)
+    if dist == "uniform":
+        fresh = rng.uniform(-scale, scale, copies.size)
+    else:
+        fresh = rng.normal(0.0, scale, copies.size)
+    reference = np.sort(copies + fresh)
+    m = len(reference)
+    grid = np.concatenate([pub, reference])
+    gap = np.abs(
+        np.searchsorted(pub, grid, side="right") / n
+        - np.searchsorted(reference, grid, side="right") / m
+    )
+    d = float(gap.max())
+    d_crit = kolmogorov_critical(alpha) * math.sqrt((n + m) / (n * m))
     z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
-    d, d_crit = ks_test(r, noise_cdf(dist, scale, r), alpha)
     var = scale * scale / 3.0 if dist == "uniform" else scale * scale
     mu4 = scale**4 / 5.0 if dist == "uniform" else 3.0 * scale**4
-    mean = float(r.mean())
+    shift = float(pub.mean() - orig.mean())
     mean_bound = z * math.sqrt(var / n)
-    s2 = float(r.var(ddof=1))
-    var_bound = z * math.sqrt(max(mu4 - var * var * (n - 3) / (n - 1), 0.0) / n)
+    s2_orig = float(orig.var(ddof=1))
+    added = float(pub.var(ddof=1)) - s2_orig
+    spread = mu4 - var * var * (n - 3) / (n - 1) + 4.0 * s2_orig * var
+    var_bound = z * math.sqrt(max(spread, 0.0) / n)
     report.lines.append(
-        f"{name}: {dist}({scale:.6g}) n={n} ks={d:.4g} (<= {d_crit:.4g}) mean={mean:.4g} "
-        f"(|.| <= {mean_bound:.4g}) variance={s2:.6g} ({var:.6g} +- {var_bound:.4g})"
+        f"{name}: {dist}({scale:.6g}) n={n} ks={d:.4g} (<= {d_crit:.4g}, {m} reference "
+        f"values) mean shift={shift:.4g} (|.| <= {mean_bound:.4g}) added variance="
+        f"{added:.6g} ({var:.6g} +- {var_bound:.4g})"
     )
     report.expect(d <= d_crit, f"{name}: Kolmogorov-Smirnov {d:.4g} > {d_crit:.4g}")
     report.expect(
-        abs(mean) <= mean_bound, f"{name}: residual mean {mean:.4g} outside +-{mean_bound:.4g}"
+        abs(shift) <= mean_bound, f"{name}: mean shift {shift:.4g} outside +-{mean_bound:.4g}"
     )
     report.expect(
-        abs(s2 - var) <= var_bound,
-        f"{name}: residual variance {s2:.6g} outside {var:.6g} +- {var_bound:.4g}",
+        abs(added - var) <= var_bound,
+        f"{name}: added variance {added:.6g} outside {var:.6g} +- {var_bound:.4g}",
     )
 
 
-def check_retention(name: str, same: np.ndarray, p: float, alpha: float, report: Report) -> None:
-    """The share of values published as themselves within ``p +- z sqrt(p (1 - p) / n)``."""
-    n = len(same)
-    rate = float(same.mean()) if n else math.nan
-    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
-    bound = z * math.sqrt(p * (1.0 - p) / n) if n else math.nan
-    ok = rate == 1.0 if p == 1.0 else abs(rate - p) <= bound
-    report.lines.append(f"{name}: retention rate {rate:.4g} n={n} ({p:.6g} +- {bound:.4g})")
-    report.expect(ok, f"{name}: retention rate {rate:.4g} outside {p:.6g} +- {bound:.4g}")
+def check_categorical_margin(
+    name: str,
+    published: pd.Series,
+    original: pd.Series,
+    declared: dict,
+    alpha: float,
+    report: Report,
+) -> None:
+    """Each declared value's published count against the input's pushed through the matrix."""
+    values = [str(v) for v in declared.get("values", [])]
+    matrix = np.asarray(declared.get("transition_matrix", []), dtype=float)
+    k = len(values)
+    if k < 2 or matrix.shape != (k, k):
+        report.fail(f"{name}: no declared values and matrix to test the counts against")
+        return
+    pub = trimmed(published).value_counts().reindex(values, fill_value=0).to_numpy(dtype=float)
+    counts = trimmed(original).value_counts().reindex(values, fill_value=0).to_numpy(dtype=float)
+    expected = counts @ matrix
+    sd = np.sqrt(counts @ (matrix * (1.0 - matrix)))
+    z = NormalDist().inv_cdf(1.0 - alpha / (2.0 * k))
+    off = np.abs(pub - expected) > np.maximum(z * sd, 1e-9)
+    worst = int(np.argmax(np.abs(pub - expected) / np.maximum(sd, 1e-9)))
+    report.lines.append(
+        f"{name}: published frequencies n={int(pub.sum())} k={k}, largest gap "
+        f"{abs(pub[worst] - expected[worst]):.4g} (<= {z * sd[worst]:.4g})"
+    )
+    report.expect(
+        not off.any(),
+        f"{name}: published frequencies: {int(off.sum())} of {k} values off the input's "
+        "pushed through the declared matrix",
+    )
 
 
-def same_text(published: pd.Series, original: pd.Series) -> np.ndarray:
-    """Row-wise equality of two columns as trimmed text (null and empty alike)."""
-    a = trimmed(published).fillna("").to_numpy(dtype=object)
-    b = trimmed(original).fillna("").to_numpy(dtype=object)
-    return a == b
+def same_multiset(published: pd.Series, original: pd.Series, numeric: bool) -> int:
+    """How many positions of the two sorted columns differ (0: the same values, as often)."""
+    if numeric:
+        a = np.sort(pd.to_numeric(published, errors="coerce").to_numpy(dtype=float))
+        b = np.sort(pd.to_numeric(trimmed(original), errors="coerce").to_numpy(dtype=float))
+        return int((~np.isclose(a, b, rtol=REL_TOL, atol=1e-9, equal_nan=True)).sum())
+    a = np.sort(trimmed(published).fillna("").to_numpy(dtype=str))
+    b = np.sort(trimmed(original).fillna("").to_numpy(dtype=str))
+    return int((a != b).sum())
 
 
-def check_pairs(
+def check_margins(
     cfg: dict,
     table: pd.DataFrame,
     usable: pd.DataFrame,
@@ -685,17 +717,7 @@ def check_pairs(
     alpha: float,
     report: Report,
 ) -> None:
-    """Pair published rows with the usable input rows by record_id order and test them.
-
-    The ``i``-th smallest ``record_id`` is the ``i``-th usable row (both engines number
-    rows in input order, see the module docstring), and the id is the record's position
-    in the file, which is checked too. The pairing is confirmed by the
-    unperturbed columns (equal to the input's); then the residuals are tested.
-    """
-    ordered = table.sort_values(RECORD_ID, kind="stable").reset_index(drop=True)
-    ids = ordered[RECORD_ID].to_numpy(dtype=np.int64)
-    off = int((ids != usable["_position"].to_numpy(dtype=np.int64)).sum())
-    report.expect(off == 0, f"record_id: {off} ids are not their row's position in the input")
+    """The published columns' marginals against the usable input's (no row pairing)."""
     perturbed = {c["name"]: c for c in cfg["algorithm"]["columns"]}
     decimals = (cfg.get("output") or {}).get("decimals")
     qi = [a for a in cfg["attributes"] if a["kind"] not in ("keep", "identifier")]
@@ -703,42 +725,42 @@ def check_pairs(
         name = a["name"]
         if name in perturbed:
             continue
-        if a["kind"] == "continuous":
-            orig = pd.to_numeric(trimmed(usable[name]), errors="coerce").to_numpy(dtype=float)
-            orig = orig if decimals is None else np.round(orig, int(decimals))
-            pub = pd.to_numeric(ordered[name], errors="coerce").to_numpy(dtype=float)
-            same = np.isclose(pub, orig, rtol=REL_TOL, atol=1e-9)
-        else:
-            same = same_text(ordered[name], usable[name])
-        differ = int((~same).sum())
-        report.expect(differ == 0, f"{name} (not perturbed): {differ} rows differ from the input")
+        original = usable[name]
+        if a["kind"] == "continuous" and decimals is not None:
+            x = pd.to_numeric(trimmed(original), errors="coerce").to_numpy(dtype=float)
+            original = pd.Series(np.round(x, int(decimals)))
+        differ = same_multiset(table[name], original, a["kind"] == "continuous")
+        report.expect(
+            differ == 0, f"{name} (not perturbed): {differ} values differ from the input's"
+        )
     passthrough = [cfg["sensitive"]["name"]] + [
         a["name"] for a in cfg["attributes"] if a["kind"] == "keep"
     ]
     for name in passthrough:
-        differ = int((~same_text(ordered[name], usable[name])).sum())
-        report.expect(differ == 0, f"{name} (published as is): {differ} rows differ from the input")
+        differ = same_multiset(table[name], usable[name], False)
+        report.expect(
+            differ == 0, f"{name} (published as is): {differ} values differ from the input's"
+        )
     for name, spec in perturbed.items():
         declared = noise.get(name) or {}
         if spec["noise"] == "randomized_response":
-            p = float(declared.get("retention", math.nan))
-            check_retention(name, same_text(ordered[name], usable[name]), p, alpha, report)
+            check_categorical_margin(name, table[name], usable[name], declared, alpha, report)
             continue
         orig = pd.to_numeric(trimmed(usable[name]), errors="coerce").to_numpy(dtype=float)
-        pub = pd.to_numeric(ordered[name], errors="coerce").to_numpy(dtype=float)
+        pub = pd.to_numeric(table[name], errors="coerce").to_numpy(dtype=float)
         scale = float(declared.get("scale", math.nan))
-        check_residuals(name, pub - orig, spec["noise"], scale, alpha, report)
+        check_numeric_margin(name, pub, orig, spec["noise"], scale, alpha, report)
 
 
 def published_column_names(cfg: dict) -> list[str]:
     """The columns a perturbed release publishes.
 
-    The row id, the quasi-identifiers, the sensitive column and the ``keep`` columns
-    (identifiers never).
+    The quasi-identifiers, the sensitive column and the ``keep`` columns (identifiers and
+    row ids never).
     """
     qi = [a["name"] for a in cfg["attributes"] if a["kind"] not in ("keep", "identifier")]
     keep = [a["name"] for a in cfg["attributes"] if a["kind"] == "keep"]
-    return [RECORD_ID, *qi, cfg["sensitive"]["name"], *keep]
+    return [*qi, cfg["sensitive"]["name"], *keep]
 
 
 def check_perturbed(cfg: dict, output_dir: Path) -> int:
@@ -769,19 +791,11 @@ def check_perturbed(cfg: dict, output_dir: Path) -> int:
         sorted(noise) == sorted(specs),
         f"noise.json declares {sorted(noise)}, the config perturbs {sorted(specs)}",
     )
-    ids = pd.to_numeric(table[RECORD_ID], errors="coerce") if RECORD_ID in table else None
-    ids_ok = ids is not None and bool(ids.notna().all()) and bool((ids == ids.round()).all())
-    report.expect(ids_ok, "record_id: missing, null or not whole numbers")
-    if ids_ok:
-        table[RECORD_ID] = ids.astype(np.int64)
-        dup = int(table[RECORD_ID].duplicated().sum())
-        report.expect(dup == 0, f"record_id: {dup} duplicated ids")
-
     frame, why = read_input(cfg)
     usable, counts = (None, {}) if frame is None else usable_rows(cfg, frame, report)
     if frame is None:
         report.unchecked.append(
-            f"{why}: the row count, the input's ranges and domains, and the residuals"
+            f"{why}: the row count, the input's ranges and domains, and the marginals"
         )
     else:
         report.expect(
@@ -822,11 +836,11 @@ def check_perturbed(cfg: dict, output_dir: Path) -> int:
                 span = float(x.max() - x.min()) if len(x) else 0.0
             check_numeric_declaration(name, spec, declared, span, confidence, report)
 
-    if usable is not None and not missing and ids_ok and len(table) == len(usable):
-        check_pairs(cfg, table, usable, noise, alpha, report)
+    if usable is not None and not missing and len(table) == len(usable):
+        check_margins(cfg, table, usable, noise, alpha, report)
     elif usable is not None:
         report.unchecked.append(
-            "the residuals: the published rows cannot be paired with the input's"
+            "the marginals: the published columns or rows are not the input's usable ones"
         )
     report.print_all()
     print(

@@ -21,8 +21,9 @@ import pytest
 from sparkanon.cli import run_command
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
-from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
+from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER, PrivacyViolationError
 from sparkanon.pipeline import run_job
+from sparkanon.randomness import RunKey
 from tests._inputs import leftovers, write_config, write_csv
 
 N_ROWS = 4000
@@ -71,10 +72,15 @@ def data(tmp_path: Path) -> Path:
 
 
 def published(out: Path) -> pd.DataFrame:
-    """The committed table, sorted by record id."""
+    """The committed table, rows in the order of their values (it has no row id)."""
     files = sorted((out / "data").glob("*.csv"))
     frame = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
-    return frame.sort_values("record_id").reset_index(drop=True)
+    return frame.sort_values(list(frame.columns)).reset_index(drop=True)
+
+
+def same_multiset(a: pd.Series, b: pd.Series) -> bool:
+    """Whether two columns hold the same values the same number of times."""
+    return a.value_counts().sort_index().equals(b.value_counts().sort_index())
 
 
 def test_job_publishes_every_row_with_its_declared_noise(tmp_path: Path, data: Path) -> None:
@@ -98,25 +104,39 @@ def test_job_publishes_every_row_with_its_declared_noise(tmp_path: Path, data: P
     assert np.allclose(np.sum(job["transition_matrix"], axis=1), 1.0)
     assert job["ldp_epsilon"] == pytest.approx(np.log(0.7 / 0.1))
     table = published(out)
-    assert list(table.columns) == ["record_id", "age", "hours", "job", "sex", "income", "note"]
-    assert len(table) == N_ROWS and table["record_id"].is_unique
-    # Unperturbed columns are published as they are; perturbed ones are not.
-    assert (table["sex"] == source["sex"]).all() and (table["income"] == source["income"]).all()
-    residual = table["hours"] - source["hours"]
-    assert residual.abs().max() <= 5.0 + 1e-9 and residual.std() > 2.0
-    kept = (table["job"] == source["job"]).mean()
-    assert abs(kept - 0.7) < 0.05
+    # No row id: nothing links a published row to its input row.
+    assert list(table.columns) == ["age", "hours", "job", "sex", "income", "note"]
+    assert len(table) == N_ROWS
+    # Unperturbed columns publish the input's values; perturbed ones do not.
+    for name in ("sex", "income", "note"):
+        assert same_multiset(table[name], source[name])
+    assert not same_multiset(table["hours"], source["hours"])
+    assert table["hours"].min() >= source["hours"].min() - 5.0 - 1e-9
+    assert table["hours"].max() <= source["hours"].max() + 5.0 + 1e-9
+    # Uniform noise on [-5, 5] adds 25/3 to the variance.
+    added = table["hours"].var() - source["hours"].var()
+    assert added == pytest.approx(25.0 / 3.0, abs=1.5)
+    # Randomized response: published frequencies are the input's through the matrix.
+    freq = source["job"].value_counts(normalize=True).reindex(job["values"]).to_numpy()
+    want = freq @ np.array(job["transition_matrix"])
+    got = table["job"].value_counts(normalize=True).reindex(job["values"]).to_numpy()
+    assert np.abs(got - want).max() < 4.5 * np.sqrt(0.25 / N_ROWS)
     checks = m["verification"]
     assert checks["age"]["passed"] and checks["hours"]["passed"] and checks["job"]["passed"]
 
 
-def test_same_table_on_every_batch_split_and_rerun(tmp_path: Path, data: Path) -> None:
+def test_same_table_on_every_batch_split_and_rerun_with_one_key(tmp_path: Path, data: Path) -> None:
+    key = RunKey(bytes(range(32)), "user", "test")
     digests = []
     for i, batch_rows in enumerate((10_000, 333, 10_000)):
         cfg = perturb_config(tmp_path / str(i), data)
-        run_job(LocalEngine(batch_rows=batch_rows), parse_config(cfg))
+        run_job(LocalEngine(batch_rows=batch_rows), parse_config(cfg), key=key)
         digests.append(published(Path(cfg["output"]["path"])).to_csv(index=False))
     assert digests[0] == digests[1] == digests[2]
+    # Without a key each run draws its own: the same config publishes other noise.
+    cfg = perturb_config(tmp_path / "drawn", data)
+    run_job(LocalEngine(), parse_config(cfg))
+    assert published(Path(cfg["output"]["path"])).to_csv(index=False) != digests[0]
 
 
 def _run(cfg: dict[str, Any], tmp_path: Path) -> int:
@@ -136,7 +156,7 @@ def test_a_release_off_its_declared_noise_fails_and_writes_nothing(
 
     real = stage.perturb_frame
 
-    def wrong(frame: pd.DataFrame, row_ids: np.ndarray, noises: list, seed: int) -> pd.DataFrame:
+    def wrong(frame: pd.DataFrame, row_ids: np.ndarray, noises: list, key: Any) -> pd.DataFrame:
         if mutation == "double_the_noise":
             noises = [
                 n
@@ -150,7 +170,7 @@ def test_a_release_off_its_declared_noise_fails_and_writes_nothing(
             noises = [n for n in noises if n.additive is None]
         else:
             noises = [n for n in noises if n.additive is not None]
-        return real(frame, row_ids, noises, seed)
+        return real(frame, row_ids, noises, key)
 
     monkeypatch.setattr(stage, "perturb_frame", wrong)
     cfg = perturb_config(tmp_path, data)
@@ -172,6 +192,35 @@ def test_an_original_value_column_left_in_fails(
     monkeypatch.setattr(family, "published_columns", fewer)
     cfg = perturb_config(tmp_path, data)
     assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert leftovers(Path(cfg["output"]["path"])) == []
+
+
+@pytest.mark.parametrize("column", ["hours", "job"])
+def test_staged_values_other_than_the_verified_ones_fail(
+    tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, column: str
+) -> None:
+    """The residuals pass on the perturbed rows, but other values reach the staging area."""
+    from dataclasses import replace
+
+    import sparkanon.stages.perturb as stage
+    from sparkanon.publications.base import MAIN
+
+    real = stage.staged
+
+    def change(batch: pd.DataFrame) -> pd.DataFrame:
+        if column == "hours":
+            return batch.assign(hours=batch["hours"].round())
+        return batch.assign(job=batch["job"].replace({"a": "b", "b": "a"}))
+
+    def tampered(engine: Any, publication: Any, tmp: Any, fmt: str) -> Any:
+        t = publication.tables[MAIN]
+        changed = engine.map_batches(t, change, engine.schema_of(t))
+        return real(engine, replace(publication, tables={MAIN: changed}), tmp, fmt)
+
+    monkeypatch.setattr(stage, "staged", tampered)
+    cfg = perturb_config(tmp_path, data)
+    with pytest.raises(PrivacyViolationError, match=f"{column}: the staged values"):
+        run_job(LocalEngine(), parse_config(cfg))
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 

@@ -28,6 +28,7 @@ from sparkanon.algorithms.perturbation.randomized_response import (
     retention_for_epsilon,
 )
 from sparkanon.algorithms.perturbation.reconstruct import categorical_ibu
+from sparkanon.randomness import RunKey
 
 ldpy_estimators = pytest.importorskip("multi_freq_ldpy.estimators.Histogram_estimator")
 ldpy_grr = pytest.importorskip("multi_freq_ldpy.pure_frequency_oracles.GRR")
@@ -37,10 +38,11 @@ THEIR_IBU = ldpy_estimators.IBU.py_func
 
 
 def _reports(true_probs: list[float], n: int, matrix: np.ndarray, seed: int) -> np.ndarray:
-    """Published codes of ``n`` rows whose true codes follow ``true_probs`` (seeded)."""
+    """Published codes of ``n`` rows whose true codes follow ``true_probs`` (a test key per seed)."""
     counts = np.round(np.asarray(true_probs) * n).astype(int)
     codes = np.repeat(np.arange(len(true_probs)), counts)
-    return randomize(codes, matrix, seed=seed, stream=3, row_ids=np.arange(codes.size))
+    key = RunKey(seed.to_bytes(32, "little"), "user", f"test key {seed}")
+    return randomize(codes, matrix, key=key, stream=3, counters=np.arange(codes.size))
 
 
 def _observed(reports: np.ndarray, k: int) -> np.ndarray:

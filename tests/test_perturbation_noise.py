@@ -1,8 +1,10 @@
-"""Counter-based noise and randomized response (sparkanon.algorithms.perturbation).
+"""Keyed noise and randomized response (sparkanon.algorithms.perturbation).
 
-Statistical tests use fixed seeds, so they are deterministic; their thresholds are at
-small significance levels, and negative controls show the same statistics do reject
-dependent or non-uniform samples.
+The noise and randomized response draw from a run key (fixed public test keys here), the
+public splitmix generator is tested as the function condensation still uses. Statistical
+tests use fixed keys and seeds, so they are deterministic; their thresholds are at small
+significance levels, and negative controls show the same statistics do reject dependent or
+non-uniform samples.
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ from sparkanon.algorithms.perturbation.randomized_response import (
     randomize,
     retention_for_epsilon,
 )
+from sparkanon.randomness import RunKey
 
 N = 10**6
+KEY = RunKey(bytes(range(32)), "user", "test key")
+OTHER_KEY = RunKey(bytes(range(1, 33)), "user", "another test key")
 MASK = (1 << 64) - 1
 GAMMA = 0x9E3779B97F4A7C15
 
@@ -201,16 +206,11 @@ def test_counter_uniforms_refuse_non_integers():
     seed=st.integers(min_value=-(2**80), max_value=2**80),
     stream=st.integers(min_value=-(2**70), max_value=2**70),
     ids=st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=1, max_size=50),
-    a=st.floats(min_value=1e-6, max_value=1e6),
 )
-def test_property_uniforms_in_open_interval_and_noise_in_bounds(seed, stream, ids, a):
+def test_property_uniforms_in_open_interval(seed, stream, ids):
     row_ids = np.array(ids, dtype=np.int64)
     u = counter_uniforms(seed, stream, row_ids)
     assert np.all((u > 0.0) & (u < 1.0))
-    y = uniform_noise(seed, stream, row_ids, a)
-    assert np.all(np.abs(y) <= a)
-    g = gaussian_noise(seed, stream, row_ids, a)
-    assert np.all(np.isfinite(g)) and np.all(np.abs(g) <= 8.58 * a)
     # Pure function of the row id: each id alone gives its value in the batch.
     assert counter_uniforms(seed, stream, row_ids[-1:])[0] == u[-1]
 
@@ -227,8 +227,92 @@ def test_extreme_words_map_strictly_inside_the_unit_interval(monkeypatch):
 # ----------------------------------------------------------------- noise
 
 
+def test_noise_is_the_documented_function_of_the_key_uniforms():
+    # Uniform: a (2u - 1) with u on lane 0; Gaussian: Box-Muller of lanes 1 and 2.
+    ids = np.array([0, 1, 2, 17, 2**40 + 3, 2**63 - 1, -1], dtype=np.int64)
+    stream = 2**20 + 3
+    u0 = KEY.uniforms(stream, ids, lane=0)
+    assert np.array_equal(uniform_noise(KEY, stream, ids, 2.5), 2.5 * (2.0 * u0 - 1.0))
+    u1 = KEY.uniforms(stream, ids, lane=1)
+    u2 = KEY.uniforms(stream, ids, lane=2)
+    want = 0.7 * np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+    assert np.array_equal(gaussian_noise(KEY, stream, ids, 0.7), want)
+
+
+def test_same_key_stream_and_counter_give_the_same_draw():
+    rng = np.random.default_rng(0)
+    ids = rng.permutation(200_000).astype(np.int64) * 3 + 11
+    for fn in (uniform_noise, gaussian_noise):
+        whole = fn(KEY, 5, ids, 1.0)
+        assert np.array_equal(whole, fn(KEY, 5, ids.copy(), 1.0))
+        cuts = np.sort(rng.choice(np.arange(1, ids.size), size=17, replace=False))
+        batched = np.concatenate([fn(KEY, 5, part, 1.0) for part in np.split(ids, cuts)])
+        assert np.array_equal(whole, batched)
+        order = rng.permutation(ids.size)
+        assert np.array_equal(fn(KEY, 5, ids[order], 1.0), whole[order])
+        # The same key read again (a user's key file) draws the same; another key does not.
+        again = RunKey(bytes(range(32)), "user", "the same bytes")
+        assert np.array_equal(fn(again, 5, ids, 1.0), whole)
+        other = fn(OTHER_KEY, 5, ids, 1.0)
+        assert np.count_nonzero(other == whole) < 10
+        assert not np.array_equal(fn(KEY, 6, ids, 1.0), whole)
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ((KEY, 2**20, 0), (KEY, 2**20 + 1, 0)),  # adjacent attributes' streams
+        ((KEY, 2**20, 0), (OTHER_KEY, 2**20, 0)),  # two keys
+        ((KEY, 2**20, 0), (KEY, 2**20, 1)),  # the uniform lane and a Gaussian one
+    ],
+)
+def test_key_streams_and_keys_are_independent(first, second):
+    ids = np.arange(N)
+    u = first[0].uniforms(first[1], ids, lane=first[2])
+    v = second[0].uniforms(second[1], ids, lane=second[2])
+    assert abs(np.corrcoef(u, v)[0, 1]) < 4.5 / math.sqrt(N)
+    assert _chi2_uniform_2d(u, v, 20) < _wilson_hilferty(399, Z_999)
+
+
+def test_noise_does_not_depend_on_the_public_generator():
+    # The review's attack: the public splitmix noise of any seed is unrelated to the draws.
+    ids = np.arange(N)
+    y = uniform_noise(KEY, 2**20, ids, 1.0)
+    for seed in (0, 7, 42):
+        public = 2.0 * counter_uniforms(seed, 0, ids) - 1.0
+        assert abs(np.corrcoef(y, public)[0, 1]) < 4.5 / math.sqrt(N)
+        assert np.count_nonzero(np.abs(y - public) < 1e-9) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    stream=st.integers(min_value=0, max_value=2**32 - 1),
+    ids=st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), min_size=1, max_size=50),
+    a=st.floats(min_value=1e-6, max_value=1e6),
+)
+def test_property_noise_in_bounds(stream, ids, a):
+    row_ids = np.array(ids, dtype=np.int64)
+    y = uniform_noise(KEY, stream, row_ids, a)
+    assert np.all(np.abs(y) <= a)  # closed: the key's u reaches 1.0
+    g = gaussian_noise(KEY, stream, row_ids, a)
+    assert np.all(np.isfinite(g)) and np.all(np.abs(g) <= 8.66 * a)
+    assert uniform_noise(KEY, stream, row_ids[-1:], a)[0] == y[-1]
+
+
+def test_gaussian_bound_at_the_extreme_uniforms(monkeypatch):
+    # The key's uniforms lie in [2**-54, 1 - 2**-54]: the largest draw is sqrt(108 ln 2).
+    extremes = np.array([2.0**-54, 2.0**-54, 1.0 - 2.0**-54])
+    lanes = {1: extremes, 2: np.array([0.0 + 2.0**-54, 0.5, 0.5])}
+    monkeypatch.setattr(RunKey, "uniforms", lambda self, s, c, lane=0: lanes[lane].copy())
+    g = gaussian_noise(KEY, 0, np.arange(3), 1.0)
+    bound = math.sqrt(108.0 * math.log(2.0))
+    assert g[0] == pytest.approx(bound, rel=1e-12) and g[1] == pytest.approx(-bound, rel=1e-12)
+    assert 8.65 < bound < 8.66
+    assert abs(g[2]) < 1e-7
+
+
 def test_uniform_noise_distribution():
-    y = uniform_noise(11, 2, np.arange(N), 3.0)
+    y = uniform_noise(KEY, 2, np.arange(N), 3.0)
     assert np.all(np.abs(y) < 3.0)
     assert _ks_statistic(y, NoiseSpec("uniform", 3.0).cdf) < KS_CRIT_001
     assert abs(y.mean()) < 4.5 * math.sqrt(3.0 / N)
@@ -236,18 +320,18 @@ def test_uniform_noise_distribution():
 
 
 def test_gaussian_noise_distribution():
-    g = gaussian_noise(11, 2, np.arange(N), 2.0)
+    g = gaussian_noise(KEY, 2, np.arange(N), 2.0)
     assert _ks_statistic(g, NoiseSpec("gaussian", 2.0).cdf) < KS_CRIT_001
     assert abs(g.mean()) < 4.5 * 2.0 / math.sqrt(N)
     assert g.var() == pytest.approx(4.0, rel=0.01)
     # Independent of the uniform noise of the same stream (lane 0 vs lanes 1, 2).
-    y = uniform_noise(11, 2, np.arange(N), 1.0)
+    y = uniform_noise(KEY, 2, np.arange(N), 1.0)
     assert abs(np.corrcoef(g, y)[0, 1]) < 4.5 / math.sqrt(N)
 
 
 def test_gaussian_ks_rejects_a_wrong_sigma():
     # Negative control: sigma 2 sampled, sigma 2.02 tested.
-    g = gaussian_noise(11, 2, np.arange(N), 2.0)
+    g = gaussian_noise(KEY, 2, np.arange(N), 2.0)
     assert _ks_statistic(g, NoiseSpec("gaussian", 2.02).cdf) > KS_CRIT_001
 
 
@@ -255,9 +339,9 @@ def test_noise_spec_sample_dispatches_and_is_batch_independent():
     ids = np.arange(10_000, dtype=np.int64)
     for dist, fn in (("uniform", uniform_noise), ("gaussian", gaussian_noise)):
         spec = NoiseSpec(dist, 1.5)
-        whole = spec.sample(4, 8, ids)
-        assert np.array_equal(whole, fn(4, 8, ids, 1.5))
-        parts = np.concatenate([spec.sample(4, 8, p) for p in np.array_split(ids[::-1], 7)])
+        whole = spec.sample(KEY, 8, ids)
+        assert np.array_equal(whole, fn(KEY, 8, ids, 1.5))
+        parts = np.concatenate([spec.sample(KEY, 8, p) for p in np.array_split(ids[::-1], 7)])
         assert np.array_equal(parts, whole[::-1])
 
 
@@ -386,9 +470,9 @@ def test_noise_spec_and_noise_refuse_bad_scales():
         with pytest.raises(ValueError, match="scale"):
             NoiseSpec("uniform", bad)
         with pytest.raises(ValueError, match="a must"):
-            uniform_noise(1, 0, np.arange(3), bad)
+            uniform_noise(KEY, 0, np.arange(3), bad)
         with pytest.raises(ValueError, match="sigma"):
-            gaussian_noise(1, 0, np.arange(3), bad)
+            gaussian_noise(KEY, 0, np.arange(3), bad)
     with pytest.raises(ValueError, match="distribution"):
         NoiseSpec("laplace", 1.0)  # type: ignore[arg-type]
     with pytest.raises(AttributeError):
@@ -476,8 +560,8 @@ def test_randomize_transition_frequencies_at_one_million():
         ]
     )
     ids = np.arange(N, dtype=np.int64)
-    codes = (counter_uniforms(17, 100, ids) * 4).astype(np.int64)  # an independent stream
-    out = randomize(codes, matrix, 17, 3, ids)
+    codes = (KEY.uniforms(100, ids) * 4).astype(np.int64)  # an independent stream
+    out = randomize(codes, matrix, KEY, 3, ids)
     counts = np.zeros((4, 4))
     np.add.at(counts, (codes, out), 1.0)
     n_i = counts.sum(axis=1, keepdims=True)
@@ -491,7 +575,7 @@ def test_randomize_frequency_check_rejects_a_wrong_matrix():
     # Negative control: draws from retention 0.60 are not within the intervals of 0.61.
     ids = np.arange(N, dtype=np.int64)
     codes = ids % 3
-    out = randomize(codes, pram_matrix(3, 0.60), 5, 0, ids)
+    out = randomize(codes, pram_matrix(3, 0.60), KEY, 0, ids)
     kept = np.count_nonzero(out == codes)
     n = codes.size
     assert abs(kept - n * 0.60) <= 5.0 * math.sqrt(n * 0.6 * 0.4)
@@ -501,7 +585,7 @@ def test_randomize_frequency_check_rejects_a_wrong_matrix():
 def test_randomize_retention_one_keeps_every_code():
     ids = np.arange(N, dtype=np.int64)
     codes = ids % 7
-    assert np.array_equal(randomize(codes, pram_matrix(7, 1.0), 1, 2, ids), codes)
+    assert np.array_equal(randomize(codes, pram_matrix(7, 1.0), KEY, 2, ids), codes)
 
 
 def test_randomize_is_deterministic_and_batch_independent():
@@ -509,21 +593,22 @@ def test_randomize_is_deterministic_and_batch_independent():
     ids = rng.permutation(100_000).astype(np.int64) + 10**12
     codes = rng.integers(0, 5, size=ids.size)
     matrix = pram_matrix(5, retention_for_epsilon(5, 1.0))
-    whole = randomize(codes, matrix, 8, 1, ids)
-    assert np.array_equal(whole, randomize(codes, matrix, 8, 1, ids))
+    whole = randomize(codes, matrix, KEY, 1, ids)
+    assert np.array_equal(whole, randomize(codes, matrix, KEY, 1, ids))
     cuts = [1, 10, 5000, 70_000, 99_999]
     batched = np.concatenate(
         [
-            randomize(c, matrix, 8, 1, i)
+            randomize(c, matrix, KEY, 1, i)
             for c, i in zip(np.split(codes, cuts), np.split(ids, cuts), strict=True)
         ]
     )
     assert np.array_equal(batched, whole)
     order = rng.permutation(ids.size)
-    assert np.array_equal(randomize(codes[order], matrix, 8, 1, ids[order]), whole[order])
-    assert not np.array_equal(whole, randomize(codes, matrix, 8, 2, ids))
+    assert np.array_equal(randomize(codes[order], matrix, KEY, 1, ids[order]), whole[order])
+    assert not np.array_equal(whole, randomize(codes, matrix, KEY, 2, ids))
+    assert not np.array_equal(whole, randomize(codes, matrix, OTHER_KEY, 1, ids))
     # Shape kept, int64 out.
-    two_d = randomize(codes[:6].reshape(2, 3), matrix, 8, 1, ids[:6].reshape(2, 3))
+    two_d = randomize(codes[:6].reshape(2, 3), matrix, KEY, 1, ids[:6].reshape(2, 3))
     assert two_d.dtype == np.int64 and np.array_equal(two_d.ravel(), whole[:6])
 
 
@@ -531,16 +616,18 @@ def test_randomize_refuses_bad_input():
     m = pram_matrix(3, 0.5)
     ids = np.arange(3)
     with pytest.raises(ValueError, match="outside"):
-        randomize(np.array([0, 3, 1]), m, 1, 0, ids)
+        randomize(np.array([0, 3, 1]), m, KEY, 0, ids)
     with pytest.raises(ValueError, match="outside"):
-        randomize(np.array([0, -1, 1]), m, 1, 0, ids)
+        randomize(np.array([0, -1, 1]), m, KEY, 0, ids)
     with pytest.raises(ValueError, match="integer"):
-        randomize(np.array([0.0, 1.0, 1.0]), m, 1, 0, ids)
+        randomize(np.array([0.0, 1.0, 1.0]), m, KEY, 0, ids)
     with pytest.raises(ValueError, match="shape"):
-        randomize(np.array([0, 1]), m, 1, 0, ids)
+        randomize(np.array([0, 1]), m, KEY, 0, ids)
     with pytest.raises(ValueError, match="sums"):
-        randomize(np.array([0, 1, 2]), m * 0.9, 1, 0, ids)
-    assert randomize(np.array([], dtype=np.int64), m, 1, 0, np.array([], dtype=np.int64)).size == 0
+        randomize(np.array([0, 1, 2]), m * 0.9, KEY, 0, ids)
+    assert (
+        randomize(np.array([], dtype=np.int64), m, KEY, 0, np.array([], dtype=np.int64)).size == 0
+    )
 
 
 @st.composite
@@ -563,35 +650,35 @@ def _matrices(draw):
 @settings(max_examples=60, deadline=None)
 @given(
     matrix=_matrices(),
-    seed=st.integers(min_value=0, max_value=2**64 - 1),
+    stream=st.integers(min_value=0, max_value=2**32 - 1),
     n=st.integers(min_value=0, max_value=300),
     data=st.data(),
 )
-def test_property_randomize_stays_in_range_and_off_zero_entries(matrix, seed, n, data):
+def test_property_randomize_stays_in_range_and_off_zero_entries(matrix, stream, n, data):
     codes = np.array(
         data.draw(st.lists(st.integers(0, matrix.shape[0] - 1), min_size=n, max_size=n)),
         dtype=np.int64,
     )
     ids = np.arange(n, dtype=np.int64) * 13
-    out = randomize(codes, matrix, seed, 0, ids)
+    out = randomize(codes, matrix, KEY, stream, ids)
     assert out.shape == codes.shape
     assert np.all((out >= 0) & (out < matrix.shape[1]))
     assert np.all(matrix[codes, out] > 0.0)
 
 
-def test_randomize_uses_lane_zero_of_the_stream():
-    # Documented: one counter uniform per row, inverse CDF over the row's cumulative sum.
+def test_randomize_uses_lane_zero_of_the_key_stream():
+    # Documented: one key uniform per row, inverse CDF over the row's cumulative sum.
     ids = np.arange(1000, dtype=np.int64)
     codes = ids % 4
     matrix = np.array([[0.1, 0.2, 0.3, 0.4]] * 4)
-    u = counter_uniforms(2, 9, ids)
+    u = KEY.uniforms(9, ids, lane=0)
     want = np.searchsorted(np.array([0.1, 0.3, 0.6, 1.0]), u, side="right")
-    assert np.array_equal(randomize(codes, matrix, 2, 9, ids), want)
+    assert np.array_equal(randomize(codes, matrix, KEY, 9, ids), want)
 
 
 def test_randomize_edges_of_the_inverse_cdf(monkeypatch):
     # A row whose sequential cumulative sum ends below its (pairwise) sum: without pinning
-    # the tail to 1, u near 1 would fall past the last column.
+    # the tail to 1, u near 1 would fall past the last column; u = 1 must not either.
     rng = np.random.default_rng(1)
     for _ in range(10_000):
         row = rng.random(21)
@@ -604,10 +691,11 @@ def test_randomize_edges_of_the_inverse_cdf(monkeypatch):
     matrix = np.vstack(
         [row, np.r_[0.0, 0.0, 0.5, 0.5, np.zeros(17)], np.r_[0.5, 0.5, np.zeros(19)]]
     )
-    u = np.array([1.0 - 2.0**-53, 2.0**-53, 1.0 - 2.0**-53, 2.0**-53, 0.5, np.nextafter(0.5, 0.0)])
+    # The key's extremes: 2**-54, and 1.0 itself (its 1 - 2**-54 rounds to 1).
+    u = np.array([1.0, 2.0**-54, 1.0, 2.0**-54, 0.5, np.nextafter(0.5, 0.0)])
     codes = np.array([0, 0, 1, 1, 2, 2])
-    monkeypatch.setattr(randomized_response, "counter_uniforms", lambda *a, **k: u.copy())
-    out = randomize(codes, matrix, 0, 0, np.arange(6))
+    monkeypatch.setattr(RunKey, "uniforms", lambda self, *a, **k: u.copy())
+    out = randomize(codes, matrix, KEY, 0, np.arange(6))
     # Last and first non-zero columns; u equal to C[0] = 0.5 goes to the next column.
     assert out.tolist() == [17, 0, 3, 2, 1, 0]
 

@@ -246,9 +246,8 @@ def test_unlisted_keep_perturbation(tmp_path: Path, wide: Path) -> None:
     result = run_job(LocalEngine(), parse_config(cfg))
     got, source = committed(tmp_path / "out"), wide_table()
     kept = unlisted_names(cfg, source)
-    assert got.column_names == ["record_id", "age", "member", "disease", *kept]
-    rows = np.asarray(got.column("record_id").to_pylist(), dtype=np.int64)
-    assert_kept_as_input(got, source, [*kept, "disease"], rows)
+    assert got.column_names == ["age", "member", "disease", *kept]  # no row id
+    assert_kept_as_input(got, source, [*kept, "disease"], rows_by_key(got, source))
     assert result.metrics["rows_out"] == source.num_rows
 
 

@@ -1,18 +1,23 @@
 """The perturbation family (Aggarwal 2015, section 20.2): every row published, with noise.
 
 The runner reads and profiles; then encode (the usable rows) -> perturb (one pass: each
-configured attribute gets its noise, keyed by the job's seed, the column's stream and
-the row id; the other columns are published as they are) -> publish to the staging
-location. The release declares its noise (``metrics.json`` ``noise``, ``noise.json``
+configured attribute gets its noise, drawn from the run's secret key
+(:class:`~sparkanon.randomness.RunKey`) on the attribute's stream with the row's internal
+id as counter; the other columns are published as they are) -> publish to the staging
+location, without any row id. The job's ``seed`` plays no part in the noise: without the
+key, the code, the config and the rows' positions recompute none of it.
+
+The release declares its noise (``metrics.json`` ``noise``, ``noise.json``
 beside the data, the table properties of a catalog output), as the randomization method
 requires: whoever mines it reconstructs the distributions from that declaration.
 
-Verification joins the published rows with the encoded originals on the row id before
-anything is committed and checks, by aggregations only, that the release holds what it
-declares (:mod:`sparkanon.stages.perturb`): every usable row published once, no column
-beyond the declared ones, and per perturbed column the residuals (published minus
-original) follow the declared noise (Kolmogorov-Smirnov statistic, mean, variance) or,
-for randomized response, the retention rate lies in its binomial interval.
+Verification joins the perturbed rows, while they still hold their internal id, with the
+encoded originals before anything is committed and checks, by aggregations only, that the
+release holds what it declares (:mod:`sparkanon.stages.perturb`): every usable row
+published once, no column beyond the declared ones (no row id), per perturbed column the
+residuals (published minus original) follow the declared noise (Kolmogorov-Smirnov
+statistic, mean, variance) or, for randomized response, the retention rate lies in its
+binomial interval, and the staged table's marginals are those of the rows checked.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import Schema
 from sparkanon.errors import ConfigError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
+from sparkanon.randomness.streams import PERTURBATION
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.perturb import (
     ColumnCheck,
@@ -44,10 +50,11 @@ from sparkanon.stages.perturb import (
 
 @dataclass(frozen=True)
 class _State:
-    """What verify and measure read: the column plans and the encoded rows."""
+    """What verify and measure read: the column plans, the encoded and perturbed rows."""
 
     plans: tuple[ColumnCheck, ...]
     encoded: Any
+    internal: Any
 
 
 def column_plan(
@@ -65,7 +72,8 @@ def column_plan(
     if column.numeric:
         assert isinstance(kind, ContinuousKind)
         span = float(kind.high - kind.low)
-        noise = ColumnNoise(code_column, i, additive=additive_noise(key, column, span, params))
+        additive = additive_noise(key, column, span, params)
+        noise = ColumnNoise(code_column, PERTURBATION + q, additive=additive)
         return ColumnCheck(column.name, code_column, kind, noise, span=span)
     assert isinstance(kind, DiscreteKind)
     if kind.size < 2:
@@ -78,7 +86,7 @@ def column_plan(
         if column.retention is not None
         else retention_for_epsilon(kind.size, float(column.epsilon or 0.0))
     )
-    noise = ColumnNoise(code_column, i, matrix=pram_matrix(kind.size, retention))
+    noise = ColumnNoise(code_column, PERTURBATION + q, matrix=pram_matrix(kind.size, retention))
     return ColumnCheck(column.name, code_column, kind, noise, retention=retention)
 
 
@@ -152,19 +160,19 @@ class PerturbationFamily(Family):
         assert isinstance(params, PerturbParams)
         plans = tuple(column_plan(i, c, schema, params) for i, c in enumerate(params.columns))
         encoded, _ = encode_input(engine, config, raw, schema, timer)
-        publication = perturb_rows(
+        publication, internal = perturb_rows(
             engine,
             encoded,
             schema,
             raw.passthrough_types,
             plans,
-            config.seed,
+            run.key,
             timer,
             run.staging(),
             config.output.format,
             raw.kept,
         )
-        return Anonymized(publication, {}, _State(plans, encoded), [encoded])
+        return Anonymized(publication, {}, _State(plans, encoded, internal), [encoded, internal])
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
@@ -173,7 +181,13 @@ class PerturbationFamily(Family):
         raw = run.raw
         expected = published_columns(run.schema, [*raw.passthrough_types, *raw.kept.columns])
         found = check_residuals(
-            run.engine, done.publication, s.encoded, s.plans, expected, params.significance
+            run.engine,
+            done.publication,
+            s.internal,
+            s.encoded,
+            s.plans,
+            expected,
+            params.significance,
         )
         failed = found["failed"]
         return Verdict(

@@ -21,8 +21,8 @@ CLASS_VALUE_PREFIX = "_pub_"
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
 RECORD_ID = "record_id"
-"""A published record's surrogate id (the job's row id, never an input value): RT's key,
-and what a perturbed release's verification joins the originals on."""
+"""A published record's surrogate id (the job's row id, never an input value): RT's key.
+A perturbed release publishes no row id."""
 
 
 @dataclass(frozen=True)

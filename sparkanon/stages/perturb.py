@@ -1,16 +1,19 @@
 """Stage ``perturb`` of the perturbation family and its verification, by aggregations.
 
-:func:`perturb_rows` publishes every encoded (usable) row once: ``record_id`` (the job's
-row id, what verification joins on), each quasi-identifier (a perturbed one with its
-noise: numeric values plus additive noise, categorical values drawn from their row of
-the transition matrix; the others as they are), then the passthrough columns.
+:func:`perturb_rows` perturbs every encoded (usable) row once: each quasi-identifier (a
+perturbed one with its noise, drawn from the run's secret key with the row's internal id
+as counter: numeric values plus additive noise, categorical values drawn from their row of
+the transition matrix; the others as they are), then the passthrough and kept columns.
+The rows keep their internal id (``_rid``) in memory only, for verification; the
+published table carries no row id, nor anything else derived from one, so a reader cannot
+tell which input row a published row is.
 
-:func:`check_residuals` checks the staged release against the noise it declares. It
-joins the published rows with the encoded originals on the row id, and each batch
-reduces, per perturbed column, to a histogram of the residuals (published minus
-original) over the declared noise's support, their count, sum and sum of squares, or,
-for randomized response, the count of values published as themselves; the driver sums
-those (about a thousand numbers per column) and runs, at ``algorithm.significance``:
+:func:`check_residuals` checks the release against the noise it declares. It joins the
+perturbed rows (before the id is dropped) with the encoded originals on the internal id,
+and each batch reduces, per perturbed column, to a histogram of the residuals (published
+minus original) over the declared noise's support, their count, sum and sum of squares,
+or, for randomized response, the count of values published as themselves; the driver
+sums those (about a thousand numbers per column) and runs, at ``algorithm.significance``:
 
 * **Kolmogorov-Smirnov**: the largest gap between the residuals' empirical CDF and the
   declared CDF, taken at the histogram's edges (never above the exact statistic, so a
@@ -24,9 +27,15 @@ those (about a thousand numbers per column) and runs, at ``algorithm.significanc
 * **retention** (randomized response): the share of values published as themselves
   within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
 
+The staged table (the bytes that will be committed, read back) is then tied to the rows
+checked: the same columns as declared, the same row count as the usable input, and per
+perturbed column the same marginal (count, sum and sum of squares of a numeric column's
+values, the count of each value of a categorical one) as the verified rows.
+
 A release with a row missing or duplicated, a column beyond the declared ones (an
-original value left in), a residual of another distribution or scale, or a retention
-rate off its interval fails (exit 3), and nothing is committed.
+original value or a row id left in), a residual of another distribution or scale, a
+retention rate off its interval, or staged values other than the verified ones fails
+(exit 3), and nothing is committed.
 """
 
 from __future__ import annotations
@@ -35,7 +44,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -45,19 +54,25 @@ from sparkanon.attributes.dates import numeric_values, published_type, raw_of_pu
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.engine.expr import Col
-from sparkanon.publications.base import MAIN, RECORD_ID, Publication
+from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.kept import KeptColumns, join_kept
 from sparkanon.stages.publish import staged
+
+if TYPE_CHECKING:
+    from sparkanon.randomness import RunKey
 
 RESIDUAL_BINS = 1000
 """Bins of a residual histogram over the declared noise's support (plus two outside it)."""
 GAUSSIAN_SPAN = 6.0
 """A gaussian residual histogram spans ``+- GAUSSIAN_SPAN sigma``."""
 
-_N, _SUM, _SQUARES, _SAME = -1, -2, -3, -4
-"""Keys of the per-column totals in the statistics rows (histogram bins are 0, 1, ...)."""
+_N, _SUM, _SQUARES, _SAME, _OTHER = -1, -2, -3, -4, -5
+"""Keys of the per-column totals in the statistics rows (histogram bins and categorical
+codes are 0, 1, ...)."""
+MARGIN_TOLERANCE = 1e-9
+"""Relative gap allowed between the staged and the verified sums of a numeric column (the
+order of a floating-point sum differs between passes)."""
 _STAT_COLUMNS = [("col", "long"), ("bin", "long"), ("value", "double")]
 
 
@@ -95,18 +110,17 @@ class ColumnCheck:
 def published_columns(
     schema: Schema, passthrough_types: Sequence[tuple[str, str]]
 ) -> list[tuple[str, str]]:
-    """The published table's columns: the row id, the quasi-identifiers, the passthrough."""
-    qi = [(k.name, published_type(k)) for k in schema.kinds]
-    return [(RECORD_ID, "long"), *qi, *passthrough_types]
+    """The published table's columns: the quasi-identifiers, then the passthrough ones."""
+    return [*((k.name, published_type(k)) for k in schema.kinds), *passthrough_types]
 
 
 def make_perturb_fn(
     schema: Schema,
     passthrough: Sequence[str],
     plans: Sequence[ColumnCheck],
-    seed: int,
+    key: RunKey,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Batch function: encoded rows -> published rows, the planned columns perturbed."""
+    """Batch function: encoded rows -> their internal id and published values."""
     perturbed = {p.code_column: p for p in plans}
 
     def perturb(batch: pd.DataFrame) -> pd.DataFrame:
@@ -114,8 +128,9 @@ def make_perturb_fn(
         for code, plan in perturbed.items():
             if isinstance(plan.kind, ContinuousKind):
                 frame[code] = plan.kind.raw(frame[code].to_numpy())
-        noisy = perturb_frame(frame, batch[RID].to_numpy(), [p.noise for p in plans], seed)
-        out: dict[str, Any] = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
+        ids = batch[RID].to_numpy(dtype=np.int64)
+        noisy = perturb_frame(frame, ids, [p.noise for p in plans], key)
+        out: dict[str, Any] = {RID: ids}
         for code, kind in zip(schema.code_columns, schema.kinds, strict=True):
             values = noisy[code].to_numpy()
             if code in perturbed and isinstance(kind, ContinuousKind):
@@ -135,31 +150,38 @@ def perturb_rows(
     schema: Schema,
     passthrough_types: Sequence[tuple[str, str]],
     plans: Sequence[ColumnCheck],
-    seed: int,
+    key: RunKey,
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
     kept: KeptColumns | None = None,
-) -> Publication:
-    """Perturb every usable row and write the table to the staging location.
+) -> tuple[Publication, Table]:
+    """Perturb every usable row and write the table, without row ids, to the staging location.
 
-    The kept columns are joined to the perturbed rows by their ``record_id`` (the row
-    id) after the batch function (:func:`~sparkanon.stages.kept.join_kept`).
+    The kept columns are joined to the perturbed rows by their internal id after the batch
+    function (:func:`~sparkanon.stages.kept.join_kept`).
+
+    Returns:
+        The staged publication, and the perturbed rows with their internal id (persisted;
+        what :func:`check_residuals` joins the originals on; never written).
     """
     columns = published_columns(schema, passthrough_types)
+    names = [c for c, _ in columns]
     passthrough = [c for c, _ in passthrough_types]
+    kept = kept or KeptColumns()
     with timer.stage("perturb"):
         perturbed = engine.map_batches(
-            encoded, make_perturb_fn(schema, passthrough, plans, seed), columns
+            encoded,
+            make_perturb_fn(schema, passthrough, plans, key),
+            [(RID, "long"), *columns],
         )
-        table = join_kept(
-            engine, perturbed, kept or KeptColumns(), RECORD_ID, [c for c, _ in columns]
-        )
-        sensitive = passthrough[0] if passthrough else RECORD_ID
-        publication = Publication({MAIN: table}, MAIN, [RECORD_ID], sensitive)
+        internal = engine.persist(join_kept(engine, perturbed, kept, RID, [RID, *names]))
+        table = engine.select(internal, [*names, *kept.names])
+        sensitive = passthrough[0] if passthrough else schema.qi_names[0]
+        publication = Publication({MAIN: table}, MAIN, list(schema.qi_names), sensitive)
         published = staged(engine, publication, tmp_path, fmt)
         log.info("perturb: %d columns perturbed", len(plans))
-    return published
+    return published, internal
 
 
 def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -210,6 +232,89 @@ def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], p
         )
 
     return residuals
+
+
+def make_margin_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function: published rows -> per perturbed column, the totals of its marginal.
+
+    A numeric column: its count, and the sum and sum of squares of its finite values (an
+    unreadable value counted apart); a categorical one: the count of each declared value
+    (by code) and of any other value.
+    """
+
+    def margins(batch: pd.DataFrame) -> pd.DataFrame:
+        cols: list[np.ndarray] = []
+        bins: list[np.ndarray] = []
+        values: list[np.ndarray] = []
+        for c, plan in enumerate(plans):
+            published = batch[plan.name]
+            if isinstance(plan.kind, ContinuousKind):
+                got = raw_of_published(plan.kind, published)
+                finite = got[np.isfinite(got)]
+                keys = [_N, _SUM, _SQUARES, _OTHER]
+                vals = [len(got), finite.sum(), (finite**2).sum(), len(got) - len(finite)]
+            else:
+                assert isinstance(plan.kind, DiscreteKind)
+                labels = [str(v) for v in plan.kind.labels]
+                codes = pd.Categorical(published.astype(str), categories=labels).codes
+                codes = np.where(codes < 0, _OTHER, codes).astype(np.int64)
+                keys_arr, counts = np.unique(codes, return_counts=True)
+                keys, vals = keys_arr.tolist(), counts.tolist()
+            cols.append(np.full(len(keys), c, dtype=np.int64))
+            bins.append(np.asarray(keys, dtype=np.int64))
+            values.append(np.asarray(vals, dtype=np.float64))
+        return pd.DataFrame(
+            {
+                "col": np.concatenate(cols) if cols else np.zeros(0, dtype=np.int64),
+                "bin": np.concatenate(bins) if bins else np.zeros(0, dtype=np.int64),
+                "value": np.concatenate(values) if values else np.zeros(0),
+            }
+        )
+
+    return margins
+
+
+def _totals(
+    engine: Engine,
+    table: Table,
+    fn: Callable[[pd.DataFrame], pd.DataFrame],
+    plans: Sequence[ColumnCheck],
+    cap: int,
+) -> dict[int, dict[int, float]]:
+    """Per column of ``plans``, the summed statistics rows ``fn`` emits over ``table``."""
+    stats = engine.aggregate(
+        engine.map_batches(table, fn, _STAT_COLUMNS), ["col", "bin"], {"value": ("sum", "value")}
+    )
+    rows = engine.collect_small(stats, cap)
+    totals: dict[int, dict[int, float]] = {c: {} for c in range(len(plans))}
+    for c, b, v in rows[["col", "bin", "value"]].itertuples(index=False):
+        totals[int(c)][int(b)] = float(v)
+    return totals
+
+
+def _margin_gaps(
+    plans: Sequence[ColumnCheck],
+    staged_totals: dict[int, dict[int, float]],
+    verified: dict[int, dict[int, float]],
+) -> list[str]:
+    """The perturbed columns whose staged marginal is not the verified rows' one."""
+    failed: list[str] = []
+    for c, plan in enumerate(plans):
+        got, want = staged_totals[c], verified[c]
+        if isinstance(plan.kind, ContinuousKind):
+            n, sq = want.get(_N, 0.0), want.get(_SQUARES, 0.0)
+            slack = {
+                _N: 0.0,
+                _OTHER: 0.0,
+                _SUM: MARGIN_TOLERANCE * max(1.0, math.sqrt(max(n * sq, 0.0))),
+                _SQUARES: MARGIN_TOLERANCE * max(1.0, sq),
+            }
+            same = all(abs(got.get(k, 0.0) - want.get(k, 0.0)) <= t for k, t in slack.items())
+        else:
+            same = {k: v for k, v in got.items() if v} == {k: v for k, v in want.items() if v}
+        if not same:
+            failed.append(f"{plan.name}: the staged values are not the verified ones")
+    return failed
 
 
 def _significant(x: float) -> float:
@@ -289,12 +394,22 @@ def _retention_verdict(
 def check_residuals(
     engine: Engine,
     publication: Publication,
+    internal: Table,
     encoded: Table,
     plans: Sequence[ColumnCheck],
     expected: Sequence[tuple[str, str]],
     alpha: float,
 ) -> dict[str, Any]:
-    """Check the staged release against its declared noise (the module docstring's tests).
+    """Check the release against its declared noise (the module docstring's tests).
+
+    Args:
+        engine: the engine.
+        publication: the staged publication (no row id).
+        internal: the perturbed rows with their internal id (:func:`perturb_rows`).
+        encoded: the encoded originals.
+        plans: the perturbed columns.
+        expected: the declared published columns.
+        alpha: the significance of each test.
 
     Returns:
         ``rows`` (published), ``failed`` (one line per failed check) and ``columns``
@@ -302,8 +417,7 @@ def check_residuals(
     """
     published = publication.tables[MAIN]
     failed: list[str] = []
-    types = dict(engine.schema_of(published))
-    names = list(types)
+    names = [c for c, _ in engine.schema_of(published)]
     wanted = [c for c, _ in expected]
     if sorted(names) != sorted(wanted):
         extra = sorted(set(names) - set(wanted))
@@ -313,59 +427,25 @@ def check_residuals(
     usable = engine.count(encoded)
     if rows != usable:
         failed.append(f"rows: {rows} published, {usable} usable rows in")
-    if set(wanted) <= set(names):
-        joined = engine.join(
-            _published_values(engine, published, plans, types),
-            _originals(engine, encoded, plans),
-            [RECORD_ID],
-        )
-        stats = engine.aggregate(
-            engine.map_batches(joined, make_residual_fn(plans), _STAT_COLUMNS),
-            ["col", "bin"],
-            {"value": ("sum", "value")},
-        )
-        rows_of = engine.collect_small(stats, len(plans) * (RESIDUAL_BINS + 8))
-        totals: dict[int, dict[int, float]] = {c: {} for c in range(len(plans))}
-        for c, b, v in rows_of[["col", "bin", "value"]].itertuples(index=False):
-            totals[int(c)][int(b)] = float(v)
-        figures: dict[str, Any] = {}
-        for c, plan in enumerate(plans):
-            judge = _numeric_verdict if plan.noise.additive is not None else _retention_verdict
-            figures[plan.name], bad = judge(plan, totals[c], alpha)
-            if figures[plan.name].get("rows", 0) != usable:
-                bad.append(
-                    f"{plan.name}: {figures[plan.name].get('rows', 0)} rows joined of {usable}"
-                )
-            failed += bad
-    else:
-        figures = {}
-    return {"rows": rows, "failed": failed, "columns": figures}
-
-
-def _originals(engine: Engine, encoded: Table, plans: Sequence[ColumnCheck]) -> Table:
-    """The encoded rows' id (renamed ``record_id``) and perturbed columns' codes.
-
-    An expression, not a batch function: no pass of the rows through Python.
-    """
-    codes = [p.code_column for p in plans]
-    renamed = engine.with_columns(engine.select(encoded, [RID, *codes]), {RECORD_ID: Col(RID)})
-    return engine.select(renamed, [RECORD_ID, *codes])
-
-
-def _published_values(
-    engine: Engine, published: Table, plans: Sequence[ColumnCheck], types: dict[str, str]
-) -> Table:
-    """The published row id (as a long) and perturbed values.
-
-    A Parquet release reads its ids back as longs and is only selected; a CSV release
-    reads them as text, parsed in a batch function.
-    """
-    columns = [RECORD_ID, *[p.name for p in plans]]
-    values = engine.select(published, columns)
-    if types[RECORD_ID] == "long":
-        return values
-    return engine.map_batches(
-        values,
-        lambda b: b.assign(**{RECORD_ID: pd.to_numeric(b[RECORD_ID]).astype(np.int64)}),
-        [(RECORD_ID, "long"), *[(p.name, types[p.name]) for p in plans]],
+    cap = len(plans) * (RESIDUAL_BINS + 8)
+    values = engine.select(internal, [RID, *[p.name for p in plans]])
+    originals = engine.select(encoded, [RID, *[p.code_column for p in plans]])
+    totals = _totals(
+        engine, engine.join(values, originals, [RID]), make_residual_fn(plans), plans, cap
     )
+    figures: dict[str, Any] = {}
+    for c, plan in enumerate(plans):
+        judge = _numeric_verdict if plan.noise.additive is not None else _retention_verdict
+        figures[plan.name], bad = judge(plan, totals[c], alpha)
+        if figures[plan.name].get("rows", 0) != usable:
+            bad.append(f"{plan.name}: {figures[plan.name].get('rows', 0)} rows joined of {usable}")
+        failed += bad
+    if {p.name for p in plans} <= set(names):
+        margin_cap = sum(p.kind.size + 1 if isinstance(p.kind, DiscreteKind) else 4 for p in plans)
+        margin = make_margin_fn(plans)
+        failed += _margin_gaps(
+            plans,
+            _totals(engine, published, margin, plans, margin_cap),
+            _totals(engine, values, margin, plans, margin_cap),
+        )
+    return {"rows": rows, "failed": failed, "columns": figures}

@@ -4,8 +4,9 @@ Rows are published with their attributes perturbed; the aggregate distributions 
 reconstructed from histograms of the perturbed values and mined. No Spark, no engine and
 no config imports here: the family (:mod:`sparkanon.families.perturbation`) wires them.
 
-* :mod:`~sparkanon.algorithms.perturbation.noise` - counter-based uniforms (a pure function
-  of seed, stream and row id), uniform and Gaussian additive noise, :class:`NoiseSpec`
+* :mod:`~sparkanon.algorithms.perturbation.noise` - uniform and Gaussian additive noise
+  drawn from the run's secret key (:class:`~sparkanon.randomness.RunKey`, a stream per
+  attribute, the row's internal id as counter), :class:`NoiseSpec`
   (its cdf, pdf, interval probabilities and Agrawal and Srikant's 2000 privacy width) and
   ``scale_for_privacy``.
 * :mod:`~sparkanon.algorithms.perturbation.randomized_response` - the PRAM / k-ary

@@ -1,45 +1,38 @@
-"""Counter-based randomness and additive noise for the randomization family (section 20.2).
+"""Keyed additive noise for the randomization family (section 20.2), and its distributions.
 
-Every random number here is a pure function of ``(seed, stream, row id)``: a counter-based
-generator, so a row's noise does not depend on how the rows are split into batches or
-partitions, nor on their order, and a rerun or a retried Spark task publishes the same value.
+**Where the randomness comes from.** Every draw is a function of the run's secret key
+(:class:`~sparkanon.randomness.RunKey`), the attribute's stream
+(:data:`~sparkanon.randomness.streams.PERTURBATION` plus the attribute's position), a lane
+and the row's counter (its internal row id): :meth:`RunKey.uniforms`, AES-256 over one
+``(stream, lane, counter)`` block per draw. A row's noise therefore does not depend on how
+the rows are split into batches or partitions, nor on their order, and a retried Spark task
+computes the same value; but without the key nobody can recompute it, so knowing the code,
+the job's ``seed`` and every row's position recovers no original value. The job's ``seed``
+plays no part in the noise. A rerun draws another key and publishes other noise, unless the
+user passes the same key (``--key-file``).
 
-**The generator.** :func:`counter_uniforms` hashes the row id with splitmix64's output
-function (Steele, Lea and Flood 2014, "Fast splittable pseudorandom number generators",
-OOPSLA; the finalizer is Stafford's "Mix13" variant of MurmurHash3's ``fmix64``). splitmix64's
-``n``-th output is ``mix64(key + n * GAMMA)`` with ``GAMMA = 0x9E3779B97F4A7C15`` (the odd
-integer nearest ``2**64`` over the golden ratio), which is already counter-based; here the
-counter is the row id and the key ``k1`` is derived from ``(seed, stream, lane)``. A second
-keyed round, ``mix64(x ^ k2)`` with an independently derived ``k2``, follows (a two-round keyed
-construction in the spirit of Salmon et al. 2011's counter-based generators, "Parallel random
-numbers: as easy as 1, 2, 3", SC'11): with one round two streams whose keys happened to differ
-by a multiple of ``GAMMA`` would publish shifted copies of each other; with two, such keys
-also need equal ``k2``. The keys chain the words with ``h = mix64((h ^ word) + GAMMA)``.
+**Lanes.** :func:`uniform_noise` and :mod:`.randomized_response` use lane 0 of the
+attribute's stream, :func:`gaussian_noise` lanes 1 and 2.
 
-The top 52 bits ``m`` of the 64-bit output give ``u = (m + 0.5) / 2**52``: a float64 in the
-*open* interval ``(0, 1)`` (smallest ``2**-53``, largest ``1 - 2**-53``, both exact), so
-``log(u)`` is finite.
-
-Integers wrap modulo ``2**64``: a seed or a stream is taken modulo ``2**64`` (a negative one
-as its two's complement), a signed row id by its int64 bit pattern.
-
-**Lanes.** One ``(seed, stream)`` pair has independent sub-streams, the *lanes* (a third key
-word, default 0): :func:`uniform_noise` and :mod:`.randomized_response` use lane 0 (so
-``counter_uniforms`` with the same stream), :func:`gaussian_noise` lanes 1 and 2. The caller
-gives each perturbed attribute its own stream.
-
-**Noise.** Uniform noise on ``[-a, a]`` is ``a * (2u - 1)`` (in fact in the open interval).
+**Noise.** The key's uniforms lie in ``[2**-54, 1]`` (``(m + 0.5) / 2**53``: the largest,
+``1 - 2**-54``, rounds to 1 in float64). Uniform noise on ``[-a, a]`` is ``a * (2u - 1)``.
 Gaussian noise is Box and Muller's 1958 transform of two uniforms of the row,
 ``sigma * sqrt(-2 ln u1) * cos(2 pi u2)`` (the sine half is not used, so one row needs no
-other row); since ``u1 >= 2**-53`` a draw is at most ``sqrt(106 ln 2) = 8.57`` sigma from
-0, a truncation of probability about ``1e-17``.
+other row); since ``u1 >= 2**-54`` a draw is at most ``sqrt(108 ln 2) = 8.65`` sigma from
+0, a truncation of probability about ``1e-17`` (``u1 = 1`` gives 0, finite).
 
 **Privacy.** :meth:`NoiseSpec.privacy_width` is Agrawal and Srikant's 2000 measure (SIGMOD,
 "Privacy-preserving data mining", Table 1): if the original value can be estimated with
 ``c`` confidence to lie in an interval of width ``w``, ``w`` is the privacy at that
 confidence: ``2a * c`` for uniform noise on ``[-a, a]`` (1.9a at 95%) and
 ``2 z_{(1+c)/2} sigma`` for Gaussian noise (3.92 sigma at 95%). Privacy "as a share of the
-range" (``"50%"``) is ``w / range``; :func:`scale_for_privacy` inverts it.
+range" (``"50%"``) is ``w / range``; :func:`scale_for_privacy` inverts it. These widths
+hold only while the noise is secret: the key is what keeps it so.
+
+**The public generator.** :func:`counter_uniforms` is splitmix64's output function keyed by
+an integer seed (Steele, Lea and Flood 2014, with a second keyed round): anyone who knows
+the seed recomputes its output, so it protects nothing and the noise above does not use it.
+It remains only for condensation's draws until those move to the run key.
 """
 
 from __future__ import annotations
@@ -48,9 +41,12 @@ import math
 import operator
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from sparkanon.randomness import RunKey
 
 _MASK64 = (1 << 64) - 1
 _GAMMA = 0x9E3779B97F4A7C15
@@ -162,16 +158,18 @@ def _row_words(row_ids: np.ndarray) -> np.ndarray:
 
 
 def counter_uniforms(seed: int, stream: int, row_ids: np.ndarray, *, lane: int = 0) -> np.ndarray:
-    """Uniforms on the open interval (0, 1), one per row id, a pure function of its arguments.
+    """Public splitmix uniforms on (0, 1): a pure function of seed, stream and row id.
 
-    ``u = (top52(mix64(mix64(k1 + row_id * GAMMA) ^ k2)) + 0.5) / 2**52`` with the round keys
-    ``(k1, k2)`` of ``(seed, stream, lane)`` (see the module docstring: splitmix64's output
-    function, Steele, Lea and Flood 2014, with a second keyed round). The value of a row id
-    does not depend on the other ids in the array, their order or the batch.
+    Not a secret: whoever knows the seed recomputes every value, so no perturbation uses
+    it (see the module docstring). ``u = (top52(mix64(mix64(k1 + row_id * GAMMA) ^ k2)) +
+    0.5) / 2**52``: splitmix64's output function ``mix64`` (Steele, Lea and Flood 2014;
+    Stafford's "Mix13" finalizer) with ``GAMMA = 0x9E3779B97F4A7C15``, and round keys
+    ``(k1, k2)`` chained from ``(seed, stream, lane)`` by ``h = mix64((h ^ word) + GAMMA)``.
+    Integers wrap modulo ``2**64`` (a signed row id by its int64 bits).
 
     Args:
-        seed: The job's seed (any integer, taken modulo ``2**64``).
-        stream: The stream (any integer, modulo ``2**64``), e.g. one per attribute.
+        seed: The seed (any integer, taken modulo ``2**64``).
+        stream: The stream (any integer, modulo ``2**64``).
         row_ids: Integer row ids (any shape; a signed id by its int64 bits).
         lane: A sub-stream of ``stream`` (default 0).
 
@@ -210,46 +208,48 @@ def _check_scale(scale: float, name: str) -> float:
     return value
 
 
-def uniform_noise(seed: int, stream: int, row_ids: np.ndarray, a: float) -> np.ndarray:
-    """Uniform noise on ``[-a, a]``: ``a * (2u - 1)`` with ``u`` lane 0's counter uniform.
+def uniform_noise(key: RunKey, stream: int, counters: np.ndarray, a: float) -> np.ndarray:
+    """Uniform noise on ``[-a, a]``: ``a * (2u - 1)`` with ``u`` the key's uniform on lane 0.
 
     Args:
-        seed: The job's seed.
+        key: The run's secret key.
         stream: The attribute's stream.
-        row_ids: Integer row ids.
+        counters: Integer row counters (the rows' internal ids).
         a: The half-width (positive).
 
     Returns:
-        A float64 array of the shape of ``row_ids`` (values in the open interval (-a, a)).
+        A float64 array of the shape of ``counters`` (values in ``[-a, a]``).
 
     Raises:
-        ValueError: On a non-positive or non-finite ``a`` or non-integer arguments.
+        ValueError: On a non-positive or non-finite ``a``, a bad stream or non-integer
+            counters.
     """
     a = _check_scale(a, "a")
-    return a * (2.0 * counter_uniforms(seed, stream, row_ids, lane=0) - 1.0)
+    return a * (2.0 * key.uniforms(stream, counters, lane=0) - 1.0)
 
 
-def gaussian_noise(seed: int, stream: int, row_ids: np.ndarray, sigma: float) -> np.ndarray:
+def gaussian_noise(key: RunKey, stream: int, counters: np.ndarray, sigma: float) -> np.ndarray:
     """Gaussian noise N(0, sigma^2) by Box and Muller 1958 from lanes 1 and 2 of the stream.
 
-    ``sigma * sqrt(-2 ln u1) * cos(2 pi u2)`` with ``u1``, ``u2`` the counter uniforms of the
-    row on lanes 1 and 2 of ``(seed, stream)`` (draws are within 8.57 sigma of 0).
+    ``sigma * sqrt(-2 ln u1) * cos(2 pi u2)`` with ``u1``, ``u2`` the key's uniforms of the
+    row on lanes 1 and 2 of ``stream`` (draws are within 8.65 sigma of 0).
 
     Args:
-        seed: The job's seed.
+        key: The run's secret key.
         stream: The attribute's stream.
-        row_ids: Integer row ids.
+        counters: Integer row counters (the rows' internal ids).
         sigma: The standard deviation (positive).
 
     Returns:
-        A float64 array of the shape of ``row_ids``.
+        A float64 array of the shape of ``counters``.
 
     Raises:
-        ValueError: On a non-positive or non-finite ``sigma`` or non-integer arguments.
+        ValueError: On a non-positive or non-finite ``sigma``, a bad stream or non-integer
+            counters.
     """
     sigma = _check_scale(sigma, "sigma")
-    u1 = counter_uniforms(seed, stream, row_ids, lane=1)
-    u2 = counter_uniforms(seed, stream, row_ids, lane=2)
+    u1 = key.uniforms(stream, counters, lane=1)
+    u2 = key.uniforms(stream, counters, lane=2)
     return sigma * np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
 
 
@@ -315,20 +315,20 @@ class NoiseSpec:
             )
         object.__setattr__(self, "scale", _check_scale(self.scale, "scale"))
 
-    def sample(self, seed: int, stream: int, row_ids: np.ndarray) -> np.ndarray:
+    def sample(self, key: RunKey, stream: int, counters: np.ndarray) -> np.ndarray:
         """The noise of each row (:func:`uniform_noise` or :func:`gaussian_noise`).
 
         Args:
-            seed: The job's seed.
+            key: The run's secret key.
             stream: The attribute's stream.
-            row_ids: Integer row ids.
+            counters: Integer row counters.
 
         Returns:
-            A float64 array of the shape of ``row_ids``.
+            A float64 array of the shape of ``counters``.
         """
         if self.distribution == "uniform":
-            return uniform_noise(seed, stream, row_ids, self.scale)
-        return gaussian_noise(seed, stream, row_ids, self.scale)
+            return uniform_noise(key, stream, counters, self.scale)
+        return gaussian_noise(key, stream, counters, self.scale)
 
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """``P(Y <= x)`` at each value (float64, the shape of ``x``; NaN stays NaN)."""

@@ -1,21 +1,26 @@
-"""Perturb one batch of rows: additive noise and randomized response, keyed by row id.
+"""Perturb one batch of rows: additive noise and randomized response from the run key.
 
-The noise of a row depends only on the job's seed, the column's stream (its position in
-``algorithm.columns``) and the row's id (a counter-based generator,
-:func:`~sparkanon.algorithms.perturbation.noise.counter_uniforms`), so a batch gives the
-same values however the engine splits or retries it.
+The noise of a row depends only on the run's secret key, the column's stream
+(:data:`~sparkanon.randomness.streams.PERTURBATION` plus the attribute's position) and the
+row's counter (its internal id; :meth:`~sparkanon.randomness.RunKey.uniforms` is
+counter-based), so a batch gives the same values however the engine splits or retries it,
+and nobody without the key can recompute them. The job's ``seed`` plays no part.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.algorithms.perturbation.noise import NoiseSpec
 from sparkanon.algorithms.perturbation.randomized_response import randomize
+
+if TYPE_CHECKING:
+    from sparkanon.randomness import RunKey
 
 
 @dataclass(frozen=True)
@@ -24,7 +29,8 @@ class ColumnNoise:
 
     Attributes:
         column: the column of the batch (numeric values, or integer codes).
-        stream: the column's noise stream (its index in ``algorithm.columns``).
+        stream: the column's stream of the run key (``PERTURBATION`` plus the attribute's
+            position).
         additive: the additive noise of a numeric column (``None`` for a categorical one).
         matrix: the transition matrix of a categorical column's codes (row ``i``: the
             distribution of the published code given code ``i``).
@@ -37,15 +43,15 @@ class ColumnNoise:
 
 
 def perturb_frame(
-    frame: pd.DataFrame, row_ids: np.ndarray, noises: Sequence[ColumnNoise], seed: int
+    frame: pd.DataFrame, row_ids: np.ndarray, noises: Sequence[ColumnNoise], key: RunKey
 ) -> pd.DataFrame:
     """The batch with every column of ``noises`` perturbed (the others unchanged).
 
     Args:
         frame: the rows.
-        row_ids: each row's id (int64), in ``frame``'s order.
+        row_ids: each row's internal id (int64, the draws' counter), in ``frame``'s order.
         noises: the columns to perturb.
-        seed: the job's seed.
+        key: the run's secret key.
 
     Returns:
         A new frame: numeric columns as float64 plus their noise, categorical codes
@@ -57,10 +63,10 @@ def perturb_frame(
         values = frame[spec.column].to_numpy()
         if spec.additive is not None:
             out[spec.column] = values.astype(np.float64) + spec.additive.sample(
-                seed, spec.stream, ids
+                key, spec.stream, ids
             )
         else:
             assert spec.matrix is not None
             codes = values.astype(np.int64)
-            out[spec.column] = randomize(codes, spec.matrix, seed, spec.stream, ids)
+            out[spec.column] = randomize(codes, spec.matrix, key, spec.stream, ids)
     return out

@@ -26,20 +26,25 @@ out), an all-zero column (never published) gives nothing. For :func:`pram_matrix
 ``ln(r (k - 1) / (1 - r))`` when ``r >= 1/k``, the inverse of :func:`retention_for_epsilon`.
 
 **Randomizing.** :func:`randomize` replaces each code by the inverse-CDF draw of its row of
-``P`` with one counter uniform per row (lane 0 of ``(seed, stream)``,
-:func:`~sparkanon.algorithms.perturbation.noise.counter_uniforms`), so a row's published
-code depends only on the seed, the stream, its row id and its code.
+``P`` with one uniform per row from the run's secret key (lane 0 of the attribute's
+stream, :meth:`~sparkanon.randomness.RunKey.uniforms`), so a row's published code depends
+only on the key, the stream, its row counter and its code. Without the key nobody can tell
+which rows kept their value: the epsilon above holds against a reader who knows the code,
+the config (its ``seed`` plays no part) and the rows' positions.
 """
 
 from __future__ import annotations
 
 import math
 import operator
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from sparkanon.algorithms.perturbation.noise import counter_uniforms
+if TYPE_CHECKING:
+    from sparkanon.randomness import RunKey
 
+_BELOW_ONE = np.nextafter(1.0, 0.0)
 ROW_SUM_TOLERANCE = 1e-9
 """How far a transition matrix's row sums may be from 1 (rounding of published matrices)."""
 
@@ -188,12 +193,13 @@ def _row_cdfs(p: np.ndarray) -> np.ndarray:
 
 
 def randomize(
-    codes: np.ndarray, matrix: np.ndarray, seed: int, stream: int, row_ids: np.ndarray
+    codes: np.ndarray, matrix: np.ndarray, key: RunKey, stream: int, counters: np.ndarray
 ) -> np.ndarray:
     """Publish each code as a draw from its row of ``matrix`` (PRAM / randomized response).
 
     The published code of a row is the smallest ``j`` with ``u < C[code, j]``, ``C`` the
-    row's cumulative sum and ``u`` the row's counter uniform (lane 0 of ``(seed, stream)``):
+    row's cumulative sum and ``u`` the key's uniform of the row (lane 0 of ``stream``, at
+    most the float below 1):
     a zero-probability column is never drawn, and with the identity matrix every code is
     kept. Rows are grouped by code (one ``searchsorted`` per code), so memory stays linear
     in the rows whatever ``k``.
@@ -201,30 +207,32 @@ def randomize(
     Args:
         codes: Integer codes in ``[0, matrix.shape[0])`` (any shape).
         matrix: The transition matrix (rows = true codes, rows summing to 1).
-        seed: The job's seed.
+        key: The run's secret key.
         stream: The attribute's stream.
-        row_ids: Integer row ids, the shape of ``codes``.
+        counters: Integer row counters (the rows' internal ids), the shape of ``codes``.
 
     Returns:
         An int64 array of the shape of ``codes``, values in ``[0, matrix.shape[1])``.
 
     Raises:
-        ValueError: On a bad matrix, non-integer codes, a code out of range or row ids of
+        ValueError: On a bad matrix, non-integer codes, a code out of range or counters of
             another shape.
     """
     p = check_transition_matrix(matrix)
     codes = np.asarray(codes)
-    ids = np.asarray(row_ids)
+    ids = np.asarray(counters)
     if codes.dtype.kind not in "iu":
         raise ValueError(f"codes must be an integer array, got dtype {codes.dtype}")
     if ids.shape != codes.shape:
-        raise ValueError(f"row_ids has shape {ids.shape}, codes {codes.shape}")
+        raise ValueError(f"counters have shape {ids.shape}, codes {codes.shape}")
     flat = codes.ravel().astype(np.int64)
     n_true = p.shape[0]
     if flat.size and (flat.min() < 0 or flat.max() >= n_true):
         bad = flat[(flat < 0) | (flat >= n_true)][0]
         raise ValueError(f"code {bad} is outside [0, {n_true})")
-    u = counter_uniforms(seed, stream, ids, lane=0).ravel()
+    # The key's uniforms reach 1.0 itself (1 - 2**-54 rounds to it): keep u below 1 so it
+    # always finds a column.
+    u = np.minimum(key.uniforms(stream, ids, lane=0).ravel(), _BELOW_ONE)
     cum = _row_cdfs(p)
     out = np.empty(flat.size, dtype=np.int64)
     order = np.argsort(flat, kind="stable")
