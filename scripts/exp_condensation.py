@@ -34,7 +34,8 @@ defaults). Two readings: ``released`` = the synthetic records the stream release
 last batch, against ALL input rows; ``flushed`` = those plus, after the last batch, every
 group's pending records drawn as a release would (also where fewer than ``k`` are
 pending, which the stream never releases; a measurement, not a release), so every record
-is represented once. The synthetic draws use ``SPARKANON_KEY`` if set, else a fresh key. Also: splits (``(next_id - initial groups) / 2``: each split takes two
+is represented once. The synthetic draws use ``SPARKANON_KEY`` if set, else a fresh key.
+Also: splits (``(next_id - initial groups) / 2``: each split takes two
 new ids), final groups, and their size distribution.
 
 **Target 3 (classification).** Train on the first 30,162 rows (``adult.data``;

@@ -27,6 +27,7 @@ import pytest
 
 from sparkanon.algorithms.condensation.dominance import (
     contributions,
+    dominant_records,
     group_cells,
     merge_dominant,
     sensitive,
@@ -71,6 +72,19 @@ def test_a_dominant_group_merges_with_its_nearest_until_the_rule_holds() -> None
     # p -> 0: the rule refuses only a group with one non-zero record (10); it merges once
     loose = merge_dominant(labels, contributions(x), pos, 1e-9)
     assert loose.merges == 2  # {10, 20} still has one non-zero record: merges on with 30
+
+
+def test_records_dominating_the_whole_block_are_found_for_suppression() -> None:
+    # 99999 among small gains: no merge within these records could dilute it
+    x = np.array([99999.0, 0, 0, 300, 200, 0, 100, 0])[:, None]
+    drop = dominant_records(contributions(x), 10.0)
+    assert drop.tolist() == [True] + [False] * 7
+    # 500 + 500 + 10: the second 500 knows its own value and reads the first from the
+    # total to within 10 < 50: the first goes; then 500 + 10 + 0 fails, then 10 + 0
+    y = np.array([500.0, 500.0, 10.0, 0.0])[:, None]
+    assert dominant_records(contributions(y), 10.0).tolist() == [True, True, True, False]
+    z = np.array([5.0, 4.0, 3.0, 3.0, 2.0])[:, None]
+    assert not dominant_records(contributions(z), 10.0).any()
 
 
 def _published(out: Path) -> pd.DataFrame:

@@ -2,12 +2,13 @@
 
 encode -> plan_blocks (the top of a Mondrian-style tree, as the per-block family) ->
 cluster (MDAV on every block: groups of ``k`` to ``2k - 1`` records) -> reconcile (rows a
-block cannot group join the nearest group of another block) -> dominance (a group whose
-sums fail the p% rule merges with its nearest group) -> condense (per group the first and
-second order sums, the eigen-decomposition of its covariance, and synthetic records drawn
-along its eigenvectors with the run's secret key; categorical attributes drawn from the
-group's frequencies: :mod:`sparkanon.stages.condense`) -> publish to the staging location,
-without the group ids.
+block cannot group join the nearest group of another block) -> dominance (a record that
+dominates its whole block's sums is suppressed, counted as ``suppressed_dominant``; a
+group whose sums fail the p% rule merges with its nearest group) -> condense (per group the
+first and second order sums, the eigen-decomposition of its covariance, and synthetic
+records drawn along its eigenvectors with the run's secret key; categorical attributes
+drawn from the group's frequencies: :mod:`sparkanon.stages.condense`) -> publish to the
+staging location, without the group ids.
 
 **Randomness.** Every synthetic draw comes from the run key (``run.key``); the job's
 ``seed`` keeps only what protects nothing here: MDAV is deterministic and the blocks'
@@ -64,6 +65,7 @@ class _State:
     grouped: Grouped
     merged: Table
     condensed: Condensed
+    dominant: int
 
 
 class SynthesisFamily(Family):
@@ -82,15 +84,14 @@ class SynthesisFamily(Family):
         plan = CondensePlan.of(
             schema, k, lambda rows: params.synthetic_count(rows, k), run.key, params.dominance_p
         )
-        merged = merge_dominant_groups(engine, grouped.placed, schema, plan, timer)
+        merged, dominant = merge_dominant_groups(engine, grouped.placed, schema, plan, timer)
         condensed = condense_groups(
             engine, merged, schema, plan, timer, run.staging(), config.output.format
         )
-        state = _State(models, plan, grouped, merged, condensed)
+        state = _State(models, plan, grouped, merged, condensed, dominant)
         cached = [grouped.encoded, grouped.clustered, condensed.table]
-        return Anonymized(
-            condensed.publication, {"unplaced": grouped.reconciled.unplaced}, state, cached
-        )
+        suppressed = {"unplaced": grouped.reconciled.unplaced, "dominant": dominant}
+        return Anonymized(condensed.publication, suppressed, state, cached + [merged])
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
@@ -128,6 +129,7 @@ class SynthesisFamily(Family):
                 "p": s.plan.p,
                 "attributes": [run.schema.kinds[i].name for i in s.plan.magnitudes],
                 "groups_merged": int(before) - found["groups"],
+                "records_suppressed": int(s.dominant),
                 "dominant_groups": found["dominant_groups"],
             },
             "verification": {

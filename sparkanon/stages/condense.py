@@ -56,6 +56,7 @@ from sparkanon.algorithms.condensation.compatibility import (
 )
 from sparkanon.algorithms.condensation.dominance import (
     contributions,
+    dominant_records,
     group_cells,
     merge_dominant,
     sensitive,
@@ -332,44 +333,67 @@ def make_merge_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame]
 
     def merge(block: pd.DataFrame) -> pd.DataFrame:
         label = block[CLASS].to_numpy(dtype=np.int64)
-        grouped = label >= 0
-        if not plan.magnitudes or not grouped.any():
+        grouped = np.flatnonzero(label >= 0)
+        if not plan.magnitudes or not len(grouped):
             return block
-        rows = block[grouped]
-        merged = merge_dominant(
-            label[grouped],
-            contributions(_magnitudes(rows, schema, plan)),
-            rows[positions].to_numpy(dtype=np.float64),
-            plan.p,
-        )
-        if not merged.merges:
+        rows = block.iloc[grouped]
+        cells = contributions(_magnitudes(rows, schema, plan))
+        drop = dominant_records(cells, plan.p)
+        if int((~drop).sum()) < plan.k:
+            drop[:] = True
+        new = label.copy()
+        new[grouped[drop]] = SUPPRESSED
+        kept = grouped[~drop]
+        if len(kept):
+            merged = merge_dominant(
+                label[kept],
+                cells[~drop],
+                rows[positions].to_numpy(dtype=np.float64)[~drop],
+                plan.p,
+                plan.k,
+            )
+            new[kept] = merged.labels
+        if np.array_equal(new, label):
             return block
         out = block.copy()
-        new = label.copy()
-        new[grouped] = merged.labels
         out[CLASS] = new
         return out
 
     return merge
 
 
+SUPPRESSED = -1
+"""The group label of a record the p% rule suppresses (no group: not condensed)."""
+
+
 def merge_dominant_groups(
     engine: Engine, placed: Table, schema: Schema, plan: CondensePlan, timer: StageTimer
-) -> Table:
+) -> tuple[Table, int]:
     """The placed rows with every group failing the p% rule merged into its nearest one.
 
-    Per block (a group never spans blocks): :func:`~sparkanon.algorithms.condensation.
-    dominance.merge_dominant` over the magnitudes of :attr:`CondensePlan.magnitudes`, the
-    distance that between the groups' centroids in the encoded numeric attributes. A block
-    left with one group that still fails keeps it; verification then fails the release.
+    Per block (a group never spans blocks), over the magnitudes of
+    :attr:`CondensePlan.magnitudes` (:mod:`~sparkanon.algorithms.condensation.dominance`):
+    first the records that make the block's own sums fail the rule are suppressed
+    (:func:`dominant_records`: no merge within the block could protect them; all of a
+    block's records when fewer than ``k`` would remain), then every group that fails the
+    rule or holds fewer than ``k`` records merges with the group of nearest centroid in
+    the encoded numeric attributes (:func:`merge_dominant`) until none does.
+
+    Returns:
+        ``(rows, suppressed)``: the rows (suppressed ones with group :data:`SUPPRESSED`),
+        persisted, and how many records were suppressed.
     """
     if not plan.magnitudes:
-        return placed
+        return placed, 0
     with timer.stage("dominance"):
-        merged = engine.map_groups(
-            placed, BLOCK, make_merge_fn(schema, plan), engine.schema_of(placed)
+        merged = engine.persist(
+            engine.map_groups(placed, BLOCK, make_merge_fn(schema, plan), engine.schema_of(placed)),
+            materialize=True,
         )
-    return merged
+        suppressed = int(engine.count(engine.where(merged, CLASS, "<", 0)))
+        if suppressed:
+            log.info("dominance: %d records suppressed by the p%% rule", suppressed)
+    return merged, suppressed
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,15 @@ largest from the total as ``T - x_2`` to within ``p`` percent. It implies the we
 reading ``T - x_1 >= (p / 100) x_1`` (no one record derivable from the total alone by
 anyone). A cell whose contributions are all 0 is not sensitive; a cell of one record is.
 
-**Merging.** :func:`merge_dominant` merges every group with a sensitive cell into the
-group of nearest centroid (in a distance space the caller gives), one merge at a time,
-until no group has one or a single group is left. Merging only adds contributions, so a
-group's remainder grows by the other group's whole total: the rule holds as soon as the
-other group brings ``p`` percent of the dominant value.
+**Suppression, then merging.** Groups are merged within a block (the records the caller
+passes), so a record that dominates the block's own cells cannot be protected by any
+merge: :func:`dominant_records` finds those (the largest contribution of a failing cell,
+repeatedly, until the block's cells pass), and the caller suppresses them. Then
+:func:`merge_dominant` merges every group with a sensitive cell, or under ``k`` records
+after the suppression, into the group of nearest centroid (in a distance space the caller
+gives), one merge at a time. Merging only adds contributions, so a group's remainder grows
+by the other group's whole total; and the block's cells pass, so the merging ends with
+every group passing, at worst as one group.
 
 Pure numpy: the stage (:mod:`sparkanon.stages.condense`) applies it per block.
 """
@@ -109,6 +113,35 @@ def group_cells(index: np.ndarray, cells: np.ndarray, groups: int) -> tuple[np.n
     return total, largest, second
 
 
+def dominant_records(cells: np.ndarray, p: float = P_PERCENT) -> np.ndarray:
+    """The records whose contributions make the cells of all ``cells`` together fail.
+
+    While a cell (a column) of the remaining records fails the p% rule, its largest
+    contributor is taken out (the first on a tie; every failing column's at each step).
+
+    Args:
+        cells: ``(n, c)`` non-negative contributions (:func:`contributions`).
+        p: The rule's percentage.
+
+    Returns:
+        A boolean ``(n,)`` mask of the records taken out.
+    """
+    c = np.asarray(cells, dtype=np.float64)
+    c = c.reshape(len(c), -1)
+    out = np.zeros(len(c), dtype=bool)
+    while True:
+        left = np.flatnonzero(~out)
+        if not len(left) or not c.shape[1]:
+            return out
+        rest = c[left]
+        top = np.sort(rest, axis=0)[::-1]
+        second = top[1] if len(top) > 1 else np.zeros(c.shape[1])
+        failing = np.flatnonzero(sensitive(rest.sum(axis=0), top[0], second, p))
+        if not len(failing):
+            return out
+        out[left[np.argmax(rest[:, failing], axis=0)]] = True
+
+
 @dataclass(frozen=True)
 class Merged:
     """The result of :func:`merge_dominant`.
@@ -117,7 +150,7 @@ class Merged:
         labels: each record's group label after merging (a merged group takes the smaller
             of the two labels).
         merges: the number of merges made.
-        dominant: the groups that still fail the rule (only when a single group is left).
+        dominant: the groups that still fail (only when a single group is left).
     """
 
     labels: np.ndarray
@@ -126,9 +159,13 @@ class Merged:
 
 
 def merge_dominant(
-    labels: np.ndarray, cells: np.ndarray, positions: np.ndarray, p: float = P_PERCENT
+    labels: np.ndarray,
+    cells: np.ndarray,
+    positions: np.ndarray,
+    p: float = P_PERCENT,
+    k: int = 1,
 ) -> Merged:
-    """Merge groups failing the p% rule into their nearest group until none fails.
+    """Merge groups failing the p% rule (or under ``k`` records) into their nearest group.
 
     At each step the failing group of smallest label merges with the group whose centroid
     (mean of ``positions``) is nearest to its own (squared Euclidean; ties to the smaller
@@ -140,6 +177,7 @@ def merge_dominant(
         cells: ``(n, c)`` non-negative contributions (:func:`contributions`).
         positions: ``(n, d)`` the records in the distance space.
         p: The rule's percentage.
+        k: The fewest records a group may hold (a smaller one fails too).
 
     Returns:
         The :class:`Merged` labels and counts.
@@ -164,7 +202,7 @@ def merge_dominant(
     target = np.arange(g)
     merges = 0
     while True:
-        failing = alive & sensitive(total, largest, second, p).any(axis=1)
+        failing = alive & (sensitive(total, largest, second, p).any(axis=1) | (count < k))
         if not failing.any() or alive.sum() < 2:
             break
         a = int(np.flatnonzero(failing)[0])
@@ -183,5 +221,6 @@ def merge_dominant(
         alive[gone] = False
         target[target == gone] = keep
         merges += 1
-    dominant = int((alive & sensitive(total, largest, second, p).any(axis=1)).sum())
+    bad = sensitive(total, largest, second, p).any(axis=1) | (count < k)
+    dominant = int((alive & bad).sum())
     return Merged(ids[target[index]], merges, dominant)
