@@ -7,12 +7,13 @@ never spans blocks, so one ``map_groups`` call per block condenses all its group
 * numeric attributes (``continuous``) are condensed in the encoded space, each attribute
   scaled to ``[0, 1]`` by its range over the input (``code = (x - low) / (high - low)``):
   per group the first and second order sums (:class:`GroupStats`, eqs 20.6-20.7), its
-  covariance's eigen-decomposition, and synthetic records drawn uniformly along each
-  eigenvector with variance equal to its eigenvalue, centred on the group mean
+  covariance's eigen-decomposition, and independent synthetic records drawn uniformly
+  along each eigenvector with variance equal to its eigenvalue, around the group mean
   (:func:`synthetic_records`), then mapped back to the attribute's unit. The map is
-  affine, so each group's mean and covariance are reproduced in the original units too;
-  the eigen-axes are those of the range-scaled data, so no attribute dominates the axes
-  by its unit (fnlwgt's variance is 10^9 times age's in raw units);
+  affine, so each group's mean and covariance are kept in expectation in the original
+  units too (never exactly: no group statistic is published); the eigen-axes are those
+  of the range-scaled data, so no attribute dominates the axes by its unit (fnlwgt's
+  variance is 10^9 times age's in raw units);
 * categorical attributes and the sensitive attribute are drawn, per synthetic record and
   attribute independently, from the group's frequencies (the "one-hot reading": the
   category of a record of the group's mixture component is drawn from its frequencies);
@@ -22,11 +23,13 @@ never spans blocks, so one ``map_groups`` call per block condenses all its group
   :data:`~sparkanon.randomness.streams.SYNTHESIS_CATEGORIES`): engines and a rerun with the
   same key file publish the same table, a run without one another table, and no one
   without the key can regenerate the draws;
-* before condensing, a group whose sums fail the p% dominance rule is merged with its
-  nearest group of the block (:func:`merge_dominant_groups`,
+* before condensing, records that dominate their whole block's sums are suppressed and a
+  group whose sums fail the p% dominance rule is merged with its nearest group of the
+  block (:func:`merge_dominant_groups`,
   :mod:`~sparkanon.algorithms.condensation.dominance`);
-* the group ids stay inside the job: the staged release has no group column, the
-  verification reads the condensed table with its ids (kept until the commit).
+* the group ids stay inside the job: the staged release has no group column and its
+  records are in a keyed order per block; the verification reads the condensed table
+  with its ids (kept until the commit).
 
 A group's rows are taken in row-id order before any sum, so its statistics do not depend
 on the order Spark's shuffle delivers them.
