@@ -237,6 +237,7 @@ def _parser() -> argparse.ArgumentParser:
     stream.add_argument(
         "--master", default=None, help="Spark master when not started by spark-submit"
     )
+    _add_key_arguments(stream)
     _add_logging_arguments(stream)
     return parser
 
@@ -871,19 +872,29 @@ def evaluate_command(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def stream_command(config_path: str, overrides: Sequence[str], master: str | None = None) -> int:
+def stream_command(
+    config_path: str,
+    overrides: Sequence[str],
+    master: str | None = None,
+    key_file: str | None = None,
+    key_label: str | None = None,
+) -> int:
     """Run a condensation stream (exit 0, 2 on bad input, 3 when a release fails its check).
 
-    Prints the report as JSON: the batches this run ran and the state's counts.
+    The synthetic draws use the user key of ``key_file`` (else ``SPARKANON_KEY``, else a
+    key drawn for this run and never written). Prints the report as JSON: the batches
+    this run ran and the state's counts.
     """
     from sparkanon.config import load_config
+    from sparkanon.randomness import RunKey
     from sparkanon.streaming import run_stream, stream_problems
 
     try:
         config = load_config(config_path, list(overrides))
         stream_problems(config)  # before a Spark session starts
+        key = RunKey.for_run(key_file, key_label)  # a bad key file fails before Spark
         engine = make_engine("spark", config, master)
-        report = run_stream(engine, config)
+        report = run_stream(engine, config, key=key)
     except Exception as exc:  # noqa: BLE001
         return _report_failure(exc)
     print(json.dumps(report, indent=2))
@@ -945,7 +956,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return key_command(args.path)
     configure_logging(args.quiet, args.log_level)
     if args.command == "stream":
-        return stream_command(args.config, args.overrides, master=args.master)
+        return stream_command(
+            args.config,
+            args.overrides,
+            master=args.master,
+            key_file=args.key_file,
+            key_label=args.key_label,
+        )
     if args.command == "evaluate":
         return evaluate_command(args)
     if args.command == "init":

@@ -5,8 +5,8 @@ The job's ``input`` is the initial static batch: its records form the first grou
 the stream as the state of its one key. Then :func:`sparkanon.engine.streaming.run_stateful_stream`
 runs :class:`~sparkanon.stages.condense_stream.StreamStep` on every micro-batch of the
 files arriving in ``stream.source``, keeps the groups in the checkpoint's state store and
-writes the released synthetic records to ``output.path`` (columns ``group``, ``batch`` and
-the condensed attributes).
+writes the released synthetic records to ``output.path`` (the condensed attributes only:
+no group or batch id, rows in a keyed order).
 
 Readings chosen (``docs/method.md``, "Condensation over a stream"):
 
@@ -17,7 +17,13 @@ Readings chosen (``docs/method.md``, "Condensation over a stream"):
   states; the groups of one key are processed by one task per batch (a keyed layout by
   the initial batch's top blocks is the way to scale it; not built);
 * the source files have the initial input's columns (a CSV's columns are read by
-  position under the initial input's header names).
+  position under the initial input's header names);
+* randomness: the synthetic records and their order come from the run key (``key``);
+  the job's ``seed`` keeps only the initial static grouping's picks, which protect
+  nothing (no group id is published);
+* a group releases only once at least ``k`` of its records are pending
+  (``stream.release_pending`` below ``k`` counts as ``k``; the age trigger waits for
+  ``k`` too), so two releases of a group never differ by fewer than ``k`` records.
 
 Nothing here imports pyspark: the engine does.
 """
@@ -37,9 +43,8 @@ from sparkanon.config import JobConfig
 from sparkanon.engine.expr import Lit
 from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import input_columns
+from sparkanon.randomness import RunKey
 from sparkanon.stages.condense_stream import (
-    BATCH,
-    GROUP,
     StreamState,
     StreamStep,
     initial_state,
@@ -114,12 +119,18 @@ def run_stream(
     config: JobConfig,
     stop_after: float | None = None,
     batch_hook: Callable[[Any], None] | None = None,
+    key: RunKey | None = None,
 ) -> dict[str, Any]:
     """Run the condensation stream the config describes (module docstring).
 
     Args:
         engine: the Spark engine.
         config: the job config (with its ``stream`` section).
+        key: the run key of the synthetic draws (default :meth:`RunKey.for_run`: the
+            ``SPARKANON_KEY`` variable, else a key drawn for this run and never written).
+            A stream restarted from its checkpoint replays an unfinished batch: pass the
+            same key file to every run of one checkpoint so the replay draws the records
+            the failed attempt would have.
         stop_after: stop an interval-triggered stream after this many seconds
             (default: ``stream.run_seconds``).
         batch_hook: called on the driver with each finished batch's
@@ -134,6 +145,7 @@ def run_stream(
     from sparkanon.engine.streaming import StreamSpec, read_state, run_stateful_stream
 
     stream_problems(config)
+    key = key if key is not None else RunKey.for_run()
     stream = config.stream
     assert stream is not None and isinstance(config.algorithm, CondensationParams)
     k = config.models.min_class_size()
@@ -177,12 +189,12 @@ def run_stream(
     step = StreamStep(
         columns=columns,
         k=k,
-        seed=seed,
-        release_pending=stream.release_pending or k,
+        key=key,
+        release_pending=max(stream.release_pending or k, k),
         release_age=stream.release_age,
         alpha=config.algorithm.significance,
     )
-    output = [(GROUP, "long"), (BATCH, "long"), *[(c, "double") for c in columns]]
+    output = [(c, "double") for c in columns]
     result = run_stateful_stream(
         engine.spark,
         spec,
@@ -202,6 +214,7 @@ def run_stream(
             "trigger": stream.trigger,
             "k": k,
             "attributes": list(columns),
+            "randomness": key.describe(),
         },
         "this_run": {
             "batches": len(result.batches),

@@ -1,10 +1,10 @@
 """Static condensation end to end (Aggarwal and Yu 2004), and its bad input.
 
 Every run checks what the family promises: groups of at least ``k`` records, each
-released as synthetic records reproducing its mean and (within the stated bound) its
-covariance, no synthetic record equal to an original, and rows in equal to the records
-the groups represent plus the suppressed ones; a release off its group statistics exits
-3 and writes nothing; bad settings exit 2 naming the key. Spark publishes the same table:
+released as synthetic records within the stated bounds of its mean and covariance, no
+group id published, no synthetic record equal to an original, and rows in equal to the
+records the groups represent plus the suppressed ones; a release off its group statistics
+exits 3 and writes nothing; bad settings exit 2 naming the key. Spark publishes the same table:
 ``tests/test_golden.py``'s Spark check runs the ``adult_condense_mixed`` case.
 """
 
@@ -54,8 +54,8 @@ def data(tmp_path: Path) -> Path:
     return write_csv(tmp_path, people(), "people.csv")
 
 
-def _run(cfg: dict[str, Any], tmp_path: Path) -> int:
-    return run_command(str(write_config(tmp_path, cfg)), [], engine_name="local")
+def _run(cfg: dict[str, Any], tmp_path: Path, key_file: str | None = None) -> int:
+    return run_command(str(write_config(tmp_path, cfg)), [], engine_name="local", key_file=key_file)
 
 
 def published(out: Path) -> pd.DataFrame:
@@ -74,16 +74,18 @@ def test_groups_are_released_as_synthetic_records_of_their_statistics(
     assert metrics["verified"] is True and metrics["family"] == "synthesis"
     assert metrics["rows_out"] + metrics["rows_suppressed"] == metrics["rows_in"] == N_ROWS
     assert len(table) == metrics["synthetic_records"] == metrics["rows_out"]
-    assert list(table.columns) == ["group", "age", "income_k", "hours", "sex", "job", "label"]
-    sizes = table.groupby("group").size()
-    assert sizes.min() >= 5 and sizes.max() <= 2 * 5 - 1 + 5  # MDAV's k..2k-1, plus reconciled
+    assert list(table.columns) == ["age", "income_k", "hours", "sex", "job", "label"]
+    assert metrics["group_size"]["min"] >= 5
     assert set(table["sex"]) <= {"F", "M"} and set(table["label"]) <= {"no", "yes"}
     original = people()
-    # No synthetic record copies an original one; the global means are the originals'.
+    # No synthetic record copies an original one; the global means are the originals' in
+    # expectation (within six standard errors), not exactly.
     key = ["age", "income_k", "hours", "sex", "job", "label"]
     assert len(table.merge(original.astype({"age": float}), on=key)) == 0
     for c in ("age", "income_k", "hours"):
-        assert table[c].mean() == pytest.approx(original[c].mean(), rel=1e-9)
+        error = 6 * original[c].std() / np.sqrt(N_ROWS)
+        assert abs(table[c].mean() - original[c].mean()) < error
+        assert table[c].mean() != pytest.approx(original[c].mean(), rel=1e-12)
     # The correlation of age and income survives condensation (the groups are local).
     r = np.corrcoef(table["age"], table["income_k"])[0, 1]
     assert r == pytest.approx(np.corrcoef(original["age"], original["income_k"])[0, 1], abs=0.05)
@@ -97,28 +99,22 @@ def test_alpha_sets_the_synthetic_records_per_group(tmp_path: Path, data: Path) 
     out = Path(cfg["output"]["path"])
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     table = published(out)
-    assert (table.groupby("group").size() == 10).all()
-    assert metrics["synthetic_records"] == 10 * metrics["groups"]
+    assert len(table) == metrics["synthetic_records"] == 10 * metrics["groups"]
     assert metrics["rows_out"] + metrics["rows_suppressed"] == N_ROWS
 
 
-def test_the_same_table_on_a_rerun(tmp_path: Path, data: Path) -> None:
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    first = condense_config(tmp_path / "a", data)
-    second = condense_config(tmp_path / "b", data)
-    assert _run(first, tmp_path / "a") == EXIT_OK and _run(second, tmp_path / "b") == EXIT_OK
-    a = (
-        published(Path(first["output"]["path"]))
-        .sort_values(["group", "age"])
-        .reset_index(drop=True)
-    )
-    b = (
-        published(Path(second["output"]["path"]))
-        .sort_values(["group", "age"])
-        .reset_index(drop=True)
-    )
-    pd.testing.assert_frame_equal(a, b)
+def test_the_same_table_on_a_rerun_with_the_same_key_file(tmp_path: Path, data: Path) -> None:
+    from sparkanon.randomness import write_key_file
+
+    key_file = str(write_key_file(tmp_path / "job.key"))
+    tables = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        cfg = condense_config(tmp_path / name, data)
+        assert _run(cfg, tmp_path / name, key_file) == EXIT_OK
+        frame = published(Path(cfg["output"]["path"]))
+        tables.append(frame.sort_values(list(frame.columns)).reset_index(drop=True))
+    pd.testing.assert_frame_equal(tables[0], tables[1])
 
 
 @pytest.mark.parametrize("mutation", ["shifted_mean", "inflated_spread"])
@@ -130,10 +126,10 @@ def test_a_release_off_its_group_statistics_fails_and_writes_nothing(
 
     real = stage.synthetic_records
 
-    def wrong(stats: Any, count: int, seed: int, group_id: int) -> np.ndarray:
-        records = real(stats, count, seed, group_id)
+    def wrong(stats: Any, count: int, key: Any, group_id: int) -> np.ndarray:
+        records = real(stats, count, key, group_id)
         if mutation == "shifted_mean":
-            return records + 0.01
+            return records + 1.0  # a whole range (codes are in [0, 1])
         centre = records.mean(axis=0)
         return centre + 3.0 * (records - centre)
 
@@ -213,7 +209,10 @@ def test_stacked_group_check_matches_the_per_group_check() -> None:
     """
     from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
     from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.randomness import RunKey
     from sparkanon.stages.condense import _origin, looped_check, stacked_check
+
+    key = RunKey(bytes(range(32)), "user", "test")
 
     rng = np.random.default_rng(5)
     d, o, s = 4, [], []
@@ -223,14 +222,17 @@ def test_stacked_group_check_matches_the_per_group_check() -> None:
             x[:, 2] = 0.25
         if g % 11 == 0:
             x[:] = x[0]
-        y = synthetic_records(GroupStats.of(x), len(x), 1, g)
+        y = synthetic_records(GroupStats.of(x), len(x), key, g)
         if g % 13 == 0:
             y = y + rng.normal(0, 0.2, y.shape)  # off its bound
+        if g % 17 == 0:
+            y = y + 0.5  # mean off its bound
         o.append(row_terms(x, _origin(d)).sum(axis=0))
         s.append(row_terms(y, _origin(d)).sum(axis=0))
     loop = looped_check(np.array(o), np.array(s), d, 1e-6)
     stack = stacked_check(np.array(o), np.array(s), d, 1e-6)
     assert loop[0].tolist() == stack[0].tolist()
-    assert np.array_equal(loop[1], stack[1])
+    np.testing.assert_allclose(stack[1], loop[1], rtol=0, atol=1e-12)
+    assert ((stack[1] > 1e-9) == (loop[1] > 1e-9)).all() and 0 < (loop[1] > 1e-9).sum() < 300
     np.testing.assert_allclose(stack[2], loop[2], rtol=0, atol=1e-12)
     assert ((stack[2] > 0) == (loop[2] > 0)).all() and 0 < (loop[2] > 0).sum() < 300

@@ -15,6 +15,7 @@ from sparkanon.algorithms.condensation.group_stats import GroupStats
 from sparkanon.algorithms.condensation.static import STATIC_LANE, static_groups
 from sparkanon.algorithms.condensation.synthesize import synthetic_records
 from sparkanon.algorithms.perturbation.noise import counter_uniforms
+from sparkanon.randomness import RunKey
 
 # Exercise 5 on 7 points in 2-D, k = 3. A = {0: (0,0), 1: (1,0), 2: (0,1)} is a tight
 # cluster, B = {4: (10,0), 5: (11,0), 6: (10,1)} another, MID = 3: (4,0) sits between, nearer
@@ -140,8 +141,9 @@ def test_condensed_release_keeps_covariance_compatibility_high():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(600, 4)) @ rng.normal(size=(4, 4)) + [1, 2, 3, 4]
     labels = static_groups(x, 10, seed=1)
+    KEY = RunKey(bytes(range(32)), "user", "test")  # noqa: N806
     parts = [
-        synthetic_records(GroupStats.of(x[labels == g]), int(np.sum(labels == g)), 5, g)
+        synthetic_records(GroupStats.of(x[labels == g]), int(np.sum(labels == g)), KEY, g)
         for g in range(labels.max() + 1)
     ]
     synthetic = np.vstack(parts)

@@ -190,3 +190,86 @@ def test_compiled_search_assigns_as_the_numpy_path(k, monkeypatch):
     for p, q in zip(a.stats, b.stats, strict=True):
         assert p.count == q.count
         assert np.array_equal(p.sums, q.sums) and np.array_equal(p.products, q.products)
+
+
+def test_a_release_waits_for_least_pending_records():
+    groups = _groups_1d([0.0, 1.0, 2.0], [10.0, 11.0], [20.0, 21.0])
+    # pending 3, 2, 2; every age at batch 9 is 9 >= max_age 0: only least holds them back
+    assert due_for_release(groups, 9, min_pending=1, max_age=0, least=1) == [0, 1, 2]
+    assert due_for_release(groups, 9, min_pending=1, max_age=0, least=3) == [0]
+    assert due_for_release(groups, 9, min_pending=1, max_age=0, least=4) == []
+    with pytest.raises(ValueError, match="least"):
+        due_for_release(groups, 9, 1, 0, least=0)
+
+
+def _step_run(k: int, batches: list[np.ndarray], key: object, age: int = 0) -> list:
+    """The stream step over batches of records: (state before, state after, output) each."""
+    import pandas as pd
+
+    from sparkanon.stages.condense_stream import StreamState, StreamStep, initial_state
+
+    rng = np.random.default_rng(0)
+    state = initial_state(rng.normal(size=(6 * k, 2)) * [1.0, 40.0] + [30, 500], k, seed=1)
+    step = StreamStep(("a", "b"), k, key, release_pending=k, release_age=age, alpha=1e-9)
+    data = state.to_bytes()
+    runs = []
+    for x in batches:
+        before = StreamState.from_bytes(data)
+        data, out = step(0, data, pd.DataFrame({"a": x[:, 0], "b": x[:, 1]}))
+        runs.append((before, StreamState.from_bytes(data), out))
+    return runs
+
+
+def test_stream_releases_no_ids_and_no_difference_isolates_fewer_than_k():
+    """The review's differencing attack: one record arriving after a known release.
+
+    With the age trigger at 0 a group used to release every batch, so two successive
+    releases of one group differed by the one record just arrived (``n2 m2 - n1 m1``).
+    Now a release stands for at least ``k`` new records, carries no group or batch id,
+    and every group's released count moves by 0 or at least ``k``.
+    """
+    from sparkanon.randomness import RunKey
+
+    k = 4
+    rng = np.random.default_rng(3)
+    batches = [rng.normal(size=(1, 2)) * [1.0, 40.0] + [30, 500] for _ in range(60)]
+    runs = _step_run(k, batches, RunKey(bytes(range(32)), "user", "test"))
+    released_any = False
+    for before, after, out in runs:
+        assert list(out.columns) == ["a", "b"]
+        assert len(out) == 0 or len(out) >= k
+        old = dict(zip(before.groups.ids, before.groups.released, strict=True))
+        for gid, count, done in zip(
+            after.groups.ids,
+            [s.count for s in after.groups.stats],
+            after.groups.released,
+            strict=True,
+        ):
+            if gid in old and done != old[gid]:
+                assert done - old[gid] >= k, (gid, old[gid], done)
+                released_any = True
+            if gid not in old and done:
+                # a split child: its released share was inherited, or it released >= k now
+                assert done <= count
+        # no single record is derivable from the difference of two successive outputs:
+        # a release's total is never one new record's value
+        for rec in batches:
+            if len(out):
+                assert not np.allclose(out.to_numpy().sum(axis=0), rec[0])
+    assert released_any
+
+
+def test_stream_draws_follow_the_key():
+    from sparkanon.randomness import RunKey
+
+    rng = np.random.default_rng(5)
+    batches = [rng.normal(size=(5, 2)) * [1.0, 40.0] + [30, 500] for _ in range(6)]
+    one = [r[2] for r in _step_run(3, batches, RunKey(bytes(32), "user", "a"))]
+    same = [r[2] for r in _step_run(3, batches, RunKey(bytes(32), "user", "a"))]
+    other = [r[2] for r in _step_run(3, batches, RunKey(bytes([1]) * 32, "user", "b"))]
+    assert sum(len(o) for o in one) > 0
+    for a, b, c in zip(one, same, other, strict=True):
+        np.testing.assert_array_equal(a.to_numpy(), b.to_numpy())
+        assert len(a) == len(c)
+        if len(a):
+            assert not np.allclose(a.to_numpy(), c.to_numpy())

@@ -18,6 +18,7 @@ import pytest
 
 from sparkanon.cli import main
 from sparkanon.errors import EXIT_OK, EXIT_USER
+from sparkanon.randomness import RunKey, write_key_file
 from tests._inputs import correlated_people, write_config
 
 COLUMNS = ["age", "income_k", "hours"]
@@ -43,8 +44,10 @@ def stream_config(tmp_path: Path, **stream: Any) -> dict[str, Any]:
     }
 
 
-def _stream(tmp_path: Path, cfg: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> Any:
-    code = main(["stream", str(write_config(tmp_path, cfg)), "--quiet"])
+def _stream(
+    tmp_path: Path, cfg: dict[str, Any], capsys: pytest.CaptureFixture[str], *args: str
+) -> Any:
+    code = main(["stream", str(write_config(tmp_path, cfg)), "--quiet", *args])
     out = capsys.readouterr()
     return code, out
 
@@ -58,7 +61,8 @@ def test_stream_condenses_arriving_files_and_continues_after_a_restart(
     for i in range(2):
         records(60, 10 + i).to_csv(source / f"part-{i}.csv", index=False)
     cfg = stream_config(tmp_path, max_files_per_trigger=1)
-    code, out = _stream(tmp_path, cfg, capsys)
+    key_file = str(write_key_file(tmp_path / "stream.key"))
+    code, out = _stream(tmp_path, cfg, capsys, "--key-file", key_file)
     assert code == EXIT_OK, out.err
     first = json.loads(out.out)
     state = first["state"]
@@ -67,7 +71,7 @@ def test_stream_condenses_arriving_files_and_continues_after_a_restart(
     assert state["smallest_group"] >= 5
 
     records(60, 12).to_csv(source / "part-2.csv", index=False)
-    code, out = _stream(tmp_path, cfg, capsys)
+    code, out = _stream(tmp_path, cfg, capsys, "--key-file", key_file)
     assert code == EXIT_OK, out.err
     second = json.loads(out.out)
     assert second["this_run"]["batches"] == 1 and second["this_run"]["rows_in"] == 60
@@ -75,13 +79,18 @@ def test_stream_condenses_arriving_files_and_continues_after_a_restart(
     assert second["state"]["batches"] == 3
 
     sink = spark.read.parquet(str(tmp_path / "sink")).toPandas()  # through _spark_metadata
-    assert list(sink.columns) == ["group", "batch", *COLUMNS]
+    assert list(sink.columns) == COLUMNS  # no group id, no batch
     assert len(sink) == second["state"]["records_released"]
     assert first["this_run"]["synthetic_records_out"] + second["this_run"][
         "synthetic_records_out"
     ] == len(sink)
-    assert sink.groupby("group").size().min() >= 1
-    assert sorted(sink["batch"].unique()) == sorted(set(sink["batch"]))
+    assert first["stream"]["randomness"] == {"key": "user", "label": "stream.key"}
+    key = RunKey.from_file(tmp_path / "stream.key")
+    assert not any(
+        key.appears_in(f.read_bytes())
+        for f in tmp_path.rglob("*")
+        if f.is_file() and f.name != "stream.key"
+    )
     # Synthetic values stay near the data (means within the records' spread).
     original = pd.concat([records(120, 0), *(records(60, 10 + i) for i in range(3))])
     for c in COLUMNS:
@@ -132,7 +141,7 @@ def test_stream_killed_mid_batch_restarts_with_exact_accounting(
     soon as that batch's offsets are logged (before its commit). The restart, with
     ``available_now`` on the same checkpoint, replays it: every record is counted once in
     the state, and the sink holds exactly the synthetic records the state says were
-    released, group by group.
+    released.
     """
     import os
     import signal

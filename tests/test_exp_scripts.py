@@ -371,7 +371,7 @@ def test_exp_condensation_tiny(tmp_path: Path) -> None:
         assert float(r["independent_standardized"]) < 1
         if r["mode"] == "static" and r["reading"] == "all":
             assert r["synthetic"] == "1500" and r["splits"] == ""
-            assert abs(float(r["product"]) - float(r["raw"])) < 1e-6
+            assert abs(float(r["product"]) - float(r["raw"])) < 1e-4  # metrics.json rounds
         elif r["mode"] == "static":
             assert r["product"] == "" and 0 < int(r["synthetic"]) < 1500
             assert 0 < int(r["records"]) < 1500

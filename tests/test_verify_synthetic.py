@@ -1,8 +1,9 @@
 """``scripts/verify_output.py`` on a condensation release, independently of sparkanon.
 
 A committed release of ``conf/adult_condense_mixed.yaml`` on an Adult sample passes; the
-same release tampered (a group cut under k, a synthetic record replaced by a rare input
-record, a category the input never holds) fails with the matching ``FAILED`` line.
+same release tampered (records dropped, a group id column added, a synthetic record
+replaced by a rare input record, a category the input never holds, a shifted mean) fails
+with the matching ``FAILED`` line.
 """
 
 from __future__ import annotations
@@ -53,10 +54,16 @@ def test_a_committed_condensation_release_passes(
     assert "violations=0" in out and "of a combination fewer than k=10 records share" in out
 
 
-def _cut_a_group(frame: pd.DataFrame, out: Path) -> None:
-    first = frame["group"].iloc[0]
-    drop = frame.index[frame["group"] == first][1:]
-    frame.drop(index=drop, inplace=True)
+def _drop_records(frame: pd.DataFrame, out: Path) -> None:
+    frame.drop(index=frame.index[:3], inplace=True)
+
+
+def _add_group_ids(frame: pd.DataFrame, out: Path) -> None:
+    frame["group"] = range(len(frame))
+
+
+def _shift_a_mean(frame: pd.DataFrame, out: Path) -> None:
+    frame["age"] = frame["age"] + 3.0
 
 
 def _copy_a_rare_record(frame: pd.DataFrame, out: Path) -> None:
@@ -79,11 +86,13 @@ def _unknown_category(frame: pd.DataFrame, out: Path) -> None:
 @pytest.mark.parametrize(
     ("change", "failure"),
     [
-        (_cut_a_group, "groups: 1 groups with fewer than k=10 records"),
+        (_drop_records, "rows: 1997 synthetic records, metrics.json rows_out=2000"),
+        (_add_group_ids, "groups: a group id column is published"),
+        (_shift_a_mean, "age: synthetic mean"),
         (_copy_a_rare_record, "copies: 1 synthetic records copy a rare input record"),
         (_unknown_category, "race: 1 published values not in the input"),
     ],
-    ids=["group_under_k", "rare_copy", "unknown_category"],
+    ids=["dropped_records", "group_ids", "shifted_mean", "rare_copy", "unknown_category"],
 )
 def test_a_tampered_release_fails(
     release: Path,

@@ -736,8 +736,9 @@ class StreamConfig(_Frozen):
         run_seconds: how long an interval-triggered stream runs (unset: until stopped).
         max_files_per_trigger: files per micro-batch (unset: all that arrived).
         release_pending: a group releases once this many of its records are pending
-            (unset: ``k``).
-        release_age: ... or once its last release is this many batches old.
+            (unset, or under ``k``: ``k``).
+        release_age: ... or once its last release is this many batches old (with at
+            least ``k`` records pending: no release stands for fewer).
     """
 
     source: str

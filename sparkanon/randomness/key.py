@@ -21,7 +21,7 @@ _WORD = 1 << 32
 _TWO_M53 = 2.0**-53
 
 
-def counter_blocks(stream: int, lane: int, counters: np.ndarray) -> np.ndarray:
+def counter_blocks(stream: int, lane: int | np.ndarray, counters: np.ndarray) -> np.ndarray:
     """One 16-byte AES input block per counter: ``stream``, ``lane``, ``counter``.
 
     Bytes 0-3 hold ``stream`` and 4-7 ``lane`` (unsigned 32-bit, little-endian), 8-15 the
@@ -31,23 +31,35 @@ def counter_blocks(stream: int, lane: int, counters: np.ndarray) -> np.ndarray:
     Args:
         stream: the purpose of the draws (one per attribute, table or step), in
             ``[0, 2**32)``.
-        lane: a sub-stream of ``stream``, in ``[0, 2**32)``.
+        lane: a sub-stream of ``stream``, in ``[0, 2**32)``: one for every counter, or
+            an integer array of the counters' shape (a lane per counter).
         counters: integer counters (any shape; flattened).
 
     Returns:
         A ``(n, 16)`` uint8 array, ``n`` the number of counters.
 
     Raises:
-        ValueError: a stream or lane out of range, or counters not of an integer dtype.
+        ValueError: a stream or lane out of range, counters not of an integer dtype, or
+            lanes of another shape than the counters'.
     """
-    for name, value in (("stream", stream), ("lane", lane)):
-        if isinstance(value, (bool, np.bool_)) or not 0 <= int(value) < _WORD:
-            raise ValueError(f"{name} must be an integer in [0, 2**32), got {value!r}")
+    if isinstance(stream, (bool, np.bool_)) or not 0 <= int(stream) < _WORD:
+        raise ValueError(f"stream must be an integer in [0, 2**32), got {stream!r}")
     ids = np.asarray(counters)
     if ids.dtype.kind not in "iu":
         raise ValueError(f"counters must be an integer array, got dtype {ids.dtype}")
+    lanes = np.asarray(lane)
+    if lanes.ndim == 0:
+        if isinstance(lane, (bool, np.bool_)) or not 0 <= int(lane) < _WORD:
+            raise ValueError(f"lane must be an integer in [0, 2**32), got {lane!r}")
+        high = np.uint64(int(lane) << 32)
+    else:
+        if lanes.dtype.kind not in "iu" or lanes.shape != ids.shape:
+            raise ValueError("an array of lanes must be integers of the counters' shape")
+        if lanes.size and (int(lanes.min()) < 0 or int(lanes.max()) >= _WORD):
+            raise ValueError("lanes must be integers in [0, 2**32)")
+        high = lanes.reshape(-1).astype(np.uint64) << np.uint64(32)
     words = np.empty((ids.size, 2), dtype="<u8")
-    words[:, 0] = int(stream) | (int(lane) << 32)
+    words[:, 0] = np.uint64(int(stream)) | high
     words[:, 1] = ids.reshape(-1).astype(np.int64, copy=False).view(np.uint64)
     return words.view(np.uint8).reshape(ids.size, 16)
 
@@ -136,13 +148,13 @@ class RunKey:
         out = encryptor.update(np.ascontiguousarray(blocks).tobytes()) + encryptor.finalize()
         return np.frombuffer(out, dtype="<u8").reshape(-1, 2)
 
-    def words(self, stream: int, counters: np.ndarray, lane: int = 0) -> np.ndarray:
+    def words(self, stream: int, counters: np.ndarray, lane: int | np.ndarray = 0) -> np.ndarray:
         """64 pseudorandom bits per counter: the first half of AES(key, block).
 
         Args:
             stream: the purpose, in ``[0, 2**32)``.
             counters: integer counters (any shape).
-            lane: a sub-stream, in ``[0, 2**32)``.
+            lane: a sub-stream, in ``[0, 2**32)``, or an array of them (one per counter).
 
         Returns:
             A uint64 array of the shape of ``counters``.
@@ -151,7 +163,7 @@ class RunKey:
         blocks = counter_blocks(stream, lane, counters)
         return self._encrypt(blocks)[:, 0].astype(np.uint64).reshape(shape)
 
-    def uniforms(self, stream: int, counters: np.ndarray, lane: int = 0) -> np.ndarray:
+    def uniforms(self, stream: int, counters: np.ndarray, lane: int | np.ndarray = 0) -> np.ndarray:
         """Uniforms on the open interval (0, 1), one per counter.
 
         ``u = (m + 0.5) / 2**53`` with ``m`` the top 53 bits of :meth:`words`: the
@@ -160,7 +172,7 @@ class RunKey:
         Args:
             stream: the purpose, in ``[0, 2**32)``.
             counters: integer counters (any shape).
-            lane: a sub-stream, in ``[0, 2**32)``.
+            lane: a sub-stream, in ``[0, 2**32)``, or an array of them (one per counter).
 
         Returns:
             A float64 array of the shape of ``counters``.

@@ -7,27 +7,41 @@ never spans blocks, so one ``map_groups`` call per block condenses all its group
 * numeric attributes (``continuous``) are condensed in the encoded space, each attribute
   scaled to ``[0, 1]`` by its range over the input (``code = (x - low) / (high - low)``):
   per group the first and second order sums (:class:`GroupStats`, eqs 20.6-20.7), its
-  covariance's eigen-decomposition, and synthetic records drawn uniformly along each
-  eigenvector with variance equal to its eigenvalue, centred on the group mean
+  covariance's eigen-decomposition, and independent synthetic records drawn uniformly
+  along each eigenvector with variance equal to its eigenvalue, around the group mean
   (:func:`synthetic_records`), then mapped back to the attribute's unit. The map is
-  affine, so each group's mean and covariance are reproduced in the original units too;
-  the eigen-axes are those of the range-scaled data, so no attribute dominates the axes
-  by its unit (fnlwgt's variance is 10^9 times age's in raw units);
+  affine, so each group's mean and covariance are kept in expectation in the original
+  units too (never exactly: no group statistic is published); the eigen-axes are those
+  of the range-scaled data, so no attribute dominates the axes by its unit (fnlwgt's
+  variance is 10^9 times age's in raw units);
 * categorical attributes and the sensitive attribute are drawn, per synthetic record and
   attribute independently, from the group's frequencies (the "one-hot reading": the
   category of a record of the group's mixture component is drawn from its frequencies);
-* every draw is a pure function of the job's seed, the group id and the record's index
-  in its group (counter-based uniforms), so reruns and engines publish the same table.
+* every draw is a pure function of the run's secret key, the group id and the record's
+  index in its group (:class:`~sparkanon.randomness.RunKey`, streams
+  :data:`~sparkanon.randomness.streams.SYNTHESIS_AXES` and
+  :data:`~sparkanon.randomness.streams.SYNTHESIS_CATEGORIES`): engines and a rerun with the
+  same key file publish the same table, a run without one another table, and no one
+  without the key can regenerate the draws;
+* before condensing, records that dominate their whole block's sums are suppressed and a
+  group whose sums fail the p% dominance rule is merged with its nearest group of the
+  block (:func:`merge_dominant_groups`,
+  :mod:`~sparkanon.algorithms.condensation.dominance`);
+* the group ids stay inside the job: the staged release has no group column and its
+  records are in a keyed order per block; the verification reads the condensed table
+  with its ids (kept until the commit).
 
 A group's rows are taken in row-id order before any sum, so its statistics do not depend
 on the order Spark's shuffle delivers them.
 
-Verification (before commit) aggregates the staged release and the grouped originals:
-every group holds at least ``k`` records; per group the synthetic records' mean equals the
-group's (float tolerance) and their covariance lies within
-:func:`covariance_tolerance` of the group's; no synthetic record equals an original
-record on every published attribute (a join on all of them); and the records the groups
-represent plus the suppressed ones are the rows in (the runner's accounting).
+Verification (before commit) aggregates the condensed table (with its group ids) and the
+grouped originals: every group holds at least ``k`` records and passes the p% rule; per
+group the synthetic records' mean lies within :func:`mean_tolerance` of the group's and
+their covariance within :func:`covariance_tolerance` of the group's (both in the group's
+eigenbasis); the staged release has as many rows as the condensed table and no group
+column; no synthetic record equals an original record on every published attribute (a
+join on all of them); and the records the groups represent plus the suppressed ones are
+the rows in (the runner's accounting).
 """
 
 from __future__ import annotations
@@ -39,33 +53,42 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparkanon.algorithms.condensation.compatibility import (
+    correlation_compatibility,
+    covariance_compatibility,
+)
+from sparkanon.algorithms.condensation.dominance import (
+    contributions,
+    dominant_records,
+    group_cells,
+    merge_dominant,
+    sensitive,
+)
 from sparkanon.algorithms.condensation.group_stats import GroupStats, flat_names, row_terms
 from sparkanon.algorithms.condensation.synthesize import (
+    Keyed,
     covariance_tolerance,
     eigen_axes,
+    keyed_order,
+    mean_tolerance,
     synthetic_records,
 )
-from sparkanon.algorithms.perturbation.noise import counter_uniforms
 from sparkanon.attributes.dates import TemporalKind, numeric_values, published_type
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications.base import MAIN, Publication
+from sparkanon.randomness.streams import SYNTHESIS_CATEGORIES, SYNTHESIS_ORDER
 from sparkanon.stages._common import StageTimer, log, one_row
 from sparkanon.stages.publish import staged
 
 GROUP = "group"
-"""Published column: the id of the group a synthetic record stands for."""
-
-CATEGORY_LANE = 16
-"""First lane of the categorical draws (lane ``CATEGORY_LANE + j`` for the ``j``-th drawn
-attribute, the sensitive one last); the numeric draws use
-:data:`~sparkanon.algorithms.condensation.synthesize.SYNTHESIS_LANE`."""
+"""Internal column of the condensed table: the id of the group a synthetic record stands
+for. Verification reads it; the staged release does not have it."""
 
 MEAN_TOLERANCE = 1e-9
-"""A synthetic group mean equals the group's when they differ by at most this (in the
-encoded ``[0, 1]`` scale of each attribute): float rounding of the centring and of the
-sums, nothing else."""
+"""Added to every axis of the mean bound (encoded ``[0, 1]`` scale): float rounding of the
+sums, which an axis of eigenvalue 0 (records that agree along it) would otherwise fail on."""
 
 COVARIANCE_FLOOR = 1e-12
 """Added to every entry of the covariance bound (encoded scale, where a variance is at
@@ -87,43 +110,75 @@ class CondensePlan:
         drawn: positions of the categorical ones (drawn from group frequencies).
         k: the model's minimum group size.
         counts: ``group rows -> synthetic records`` of a group.
-        seed: the job's seed.
+        key: the run key (:class:`~sparkanon.randomness.RunKey`): every synthetic draw.
+        magnitudes: positions (in the schema's quasi-identifiers) of the attributes the
+            p% rule checks: continuous, not dates, non-negative over the input.
+        p: the p% rule's percentage.
     """
 
     numeric: tuple[int, ...]
     drawn: tuple[int, ...]
     k: int
     counts: Callable[[int], int]
-    seed: int
+    key: Keyed
+    magnitudes: tuple[int, ...] = ()
+    p: float = 10.0
 
     @classmethod
-    def of(cls, schema: Schema, k: int, counts: Callable[[int], int], seed: int) -> CondensePlan:
+    def of(
+        cls,
+        schema: Schema,
+        k: int,
+        counts: Callable[[int], int],
+        key: Keyed,
+        p: float = 10.0,
+    ) -> CondensePlan:
         """The plan of a schema: continuous attributes condensed, the others drawn."""
         numeric = tuple(
             i for i, kind in enumerate(schema.kinds) if isinstance(kind, ContinuousKind)
         )
         drawn = tuple(i for i in range(len(schema.kinds)) if i not in numeric)
-        return cls(numeric, drawn, k, counts, seed)
+        magnitudes = tuple(
+            i
+            for i in numeric
+            if not isinstance(schema.kinds[i], TemporalKind) and schema.kinds[i].low >= 0.0  # type: ignore[attr-defined]
+        )
+        return cls(numeric, drawn, k, counts, key, magnitudes, p)
 
 
-def synthetic_columns(schema: Schema) -> list[tuple[str, str]]:
-    """The release's columns: the group, each attribute (numeric as double), the sensitive one."""
+def synthetic_columns(schema: Schema, group: bool = False) -> list[tuple[str, str]]:
+    """The release's columns: each attribute (numeric as double), the sensitive one.
+
+    ``group``: the condensed table's internal group id first (verification reads it).
+    """
     qi = [(k.name, published_type(k)) for k in schema.kinds]
-    return [(GROUP, "long"), *qi, (schema.sensitive.name, "string")]
-
-
-def draw_categories(
-    codes: np.ndarray, size: int, count: int, seed: int, group: int, lane: int
-) -> np.ndarray:
-    """``count`` codes drawn from the frequencies of ``codes`` (inverse CDF, keyed uniforms)."""
-    freq = np.bincount(codes, minlength=size).astype(np.float64)
-    cdf = np.cumsum(freq) / freq.sum()
-    u = counter_uniforms(seed, group, np.arange(count, dtype=np.int64), lane=lane)
-    return np.minimum(np.searchsorted(cdf, u, side="right"), size - 1).astype(np.int64)
+    return [*([(GROUP, "long")] if group else []), *qi, (schema.sensitive.name, "string")]
 
 
 REDRAWS = 16
 """Attempts at drawing a record's categories anew while it copies a rare member (below)."""
+
+
+def draw_categories(
+    codes: np.ndarray, size: int, count: int, key: Keyed, group: int, slot: int, slots: int
+) -> np.ndarray:
+    """``count`` codes drawn from the frequencies of ``codes`` (inverse CDF, keyed uniforms).
+
+    Record ``r``'s uniform is ``key.uniforms(SYNTHESIS_CATEGORIES, group, lane=r * slots +
+    slot)``: ``slot`` in ``[0, slots)`` names the attribute and attempt, so no two draws of
+    a group share a lane.
+
+    Raises:
+        ValueError: a slot out of ``[0, slots)``, or ``count * slots`` at ``2**32`` or more.
+    """
+    if not 0 <= slot < slots:
+        raise ValueError(f"slot must be in [0, {slots}), got {slot}")
+    freq = np.bincount(codes, minlength=size).astype(np.float64)
+    cdf = np.cumsum(freq) / freq.sum()
+    lanes = np.arange(count, dtype=np.int64) * slots + slot
+    counters = np.full(count, int(group), dtype=np.int64)
+    u = key.uniforms(SYNTHESIS_CATEGORIES, counters, lanes)
+    return np.minimum(np.searchsorted(cdf, u, side="right"), size - 1).astype(np.int64)
 
 
 def _draw_categorical(
@@ -136,19 +191,22 @@ def _draw_categorical(
 ) -> list[np.ndarray]:
     """Each drawn attribute's codes, then the sensitive codes, for ``count`` records.
 
-    Attempt ``a`` uses lanes ``CATEGORY_LANE + a * (m + 1) + j`` (``m`` drawn attributes),
-    so every attempt's draws are fresh and still keyed by seed, group and record.
+    Attempt ``a`` uses slots ``a * (m + 1) + j`` of ``(REDRAWS + 1) * (m + 1)`` (``m``
+    drawn attributes, the sensitive one last), so every attempt's draws are fresh and still
+    keyed by the run key, group and record.
     """
-    base = CATEGORY_LANE + attempt * (len(plan.drawn) + 1)
+    width = len(plan.drawn) + 1
+    slots = (REDRAWS + 1) * width
+    base = attempt * width
     out = []
     for j, i in enumerate(plan.drawn):
         kind = schema.kinds[i]
         assert isinstance(kind, DiscreteKind)
         codes = np.asarray(rows[schema.code_columns[i]], dtype=np.int64)
-        out.append(draw_categories(codes, kind.size, count, plan.seed, group, base + j))
+        out.append(draw_categories(codes, kind.size, count, plan.key, group, base + j, slots))
     sens = np.asarray(rows[SENS], dtype=np.int64)
-    lane = base + len(plan.drawn)
-    out.append(draw_categories(sens, len(schema.sensitive.values), count, plan.seed, group, lane))
+    size = len(schema.sensitive.values)
+    out.append(draw_categories(sens, size, count, plan.key, group, base + width - 1, slots))
     return out
 
 
@@ -181,7 +239,7 @@ def condense_group(
     for j, c in enumerate(numeric_codes):
         values[:, j] = rows[c]
     count = plan.counts(size)
-    synth = synthetic_records(GroupStats.of(values), count, plan.seed, group)
+    synth = synthetic_records(GroupStats.of(values), count, plan.key, group)
     drawn = _draw_categorical(rows, schema, plan, group, count, 0)
     members = _tuples(
         values,
@@ -247,17 +305,111 @@ def group_slices(block: pd.DataFrame) -> Iterator[tuple[int, dict[str, np.ndarra
 
 
 def make_condense_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Batch function over one block's rows: every group of the block condensed."""
-    columns = [n for n, _ in synthetic_columns(schema)]
+    """Batch function over one block's rows: every group of the block condensed (with its id)."""
+    columns = [n for n, _ in synthetic_columns(schema, group=True)]
 
     def condense(block: pd.DataFrame) -> pd.DataFrame:
         parts = [condense_group(rows, group, schema, plan) for group, rows in group_slices(block)]
         if not parts:
             return pd.DataFrame({c: [] for c in columns})
         coded = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+        order = keyed_order(plan.key, SYNTHESIS_ORDER, coded[GROUP])
+        coded = {c: v[order] for c, v in coded.items()}
         return pd.DataFrame(decode_synthetic(coded, schema))[columns]
 
     return condense
+
+
+def _magnitudes(block: pd.DataFrame, schema: Schema, plan: CondensePlan) -> np.ndarray:
+    """The p% rule's magnitudes of a block's rows: the checked attributes in their unit."""
+    cols = [
+        schema.kinds[i].raw(block[schema.code_columns[i]].to_numpy(dtype=np.float64))  # type: ignore[attr-defined]
+        for i in plan.magnitudes
+    ]
+    # float rounding of raw(code) may leave -1e-12 where the input had 0
+    return np.clip(np.column_stack(cols), 0.0, None) if cols else np.zeros((len(block), 0))
+
+
+def make_merge_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function over one block's rows: groups failing the p% rule merged (new labels)."""
+    positions = [schema.code_columns[i] for i in plan.numeric]
+
+    def merge(block: pd.DataFrame) -> pd.DataFrame:
+        label = block[CLASS].to_numpy(dtype=np.int64)
+        grouped = np.flatnonzero(label >= 0)
+        if not plan.magnitudes or not len(grouped):
+            return block
+        rows = block.iloc[grouped]
+        cells = contributions(_magnitudes(rows, schema, plan))
+        drop = dominant_records(cells, plan.p)
+        if int((~drop).sum()) < plan.k:
+            drop[:] = True
+        new = label.copy()
+        new[grouped[drop]] = SUPPRESSED
+        kept = grouped[~drop]
+        if len(kept):
+            merged = merge_dominant(
+                label[kept],
+                cells[~drop],
+                rows[positions].to_numpy(dtype=np.float64)[~drop],
+                plan.p,
+                plan.k,
+            )
+            new[kept] = merged.labels
+        if np.array_equal(new, label):
+            return block
+        out = block.copy()
+        out[CLASS] = new
+        return out
+
+    return merge
+
+
+SUPPRESSED = -1
+"""The group label of a record the p% rule suppresses (no group: not condensed)."""
+
+
+def merge_dominant_groups(
+    engine: Engine, placed: Table, schema: Schema, plan: CondensePlan, timer: StageTimer
+) -> tuple[Table, int]:
+    """The placed rows with every group failing the p% rule merged into its nearest one.
+
+    Per block (a group never spans blocks), over the magnitudes of
+    :attr:`CondensePlan.magnitudes` (:mod:`~sparkanon.algorithms.condensation.dominance`):
+    first the records that make the block's own sums fail the rule are suppressed
+    (:func:`dominant_records`: no merge within the block could protect them; all of a
+    block's records when fewer than ``k`` would remain), then every group that fails the
+    rule or holds fewer than ``k`` records merges with the group of nearest centroid in
+    the encoded numeric attributes (:func:`merge_dominant`) until none does.
+
+    Returns:
+        ``(rows, suppressed)``: the rows (suppressed ones with group :data:`SUPPRESSED`),
+        persisted, and how many records were suppressed.
+    """
+    if not plan.magnitudes:
+        return placed, 0
+    with timer.stage("dominance"):
+        merged = engine.persist(
+            engine.map_groups(placed, BLOCK, make_merge_fn(schema, plan), engine.schema_of(placed)),
+            materialize=True,
+        )
+        suppressed = int(engine.count(engine.where(merged, CLASS, "<", 0)))
+        if suppressed:
+            log.info("dominance: %d records suppressed by the p%% rule", suppressed)
+    return merged, suppressed
+
+
+@dataclass(frozen=True)
+class Condensed:
+    """What :func:`condense_groups` gives.
+
+    Attributes:
+        publication: the staged release (no group column).
+        table: the condensed table with its group ids (in memory; verification reads it).
+    """
+
+    publication: Publication
+    table: Table
 
 
 def condense_groups(
@@ -268,16 +420,26 @@ def condense_groups(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
-) -> Publication:
-    """Condense every group and write the synthetic table to the staging location."""
+) -> Condensed:
+    """Condense every group and write the synthetic table, without group ids, to staging."""
     with timer.stage("condense"):
-        table = engine.map_groups(
-            placed, BLOCK, make_condense_fn(schema, plan), synthetic_columns(schema)
+        table = engine.persist(
+            engine.map_groups(
+                placed,
+                BLOCK,
+                make_condense_fn(schema, plan),
+                synthetic_columns(schema, group=True),
+            ),
+            materialize=True,
         )
-        publication = Publication({MAIN: table}, MAIN, [GROUP], schema.sensitive.name)
+        names = [n for n, _ in synthetic_columns(schema)]
+        key = [k.name for k in schema.kinds]
+        publication = Publication(
+            {MAIN: engine.select(table, names)}, MAIN, key, schema.sensitive.name
+        )
         published = staged(engine, publication, tmp_path, fmt)
         log.info("condense: %d numeric attributes condensed", len(plan.numeric))
-    return published
+    return Condensed(published, table)
 
 
 # ------------------------------------------------------------------------- verification
@@ -344,7 +506,7 @@ def make_check_fn(
 
     ``slack``: per attribute, how far (in codes) the rounding of published values may move
     a group's mean (half a day of a date, half a microsecond of a timestamp; ``None``: 0);
-    the mean offset reported is the excess over it.
+    the mean offset reported is the excess over the mean bound and that slack.
     """
     slack = np.zeros(d) if slack is None else np.asarray(slack, dtype=float)
     orig = [f"o{n}" for n in flat_names(d)]
@@ -364,7 +526,11 @@ def make_check_fn(
 def looped_check(
     o: np.ndarray, s: np.ndarray, d: int, alpha: float, slack: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per group (one at a time): records, mean offset, covariance excess over the bound.
+    """Per group (one at a time): records, mean excess and covariance excess over the bounds.
+
+    The mean: along each axis of the original's eigenbasis, the synthetic mean's offset
+    minus :func:`mean_tolerance` of the floored eigenvalues at the synthetic count, minus
+    the slack projected on the axis (``sum_i |P_ij| slack_i``), at least 0.
 
     Args:
         o: the original groups' flat sums (about :func:`_origin`), one row per group.
@@ -381,11 +547,12 @@ def looped_check(
         original = GroupStats.from_flat(o[r], d, _origin(d))
         synthetic = GroupStats.from_flat(s[r], d, _origin(d))
         n[r] = original.count
-        off = np.abs(synthetic.mean() - original.mean()) - slack
-        mean_off[r] = float(np.maximum(off, 0.0).max()) if d else 0.0
         values, axes = eigen_axes(original.covariance())
-        gap = np.abs(axes.T @ synthetic.covariance() @ axes - np.diag(values))
         floored = np.maximum(values, NULL_EIGENVALUE * (values[0] if d else 0.0))
+        shift = np.abs(axes.T @ (synthetic.mean() - original.mean()))
+        allowed = mean_tolerance(floored, synthetic.count, alpha) + np.abs(axes).T @ slack
+        mean_off[r] = float(np.maximum(shift - allowed, 0.0).max()) if d else 0.0
+        gap = np.abs(axes.T @ synthetic.covariance() @ axes - np.diag(values))
         bound = covariance_tolerance(floored, synthetic.count, alpha) + COVARIANCE_FLOOR
         cov_ratio[r] = float(np.max(gap - bound)) if gap.size else 0.0
     return n, mean_off, cov_ratio
@@ -428,19 +595,18 @@ def stacked_check(
 
     The original group's eigen-decomposition (:func:`eigen_axes`: descending, clipped at
     0, each vector's largest component positive) by one stacked ``eigh``, the synthetic
-    covariance in that basis, the bound :func:`covariance_tolerance` of the floored
-    eigenvalues at the synthetic count, plus :data:`COVARIANCE_FLOOR`.
+    mean and covariance in that basis, the bounds :func:`mean_tolerance` and
+    :func:`covariance_tolerance` of the floored eigenvalues at the synthetic count (the
+    latter plus :data:`COVARIANCE_FLOOR`).
 
     Returns:
-        ``(records per group, mean offset, covariance excess)``.
+        ``(records per group, mean excess, covariance excess)``.
     """
     n_o, mean_o, cov_o = _stacked_moments(o, d)
     n_s, mean_s, cov_s = _stacked_moments(s, d)
     slack = np.zeros(d) if slack is None else slack
-    off = np.maximum(np.abs(mean_s - mean_o) - slack, 0.0)
-    mean_off = off.max(axis=1) if d else np.zeros(len(o))
     if not d:
-        return n_o.astype(np.int64), mean_off, np.zeros(len(o))
+        return n_o.astype(np.int64), np.zeros(len(o)), np.zeros(len(o))
     values, vectors = np.linalg.eigh((cov_o + np.swapaxes(cov_o, 1, 2)) / 2.0)
     values = np.clip(values[:, ::-1], 0.0, None)
     vectors = vectors[:, :, ::-1]
@@ -451,6 +617,10 @@ def stacked_check(
     gap = np.abs(in_basis - values[:, :, None] * np.eye(d))
     floored = np.maximum(values, NULL_EIGENVALUE * values[:, :1])
     a = np.sqrt(3.0 * floored)
+    shift = np.abs(np.einsum("gij,gi->gj", axes, mean_s - mean_o))
+    allowed = a * np.sqrt(2.0 * np.log(2.0 / alpha) / n_s[:, None])
+    allowed = allowed + np.einsum("gij,i->gj", np.abs(axes), slack)
+    mean_off = np.maximum(shift - allowed, 0.0).max(axis=1)
     l_diag, l_off = np.log(4.0 / alpha), np.log(6.0 / alpha)
     n = n_s[:, None, None]
     bound = a[:, :, None] * a[:, None, :] * (np.sqrt(2.0 * l_off / n) + 2.0 * l_off / n)
@@ -460,21 +630,44 @@ def stacked_check(
     return n_o.astype(np.int64), mean_off, excess
 
 
+def make_dominance_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function over one block's grouped rows: how many of its groups fail the p% rule."""
+
+    def dominance(block: pd.DataFrame) -> pd.DataFrame:
+        label = block[CLASS].to_numpy(dtype=np.int64)
+        if not len(label) or not plan.magnitudes:
+            return pd.DataFrame({"dominant": np.zeros(1, np.int64)})
+        _, index = np.unique(label, return_inverse=True)
+        cells = contributions(_magnitudes(block, schema, plan))
+        total, largest, second = group_cells(index, cells, int(index.max()) + 1)
+        failing = int(sensitive(total, largest, second, plan.p).any(axis=1).sum())
+        return pd.DataFrame({"dominant": np.array([failing], np.int64)})
+
+    return dominance
+
+
 def verify_condensed(
     engine: Engine,
     placed: Table,
-    published: Publication,
+    condensed: Condensed,
     schema: Schema,
     plan: CondensePlan,
     alpha: float,
 ) -> dict[str, Any]:
-    """The staged synthetic release checked against each group's originals.
+    """The condensed table and its staged release checked against each group's originals.
+
+    ``placed``: the rows with their groups as condensed (after :func:`merge_dominant_groups`).
+    The per-group checks read the condensed table (with its group ids); the row count, the
+    columns and the copies are those of the staged release.
 
     Returns:
         ``groups``, ``represented`` (original records the groups hold), ``synthetic``
         (the release's rows), ``smallest_group``, ``mean_failures``, ``covariance_failures``,
-        ``worst_mean_offset``, ``copies`` (synthetic records equal to an original record
-        on every published attribute) and ``failed`` (messages; empty when it holds).
+        ``worst_mean_offset`` (the largest excess over the mean bound), ``dominant_groups``
+        (groups failing the p% rule), ``copies`` (synthetic records equal to an original
+        record on every published attribute), ``covariance_compatibility`` and
+        ``correlation_compatibility`` (whole table; ``None`` where undefined) and
+        ``failed`` (messages; empty when it holds).
     """
     d = len(plan.numeric)
     codes = [schema.code_columns[i] for i in plan.numeric]
@@ -489,7 +682,7 @@ def verify_condensed(
         "o",
         d,
     )
-    synthetic_table = published.tables[MAIN]
+    release = condensed.publication.tables[MAIN]
 
     def encoded_synthetic(batch: pd.DataFrame) -> np.ndarray:
         cols = [kind.encode(batch[kind.name])[0] for kind in kinds]
@@ -497,7 +690,7 @@ def verify_condensed(
 
     synthetic = group_sums(
         engine,
-        synthetic_table,
+        condensed.table,
         make_terms_fn(encoded_synthetic, lambda b: pd.to_numeric(b[GROUP]).to_numpy(), "s", d),
         "s",
         d,
@@ -526,16 +719,20 @@ def verify_condensed(
             "worst_mean_offset": ("max", "mean_off"),
         },
     )
-    rows = engine.count(synthetic_table)
-    copies, shared_copies = count_copies(engine, grouped, synthetic_table, schema, plan.k)
+    dominant = one_row(
+        engine,
+        engine.map_groups(grouped, BLOCK, make_dominance_fn(schema, plan), [("dominant", "long")]),
+        {"dominant": ("sum", "dominant")},
+    )["dominant"]
+    rows = engine.count(release)
+    condensed_rows = engine.count(condensed.table)
+    leaked = [c for c, _ in engine.schema_of(release) if c == GROUP]
+    copies, shared_copies = count_copies(engine, grouped, release, schema, plan.k)
     widths = np.array([k.raw(np.ones(1))[0] - k.raw(np.zeros(1))[0] for k in kinds])
-    whole = {
-        which: _whole_covariance(engine, table, prefix, d) * np.outer(widths, widths)
-        for which, table, prefix in (
-            ("covariance", originals, "o"),
-            ("synthetic_covariance", synthetic, "s"),
-        )
-    }
+    original_cov, synthetic_cov = (
+        _whole_covariance(engine, table, prefix, d) * np.outer(widths, widths)
+        for table, prefix in ((originals, "o"), (synthetic, "s"))
+    )
     figures: dict[str, Any] = {
         "groups": int(totals["groups"]),
         "represented": int(totals["represented"]),
@@ -546,24 +743,38 @@ def verify_condensed(
         "mean_failures": int(totals["mean_failures"]),
         "covariance_failures": int(totals["covariance_failures"]),
         "worst_mean_offset": totals["worst_mean_offset"],
+        "dominant_groups": int(dominant or 0),
         "copies": copies,
         "copies_of_shared_combinations": shared_copies,
-        "covariance": whole["covariance"].tolist(),
-        "synthetic_covariance": whole["synthetic_covariance"].tolist(),
-        "covariance_columns": [k.name for k in kinds],
+        "covariance_compatibility": _compatibility(
+            original_cov, synthetic_cov, covariance_compatibility
+        ),
+        "correlation_compatibility": _compatibility(
+            original_cov, synthetic_cov, correlation_compatibility
+        ),
     }
     failed: list[str] = []
     if figures["smallest_group"] is not None and figures["smallest_group"] < plan.k:
         failed.append(f"a group holds {figures['smallest_group']} records, fewer than k={plan.k}")
+    if figures["dominant_groups"]:
+        failed.append(
+            f"{figures['dominant_groups']} groups fail the p% rule at p={plan.p:g} (one "
+            "record dominates a sum no merge within its block could dilute)"
+        )
     if figures["mean_failures"]:
         failed.append(
-            f"{figures['mean_failures']} groups' synthetic mean is off the group's by more "
-            f"than {MEAN_TOLERANCE:g} (worst {figures['worst_mean_offset']:.3g})"
+            f"{figures['mean_failures']} groups' synthetic mean is outside its bound at "
+            f"significance {alpha:g} (worst excess {figures['worst_mean_offset']:.3g})"
         )
     if figures["covariance_failures"]:
         failed.append(
             f"{figures['covariance_failures']} groups' synthetic covariance is outside its "
             f"bound at significance {alpha:g}"
+        )
+    if rows != condensed_rows or leaked:
+        failed.append(
+            f"the staged release ({rows} rows, columns {leaked or 'without group'}) is not "
+            f"the condensed table ({condensed_rows} rows) without its group ids"
         )
     if copies:
         failed.append(
@@ -572,6 +783,18 @@ def verify_condensed(
         )
     figures["failed"] = failed
     return figures
+
+
+COMPATIBILITY_DIGITS = 4
+"""Decimals of the published compatibility measures: utility figures, not moments."""
+
+
+def _compatibility(original: np.ndarray, synthetic: np.ndarray, measure: Any) -> float | None:
+    """A compatibility measure over the whole table, rounded (``None`` where undefined)."""
+    if original.size < 2:
+        return None
+    value = float(measure(original, synthetic))
+    return None if np.isnan(value) else round(value, COMPATIBILITY_DIGITS)
 
 
 def _whole_covariance(engine: Engine, sums: Table, prefix: str, d: int) -> np.ndarray:
@@ -636,7 +859,9 @@ def count_copies(
 __all__ = [
     "GROUP",
     "CondensePlan",
+    "Condensed",
     "condense_groups",
+    "merge_dominant_groups",
     "synthetic_columns",
     "verify_condensed",
 ]

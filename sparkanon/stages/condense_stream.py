@@ -10,17 +10,24 @@ as opaque bytes (``np.savez``) in Spark's state store; the step
    values divided by the initial batch's per-column standard deviation), splitting a
    group that reaches ``2k`` records along its principal eigenvector
    (:func:`~sparkanon.algorithms.condensation.stream.assign_records`);
-3. releases the groups whose pending records (not yet represented by released synthetic
-   records) reach ``release_pending`` or whose last release is ``release_age`` batches
-   old: as many synthetic records as pending, drawn from the group's current statistics
+3. releases the groups with at least ``k`` pending records (not yet represented by
+   released synthetic records) that reach ``release_pending`` or whose last release is
+   ``release_age`` batches old: as many synthetic records as pending, drawn from the
+   group's current statistics
    (:func:`~sparkanon.algorithms.condensation.synthesize.synthetic_records`, keyed by the
-   seed, the group id and the group's released count, so a replayed batch draws the same
-   records and a later release new ones);
+   run's secret key, the group id and the group's released count, so a replayed batch of
+   the same run draws the same records and a later release new ones), written in a keyed
+   order, with no group or batch id: the difference of two releases of a group covers at
+   least ``k`` records, and no one without the key can tell which records are a group's;
 4. checks every release before it leaves the step: the group holds at least ``k``
-   records, the synthetic mean equals the group's, the covariance lies within its bound
-   (:func:`~sparkanon.algorithms.condensation.synthesize.check_group`); a failure raises,
-   so the batch fails and nothing of it is committed (the sink and the state move
-   together).
+   records and releases at least ``k``, the synthetic mean and covariance lie within
+   their bounds (:func:`~sparkanon.algorithms.condensation.synthesize.check_group`); a
+   failure raises, so the batch fails and nothing of it is committed (the sink and the
+   state move together).
+
+The key must be the same over the runs of one checkpoint for a replayed batch to publish
+what the failed attempt would have (``--key-file``); a stream restarted with a new key
+publishes the replayed batch's records with other draws, which the sink never held.
 
 The first groups come from an initial static batch (Aggarwal and Yu's static grouping,
 :func:`~sparkanon.algorithms.condensation.stream.initial_groups`), as the paper describes.
@@ -45,13 +52,14 @@ from sparkanon.algorithms.condensation.stream import (
     initial_groups,
     mark_released,
 )
-from sparkanon.algorithms.condensation.synthesize import check_group, synthetic_records
+from sparkanon.algorithms.condensation.synthesize import (
+    Keyed,
+    check_group,
+    keyed_order,
+    synthetic_records,
+)
 from sparkanon.errors import InternalError, PrivacyViolationError
-
-BATCH = "batch"
-"""Output column: the state's batch counter at the release (1 for the first streamed batch)."""
-GROUP = "group"
-"""Output column: the id of the group a synthetic record stands for."""
+from sparkanon.randomness.streams import SYNTHESIS_STREAM_AXES, SYNTHESIS_STREAM_ORDER
 
 
 @dataclass
@@ -151,26 +159,30 @@ def release(
     state: StreamState,
     positions: Sequence[int],
     k: int,
-    seed: int,
+    key: Keyed,
     alpha: float,
     columns: Sequence[str],
 ) -> pd.DataFrame:
-    """Synthetic records of the due groups, each checked against its group.
+    """Synthetic records of the due groups, each checked against its group, keyed order.
 
     Raises:
-        PrivacyViolationError: a group under ``k`` records, or a release off its statistics.
+        PrivacyViolationError: a group under ``k`` records or releasing fewer than ``k``,
+            or a release off its statistics.
     """
-    frames = []
+    frames, groups, offsets = [], [], []
     for p in positions:
         stats = state.groups.stats[p]
         done = state.groups.released[p]
         pending = stats.count - done
         gid = state.groups.ids[p]
-        if stats.count < k:
+        if stats.count < k or pending < k:
             raise PrivacyViolationError(
-                f"stream group {gid} holds {stats.count} records, fewer than k={k}"
+                f"a stream group of {stats.count} records would release {pending} new "
+                f"records; both must be at least k={k}"
             )
-        records = synthetic_records(stats, pending, seed, gid, offset=done)
+        records = synthetic_records(
+            stats, pending, key, gid, offset=done, stream=SYNTHESIS_STREAM_AXES
+        )
         check = check_group(stats, records, alpha)
         if not check.ok:
             raise PrivacyViolationError(
@@ -178,12 +190,15 @@ def release(
                 f"(mean ratio {check.mean_ratio:.3g}, "
                 f"covariance ratio {check.covariance_ratio:.3g})"
             )
-        frame = pd.DataFrame(records, columns=list(columns))
-        frame.insert(0, GROUP, np.full(pending, gid, dtype=np.int64))
-        frames.append(frame)
+        frames.append(records)
+        groups.append(np.full(pending, gid, dtype=np.int64))
+        offsets.append(np.full(pending, done, dtype=np.int64))
     if not frames:
-        return pd.DataFrame({GROUP: np.zeros(0, np.int64), **{c: np.zeros(0) for c in columns}})
-    return pd.concat(frames, ignore_index=True)
+        return pd.DataFrame({c: np.zeros(0) for c in columns})
+    order = keyed_order(
+        key, SYNTHESIS_STREAM_ORDER, np.concatenate(groups), np.concatenate(offsets)
+    )
+    return pd.DataFrame(np.concatenate(frames)[order], columns=list(columns))
 
 
 @dataclass(frozen=True)
@@ -192,16 +207,17 @@ class StreamStep:
 
     Attributes:
         columns: the condensed numeric attributes.
-        k: the group size.
-        seed: the job's seed.
+        k: the group size (also the fewest pending records a release stands for).
+        key: the run key (the synthetic draws and their order).
         release_pending: release a group once this many of its records are pending.
-        release_age: ... or once its last release is this many batches old.
-        alpha: the per-entry significance of the covariance check.
+        release_age: ... or once its last release is this many batches old (and at least
+            ``k`` records are pending).
+        alpha: the per-entry significance of the mean and covariance checks.
     """
 
     columns: tuple[str, ...]
     k: int
-    seed: int
+    key: Keyed
     release_pending: int
     release_age: int
     alpha: float
@@ -219,7 +235,7 @@ class StreamStep:
             current.groups, values[~bad], self.k, current.scale, current.next_id,
             batch_index=batch,
         )  # fmt: skip
-        due = due_for_release(groups, batch, self.release_pending, self.release_age)
+        due = due_for_release(groups, batch, self.release_pending, self.release_age, least=self.k)
         updated = StreamState(
             groups,
             next_id,
@@ -228,11 +244,10 @@ class StreamStep:
             current.seen + len(rows),
             current.suppressed + int(bad.sum()),
         )
-        out = release(updated, due, self.k, self.seed, self.alpha, self.columns)
+        out = release(updated, due, self.k, self.key, self.alpha, self.columns)
         updated.groups = mark_released(groups, due, batch)
         if not updated.accounted():
             raise InternalError(f"stream key {key!r}: record accounting broke at batch {batch}")
-        out.insert(1, BATCH, np.full(len(out), batch, dtype=np.int64))
         return updated.to_bytes(), out
 
 

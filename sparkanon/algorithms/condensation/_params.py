@@ -27,11 +27,17 @@ class CondensationParams(AlgorithmParams):
             covariance bound fails for a correct release (the bound is
             :func:`~sparkanon.algorithms.condensation.synthesize.covariance_tolerance`);
             a failure fails the release.
+        dominance_p: the ``p`` of the p% dominance rule (percent): before condensing, a
+            group whose sum or sum of squares of a non-negative attribute has the records
+            other than its two largest contribute less than ``p`` percent of the largest
+            is merged with its nearest group
+            (:mod:`~sparkanon.algorithms.condensation.dominance`).
     """
 
     name: Literal["condensation"] = "condensation"
     alpha: Annotated[Float, Field(gt=0.0)] | None = None
     significance: Annotated[Float, Field(gt=0.0, lt=0.5)] = 1e-9
+    dominance_p: Annotated[Float, Field(gt=0.0, le=100.0)] = 10.0
 
     def synthetic_count(self, group_rows: int, k: int) -> int:
         """How many synthetic records a group of ``group_rows`` records releases."""

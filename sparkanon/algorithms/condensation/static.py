@@ -14,6 +14,12 @@ centroids to the earlier group. The leftovers join the nearest centroid of the g
 formed (centroids are not updated as leftovers join). Groups are labelled ``0, 1, ...`` in
 order of formation. Cost: ``O(n^2 d / k)`` (one distance pass over the remaining records
 per group), meant for a block or a stream's first batch, not a whole table.
+
+**Why the job's seed, not the run key.** The picks decide which records share a group,
+and nothing of a group is published that its membership would unlock: no group id, and
+its synthetic records are keyed by the run's secret key. Knowing the picks (the seed is in
+the config) tells an attacker which positions of the input started groups, a function of
+the input they do not hold; so the grouping stays reproducible from the config.
 """
 
 from __future__ import annotations

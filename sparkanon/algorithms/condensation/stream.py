@@ -12,6 +12,13 @@ it was created in and the batch of its last release. Per micro-batch:
    (:func:`~.synthesize.synthetic_records` with ``offset = released``), then
    :func:`mark_released`.
 
+**Differencing.** A group's release is drawn from its statistics after its new records
+joined; an attacker who could read two successive releases of one group exactly would get
+the sum of the records between them (``n2 m2 - n1 m1``). With ``least = k``
+(:func:`due_for_release`) a group releases only once at least ``k`` records are pending,
+so any such difference covers at least ``k`` records (a k-anonymous group's total, never
+one record); the caller publishes no group or batch id and keyed (not exact) records.
+
 **Distance.** Euclidean over ``values / scale``: ``scale`` is a positive per-column vector
 fixed for the stream, e.g. the first batch's per-column standard deviation (a column of
 zero deviation needs a positive stand-in such as 1), so that no column dominates by its
@@ -130,7 +137,8 @@ def initial_groups(
     Args:
         values: ``(n, d)`` records, ``n >= k``.
         k: The group size.
-        seed: The job's seed (the static grouping's picks).
+        seed: The job's seed (the static grouping's picks, which protect nothing:
+            :mod:`~.static`).
         scale: ``(d,)`` positive distance scale (the one :func:`assign_records` will use).
         shift: The per-column origin of the statistics (default zeros).
         batch_index: The batch index of this first batch.
@@ -355,33 +363,38 @@ def _assign_compiled(
 
 
 def due_for_release(
-    groups: StreamGroups, batch_index: int, min_pending: int, max_age: int
+    groups: StreamGroups, batch_index: int, min_pending: int, max_age: int, *, least: int = 1
 ) -> list[int]:
     """The group positions whose pending records are to be released at this batch.
 
-    A position is due when ``pending >= min_pending``, or when ``pending > 0`` and its age
-    ``batch_index - last_release >= max_age`` (see the module docstring).
+    A position is due when ``pending >= least`` and either ``pending >= min_pending`` or
+    its age ``batch_index - last_release >= max_age`` (see the module docstring). A stream
+    passes ``least = k``: no release stands for fewer than ``k`` new records, so the
+    difference of two releases of a group never isolates fewer than ``k`` records.
 
     Args:
         groups: The groups.
         batch_index: The current batch.
         min_pending: The pending count that triggers a release (at least 1).
-        max_age: The age, in batches, that triggers a release of any pending record
+        max_age: The age, in batches, that triggers a release of the pending records
             (at least 0).
+        least: The fewest pending records a release may stand for (at least 1).
 
     Returns:
         The due positions, ascending.
 
     Raises:
-        ValueError: If ``min_pending < 1`` or ``max_age < 0``.
+        ValueError: If ``min_pending < 1``, ``least < 1`` or ``max_age < 0``.
     """
     if min_pending < 1:
         raise ValueError(f"min_pending must be at least 1, got {min_pending}")
+    if least < 1:
+        raise ValueError(f"least must be at least 1, got {least}")
     if max_age < 0:
         raise ValueError(f"max_age must be non-negative, got {max_age}")
     pending = groups.pending()
     age = batch_index - np.asarray(groups.last_release, dtype=np.int64)
-    due = (pending >= min_pending) | ((pending > 0) & (age >= max_age))
+    due = (pending >= least) & ((pending >= min_pending) | (age >= max_age))
     return np.flatnonzero(due).tolist()
 
 

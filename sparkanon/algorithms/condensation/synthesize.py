@@ -2,32 +2,52 @@
 
 Aggarwal and Yu 2004 model a group as uniform and independent along the eigenvectors of
 its covariance, with variance along each equal to its eigenvalue, centred on the group
-mean. :func:`synthetic_records` draws from that model, then centres the draws so the
-records' mean is the group's mean exactly; :func:`covariance_tolerance` bounds how far the
-records' covariance may stray from the eigenvalues, and :func:`check_group` verifies both.
+mean. :func:`synthetic_records` draws independent records from that model (the paper's
+draws, not centred afterwards); :func:`mean_tolerance` and :func:`covariance_tolerance`
+bound how far the records' mean and covariance may stray from the group's, and
+:func:`check_group` verifies both.
 
-**Randomness.** Coordinates come from
-:func:`~sparkanon.algorithms.perturbation.noise.counter_uniforms` on lane
-:data:`SYNTHESIS_LANE` (3; perturbation uses lanes 0, 1 and 2), stream = the group id,
-row id = ``(offset + r) * d + j`` for record ``r`` and axis ``j``: a pure function of
-``(seed, group id, offset, r, j)``.
+**What the records keep.** Each group's mean and covariance in expectation only: the
+records' mean is the group's plus the mean of ``n`` independent keyed draws (standard
+deviation ``sqrt(lambda_j / n)`` along axis ``j``), so no group's exact mean, total or
+covariance is published, and neither is any record that dominates its group's totals (a
+group of one large value among zeros: ``n * mean`` of its records is off the large value by
+about that value). The whole release keeps the input's mean and covariance in expectation.
+
+**Randomness.** The coordinates are keyed by the run's secret key (an object with the
+``uniforms(stream, counters, lane)`` method of :class:`sparkanon.randomness.RunKey`):
+stream :data:`~sparkanon.randomness.streams.SYNTHESIS_AXES` (static) or
+:data:`~sparkanon.randomness.streams.SYNTHESIS_STREAM_AXES` (the stream), counter = the
+group id, lane = ``(offset + r) * d + j`` for record ``r`` and axis ``j``. Without the key
+the draws cannot be regenerated, so a group's statistics cannot be solved from its records.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from sparkanon.algorithms.condensation.group_stats import GroupStats
-from sparkanon.algorithms.perturbation.noise import counter_uniforms
+from sparkanon.randomness.streams import SYNTHESIS_AXES
 
-SYNTHESIS_LANE = 3
-"""The counter_uniforms lane of the synthetic coordinates (perturbation uses 0, 1, 2)."""
+
+class Keyed(Protocol):
+    """The run key's interface the draws use (:class:`sparkanon.randomness.RunKey`)."""
+
+    def uniforms(self, stream: int, counters: np.ndarray, lane: int | np.ndarray = 0) -> np.ndarray:
+        """Uniforms on (0, 1), one per counter."""
+        ...
+
+    def words(self, stream: int, counters: np.ndarray, lane: int | np.ndarray = 0) -> np.ndarray:
+        """64 pseudorandom bits per counter."""
+        ...
+
 
 MEAN_RTOL = 1e-9
-"""The relative float tolerance of :func:`check_group`'s mean test (see its docstring)."""
+"""The relative float tolerance added to :func:`mean_tolerance` by :func:`check_group`."""
 
 COVARIANCE_RTOL = 1e-12
 """The relative float tolerance added to :func:`covariance_tolerance` by :func:`check_group`."""
@@ -78,59 +98,73 @@ def _half_widths(eigenvalues: np.ndarray) -> np.ndarray:
     return np.sqrt(3.0 * np.clip(np.asarray(eigenvalues, dtype=np.float64), 0.0, None))
 
 
-def axis_draws(eigenvalues: np.ndarray, count: int, seed: int, group_id: int, offset: int = 0):
-    """Centred uniform coordinates along the eigen-axes (the draws of :func:`synthetic_records`).
+def axis_draws(
+    eigenvalues: np.ndarray,
+    count: int,
+    key: Keyed,
+    group_id: int,
+    offset: int = 0,
+    stream: int = SYNTHESIS_AXES,
+) -> np.ndarray:
+    """Independent uniform coordinates along the eigen-axes (:func:`synthetic_records`' draws).
 
     ``z_rj = a_j (2 u_rj - 1)`` with ``a_j = sqrt(3 lambda_j)`` (uniform on ``[-a_j, a_j]``,
-    variance ``lambda_j``) and ``u_rj`` the counter uniform of row id ``(offset + r) d + j``,
-    then each column minus its mean.
+    mean 0, variance ``lambda_j``) and ``u_rj = key.uniforms(stream, group_id,
+    lane=(offset + r) d + j)``.
 
     Args:
         eigenvalues: ``(d,)`` non-negative eigenvalues.
         count: The number of records ``n`` (non-negative).
-        seed: The job's seed.
-        group_id: The group's id (the counter stream).
+        key: The run key.
+        group_id: The group's id (the counter; any int64).
         offset: The first record number (e.g. the records the group already released).
+        stream: The key's stream (the purpose of the draws).
 
     Returns:
-        A ``(count, d)`` array whose columns sum to 0 (to float precision).
+        A ``(count, d)`` array.
+
+    Raises:
+        ValueError: If ``(offset + count) * d`` reaches ``2**32`` (the lanes' range).
     """
     a = _half_widths(eigenvalues)
     d = a.size
-    ids = (np.arange(count, dtype=np.int64)[:, None] + int(offset)) * d + np.arange(d)
-    u = counter_uniforms(seed, group_id, ids, lane=SYNTHESIS_LANE)
-    z = a * (2.0 * u - 1.0)
-    if count:
-        z -= z.mean(axis=0)
-    return z
+    lanes = (np.arange(count, dtype=np.int64)[:, None] + int(offset)) * d + np.arange(d)
+    counters = np.full(lanes.shape, int(group_id), dtype=np.int64)
+    u = key.uniforms(stream, counters, lanes)
+    return a * (2.0 * u - 1.0)
 
 
 def synthetic_records(
-    stats: GroupStats, count: int, seed: int, group_id: int, *, offset: int = 0
+    stats: GroupStats,
+    count: int,
+    key: Keyed,
+    group_id: int,
+    *,
+    offset: int = 0,
+    stream: int = SYNTHESIS_AXES,
 ) -> np.ndarray:
     """``count`` synthetic records of a group (Aggarwal and Yu 2004's static generation).
 
     With ``lambda, P = eigen_axes(stats.covariance())``: coordinates ``z`` along each
-    eigenvector uniform on ``[-sqrt(3 lambda_j), sqrt(3 lambda_j)]`` (variance
-    ``lambda_j``; :func:`axis_draws`), centred per axis, then ``mean + z P^T``.
+    eigenvector independent and uniform on ``[-sqrt(3 lambda_j), sqrt(3 lambda_j)]``
+    (variance ``lambda_j``; :func:`axis_draws`), then ``mean + z P^T``.
 
-    Centring makes each axis' draws sum to 0, so the records' mean equals the group's
-    mean to float precision (the release check requires it). It is a deviation from the
-    paper's independent draws: the coordinates are no longer independent (they sum to 0)
-    and no longer bounded by ``a_j`` (by ``2 a_j``), and the expected *population*
-    variance of the records along axis ``j`` is ``lambda_j (n - 1) / n`` rather than
-    ``lambda_j`` (the sample variance, over ``n - 1``, is unbiased for ``lambda_j``).
-    ``count`` may differ from ``stats.count`` (the ``alpha * k`` option); ``count = 1``
-    gives the mean itself, ``count = 0`` an empty array.
+    The records are not centred: their mean is the group's only in expectation (off it by
+    ``sqrt(lambda_j / n)`` along axis ``j``, one standard deviation), so the group's exact
+    mean and totals are not published. Their population covariance has expectation
+    ``lambda_j (n - 1) / n`` along axis ``j``; about the group's mean, ``lambda_j``.
+    ``count`` may differ from ``stats.count`` (the ``alpha * k`` option); ``count = 0``
+    gives an empty array.
 
     Args:
         stats: The group's statistics (non-empty).
         count: The number of records to draw.
-        seed: The job's seed.
-        group_id: The group's id (the counter stream): records are reproducible from
-            ``(seed, group_id, offset)``.
-        offset: The first record number; a group released more than once should pass
-            the number of records it already released, so its releases differ.
+        key: The run key (secret: without it the records cannot be regenerated).
+        group_id: The group's id (the counter): records are a function of
+            ``(key, stream, group_id, offset)``.
+        offset: The first record number; a group released more than once passes the
+            number of records it already released, so its releases draw fresh records.
+        stream: The key's stream (static or streaming condensation).
 
     Returns:
         A float64 ``(count, d)`` array.
@@ -142,19 +176,70 @@ def synthetic_records(
         raise ValueError(f"count and offset must be non-negative, got {count} and {offset}")
     mean = stats.mean()
     values, vectors = eigen_axes(stats.covariance())
-    z = axis_draws(values, count, seed, group_id, offset)
+    z = axis_draws(values, count, key, group_id, offset, stream)
     return mean + z @ vectors.T
+
+
+def keyed_order(
+    key: Keyed, stream: int, groups: np.ndarray, offsets: np.ndarray | None = None
+) -> np.ndarray:
+    """A keyed permutation of synthetic records, so their order says nothing of their groups.
+
+    Records are sorted by ``key.words(stream, group, lane=offset + r)``, ``r`` the record's
+    index among its group's (in the given order): without the key the order is random.
+
+    Args:
+        key: The run key.
+        stream: The key's stream of this order.
+        groups: ``(n,)`` each record's group id, a group's records contiguous.
+        offsets: ``(n,)`` the first record number of each record's group (default 0).
+
+    Returns:
+        An int64 ``(n,)`` permutation.
+    """
+    g = np.asarray(groups, dtype=np.int64)
+    if not len(g):
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    rank = np.arange(len(g)) - np.repeat(starts, np.diff(np.r_[starts, len(g)]))
+    lanes = rank + (0 if offsets is None else np.asarray(offsets, dtype=np.int64))
+    words = key.words(stream, g, lanes.astype(np.int64))
+    return np.argsort(words, kind="stable").astype(np.int64)
+
+
+def mean_tolerance(eigenvalues: np.ndarray, n: int, alpha: float) -> np.ndarray:
+    """A per-axis bound on the records' mean offset, valid with probability ``1 - alpha``.
+
+    Along axis ``j`` the offset is the mean of ``n`` independent draws uniform on
+    ``[-a_j, a_j]`` (``a_j = sqrt(3 lambda_j)``); Hoeffding's inequality with width
+    ``2 a_j`` gives ``|zbar_j| <= a_j sqrt(2 ln(2 / alpha) / n)``.
+
+    Args:
+        eigenvalues: ``(d,)`` non-negative eigenvalues.
+        n: The number of synthetic records (at least 1).
+        alpha: The per-axis failure probability, in (0, 1).
+
+    Returns:
+        A ``(d,)`` array of non-negative bounds (0 on an axis of eigenvalue 0).
+
+    Raises:
+        ValueError: If ``n < 1`` or ``alpha`` is not in (0, 1).
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    return _half_widths(eigenvalues) * math.sqrt(2.0 * math.log(2.0 / alpha) / n)
 
 
 def covariance_tolerance(eigenvalues: np.ndarray, n: int, alpha: float) -> np.ndarray:
     """A per-entry bound on ``|S - diag(lambda)|``, valid with probability at least ``1 - alpha``.
 
     ``S`` is the population covariance of :func:`synthetic_records`' ``n`` records in the
-    eigenbasis, ``S = (1/n) sum_r z_r z_r^T - zbar zbar^T`` for the *uncentred* draws
-    ``z`` (centring does not change it). With ``a_j = sqrt(3 lambda_j)``, independent
-    ``z_rj`` uniform on ``[-a_j, a_j]`` and Hoeffding's inequality
-    (``P(|mean - E| >= t) <= 2 exp(-2 n t^2 / width^2)`` for i.i.d. terms in an interval
-    of that width):
+    eigenbasis, ``S = (1/n) sum_r z_r z_r^T - zbar zbar^T`` for the draws ``z``. With
+    ``a_j = sqrt(3 lambda_j)``, independent ``z_rj`` uniform on ``[-a_j, a_j]`` and
+    Hoeffding's inequality (``P(|mean - E| >= t) <= 2 exp(-2 n t^2 / width^2)`` for i.i.d.
+    terms in an interval of that width):
 
     * diagonal: ``S_jj - lambda_j = (mean(z_j^2) - lambda_j) - zbar_j^2``; ``z^2`` lies in
       ``[0, a_j^2]`` with mean ``lambda_j``, ``z`` in ``[-a_j, a_j]``. Giving each event
@@ -196,9 +281,10 @@ class GroupCheck:
     """The result of :func:`check_group`.
 
     Attributes:
-        mean_ok: The records' mean equals the group's within the float tolerance.
+        mean_ok: The records' mean is within :func:`mean_tolerance` of the group's on every
+            eigen-axis.
         covariance_ok: Every eigenbasis covariance entry is within its bound.
-        mean_ratio: The largest ``|mean error| / tolerance`` over the columns (<= 1 passes).
+        mean_ratio: The largest ``|mean offset| / bound`` over the axes (<= 1 passes).
         covariance_ratio: The largest ``|S - diag(lambda)| / bound`` over the entries
             (<= 1 passes; 0 when every deviation and bound is 0).
     """
@@ -235,8 +321,9 @@ def check_group(original: GroupStats, synthetic: np.ndarray, alpha: float) -> Gr
     With ``mu`` the group's mean, ``lambda, P`` its :func:`eigen_axes` and
     ``a = sqrt(max lambda)`` (its largest standard deviation):
 
-    * mean: per column ``|mean(synthetic) - mu| <= MEAN_RTOL * (|mu| + a)`` (1e-9 relative
-      to the scale of the data: the mean is exact up to float rounding);
+    * mean: per axis ``j``, ``|(P^T (mean(synthetic) - mu))_j| <= mean_tolerance(lambda, n,
+      alpha)_j + MEAN_RTOL * (max |mu| + a)`` (the second term, 1e-9 relative to the scale
+      of the data, covers float rounding; an axis of eigenvalue 0 must match to it);
     * covariance: with ``S = P^T C P`` and ``C`` the records' population covariance
       (computed two-pass, about their own mean, so no cancellation), per entry
       ``|S - diag(lambda)| <= covariance_tolerance(lambda, n, alpha)
@@ -246,7 +333,7 @@ def check_group(original: GroupStats, synthetic: np.ndarray, alpha: float) -> Gr
     Args:
         original: The group's statistics (non-empty).
         synthetic: ``(n, d)`` synthetic records, ``n >= 1``.
-        alpha: The per-entry failure probability of the covariance bound.
+        alpha: The per-entry failure probability of the mean and covariance bounds.
 
     Returns:
         The :class:`GroupCheck`.
@@ -264,8 +351,8 @@ def check_group(original: GroupStats, synthetic: np.ndarray, alpha: float) -> Gr
     values, vectors = eigen_axes(original.covariance())
     a = math.sqrt(float(values[0]))
     got_mean = x.mean(axis=0)
-    mean_tol = MEAN_RTOL * (np.abs(mu) + a)
-    mean_ratio = _ratio(np.abs(got_mean - mu), mean_tol)
+    mean_tol = mean_tolerance(values, n, alpha) + MEAN_RTOL * (float(np.max(np.abs(mu))) + a)
+    mean_ratio = _ratio(np.abs(vectors.T @ (got_mean - mu)), mean_tol)
     dev = x - got_mean
     s = vectors.T @ ((dev.T @ dev) / n) @ vectors
     float_tol = COVARIANCE_RTOL * (float(np.max(np.abs(mu))) + a) * a
