@@ -300,14 +300,14 @@ def test_property_noise_in_bounds(stream, ids, a):
 
 
 def test_gaussian_bound_at_the_extreme_uniforms(monkeypatch):
-    # The key's uniforms lie in [2**-54, 1 - 2**-54]: the largest draw is sqrt(108 ln 2).
-    extremes = np.array([2.0**-54, 2.0**-54, 1.0 - 2.0**-54])
-    lanes = {1: extremes, 2: np.array([0.0 + 2.0**-54, 0.5, 0.5])}
+    # The key's uniforms lie in [2**-53, 1 - 2**-53]: the largest draw is sqrt(106 ln 2).
+    extremes = np.array([2.0**-53, 2.0**-53, 1.0 - 2.0**-53])
+    lanes = {1: extremes, 2: np.array([0.0 + 2.0**-53, 0.5, 0.5])}
     monkeypatch.setattr(RunKey, "uniforms", lambda self, s, c, lane=0: lanes[lane].copy())
     g = gaussian_noise(KEY, 0, np.arange(3), 1.0)
-    bound = math.sqrt(108.0 * math.log(2.0))
+    bound = math.sqrt(106.0 * math.log(2.0))
     assert g[0] == pytest.approx(bound, rel=1e-12) and g[1] == pytest.approx(-bound, rel=1e-12)
-    assert 8.65 < bound < 8.66
+    assert 8.57 < bound < 8.58
     assert abs(g[2]) < 1e-7
 
 
@@ -691,8 +691,8 @@ def test_randomize_edges_of_the_inverse_cdf(monkeypatch):
     matrix = np.vstack(
         [row, np.r_[0.0, 0.0, 0.5, 0.5, np.zeros(17)], np.r_[0.5, 0.5, np.zeros(19)]]
     )
-    # The key's extremes: 2**-54, and 1.0 itself (its 1 - 2**-54 rounds to 1).
-    u = np.array([1.0, 2.0**-54, 1.0, 2.0**-54, 0.5, np.nextafter(0.5, 0.0)])
+    # The key's extremes, 2**-53 and 1 - 2**-53, and 1.0 itself (kept below 1).
+    u = np.array([1.0, 2.0**-53, 1.0 - 2.0**-53, 2.0**-53, 0.5, np.nextafter(0.5, 0.0)])
     codes = np.array([0, 0, 1, 1, 2, 2])
     monkeypatch.setattr(RunKey, "uniforms", lambda self, *a, **k: u.copy())
     out = randomize(codes, matrix, KEY, 0, np.arange(6))

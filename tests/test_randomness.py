@@ -59,6 +59,15 @@ def test_streams_lanes_and_keys_are_independent():
         assert abs(np.corrcoef(other, base)[0, 1]) < 0.1
 
 
+def test_extreme_words_give_uniforms_strictly_inside_0_1(monkeypatch):
+    key = RunKey.draw()
+    extremes = np.array([0, 2**64 - 1], dtype=np.uint64)
+    monkeypatch.setattr(RunKey, "words", lambda self, stream, counters, lane=0: extremes)
+    u = key.uniforms(0, np.arange(2))
+    assert u[0] == 2.0**-53 and u[1] == 1.0 - 2.0**-53
+    assert 0.0 < u.min() and u.max() < 1.0
+
+
 def test_uniforms_are_in_the_open_interval_and_uniform():
     u = RunKey.draw().uniforms(0, np.arange(200_000))
     assert u.min() > 0.0 and u.max() < 1.0

@@ -18,7 +18,7 @@ KEY_BYTES = 32
 KEY_ENV = "SPARKANON_KEY"
 """The environment variable a user key may come from (64 hexadecimal digits)."""
 _WORD = 1 << 32
-_TWO_M53 = 2.0**-53
+_TWO_M52 = 2.0**-52
 
 
 def counter_blocks(stream: int, lane: int | np.ndarray, counters: np.ndarray) -> np.ndarray:
@@ -166,8 +166,10 @@ class RunKey:
     def uniforms(self, stream: int, counters: np.ndarray, lane: int | np.ndarray = 0) -> np.ndarray:
         """Uniforms on the open interval (0, 1), one per counter.
 
-        ``u = (m + 0.5) / 2**53`` with ``m`` the top 53 bits of :meth:`words`: the
-        smallest is ``2**-54``, the largest ``1 - 2**-54``, so ``log(u)`` is finite.
+        ``u = (m + 0.5) / 2**52`` with ``m`` the top 52 bits of :meth:`words`: the
+        smallest is ``2**-53``, the largest ``1 - 2**-53`` (both exact in float64; with
+        53 bits the largest, ``1 - 2**-54``, would round to 1), so ``log(u)`` and
+        ``log(1 - u)`` are finite.
 
         Args:
             stream: the purpose, in ``[0, 2**32)``.
@@ -177,8 +179,8 @@ class RunKey:
         Returns:
             A float64 array of the shape of ``counters``.
         """
-        top = self.words(stream, counters, lane) >> np.uint64(11)
-        return (top.astype(np.float64) + 0.5) * _TWO_M53
+        top = self.words(stream, counters, lane) >> np.uint64(12)
+        return (top.astype(np.float64) + 0.5) * _TWO_M52
 
     def describe(self) -> dict[str, str]:
         """What a release may say of its key: where it came from, a user's label."""

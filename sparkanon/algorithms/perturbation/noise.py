@@ -14,12 +14,12 @@ user passes the same key (``--key-file``).
 **Lanes.** :func:`uniform_noise` and :mod:`.randomized_response` use lane 0 of the
 attribute's stream, :func:`gaussian_noise` lanes 1 and 2.
 
-**Noise.** The key's uniforms lie in ``[2**-54, 1]`` (``(m + 0.5) / 2**53``: the largest,
-``1 - 2**-54``, rounds to 1 in float64). Uniform noise on ``[-a, a]`` is ``a * (2u - 1)``.
-Gaussian noise is Box and Muller's 1958 transform of two uniforms of the row,
-``sigma * sqrt(-2 ln u1) * cos(2 pi u2)`` (the sine half is not used, so one row needs no
-other row); since ``u1 >= 2**-54`` a draw is at most ``sqrt(108 ln 2) = 8.65`` sigma from
-0, a truncation of probability about ``1e-17`` (``u1 = 1`` gives 0, finite).
+**Noise.** The key's uniforms lie in the open interval ``(0, 1)``: ``[2**-53, 1 - 2**-53]``
+(:meth:`~sparkanon.randomness.RunKey.uniforms`). Uniform noise on ``[-a, a]`` is
+``a * (2u - 1)`` (in fact strictly inside). Gaussian noise is Box and Muller's 1958
+transform of two uniforms of the row, ``sigma * sqrt(-2 ln u1) * cos(2 pi u2)`` (the sine
+half is not used, so one row needs no other row); since ``u1 >= 2**-53`` a draw is at most
+``sqrt(106 ln 2) = 8.57`` sigma from 0, a truncation of probability about ``1e-17``.
 
 **Privacy.** :meth:`NoiseSpec.privacy_width` is Agrawal and Srikant's 2000 measure (SIGMOD,
 "Privacy-preserving data mining", Table 1): if the original value can be estimated with
@@ -232,7 +232,7 @@ def gaussian_noise(key: RunKey, stream: int, counters: np.ndarray, sigma: float)
     """Gaussian noise N(0, sigma^2) by Box and Muller 1958 from lanes 1 and 2 of the stream.
 
     ``sigma * sqrt(-2 ln u1) * cos(2 pi u2)`` with ``u1``, ``u2`` the key's uniforms of the
-    row on lanes 1 and 2 of ``stream`` (draws are within 8.65 sigma of 0).
+    row on lanes 1 and 2 of ``stream`` (draws are within 8.57 sigma of 0).
 
     Args:
         key: The run's secret key.

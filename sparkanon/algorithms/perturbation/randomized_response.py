@@ -230,7 +230,7 @@ def randomize(
     if flat.size and (flat.min() < 0 or flat.max() >= n_true):
         bad = flat[(flat < 0) | (flat >= n_true)][0]
         raise ValueError(f"code {bad} is outside [0, {n_true})")
-    # The key's uniforms reach 1.0 itself (1 - 2**-54 rounds to it): keep u below 1 so it
+    # The key's uniforms lie in (0, 1); kept below 1 also when a caller's are not, so u
     # always finds a column.
     u = np.minimum(key.uniforms(stream, ids, lane=0).ravel(), _BELOW_ONE)
     cum = _row_cdfs(p)
