@@ -162,6 +162,7 @@ class PerturbationFamily(Family):
             timer,
             run.staging(),
             config.output.format,
+            run.key,
             raw.kept,
         )
         return Anonymized(publication, {}, _State(plans, encoded), [encoded])

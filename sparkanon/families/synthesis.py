@@ -69,7 +69,14 @@ class SynthesisFamily(Family):
         grouped = group_rows(run, models, GROUPING)
         plan = CondensePlan.of(schema, k, lambda rows: params.synthetic_count(rows, k), config.seed)
         publication = condense_groups(
-            engine, grouped.placed, schema, plan, timer, run.staging(), config.output.format
+            engine,
+            grouped.placed,
+            schema,
+            plan,
+            timer,
+            run.staging(),
+            config.output.format,
+            run.key,
         )
         state = _State(models, plan, grouped)
         cached = [grouped.encoded, grouped.clustered]

@@ -21,8 +21,8 @@ CLASS_VALUE_PREFIX = "_pub_"
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
 RECORD_ID = "record_id"
-"""A published record's surrogate id (the job's row id, never an input value): RT's key,
-and what a perturbed release's verification joins the originals on."""
+"""A perturbed release's record id (the job's row id, never an input value): what its
+verification joins the originals on."""
 
 
 @dataclass(frozen=True)

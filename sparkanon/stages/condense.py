@@ -51,6 +51,7 @@ from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications.base import MAIN, Publication
+from sparkanon.randomness import RunKey
 from sparkanon.stages._common import StageTimer, log, one_row
 from sparkanon.stages.publish import staged
 
@@ -268,14 +269,19 @@ def condense_groups(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    key: RunKey,
 ) -> Publication:
-    """Condense every group and write the synthetic table to the staging location."""
+    """Condense every group and write the synthetic table to the staging location.
+
+    The synthetic rows are written in the keyed order of
+    :func:`~sparkanon.stages.publish.staged` (``key``).
+    """
     with timer.stage("condense"):
         table = engine.map_groups(
             placed, BLOCK, make_condense_fn(schema, plan), synthetic_columns(schema)
         )
         publication = Publication({MAIN: table}, MAIN, [GROUP], schema.sensitive.name)
-        published = staged(engine, publication, tmp_path, fmt)
+        published = staged(engine, publication, tmp_path, fmt, key)
         log.info("condense: %d numeric attributes condensed", len(plan.numeric))
     return published
 

@@ -47,6 +47,7 @@ from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.publications.base import MAIN, RECORD_ID, Publication
+from sparkanon.randomness import RunKey
 from sparkanon.stages._common import StageTimer, log
 from sparkanon.stages.kept import KeptColumns, join_kept
 from sparkanon.stages.publish import staged
@@ -139,12 +140,14 @@ def perturb_rows(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    key: RunKey,
     kept: KeptColumns | None = None,
 ) -> Publication:
     """Perturb every usable row and write the table to the staging location.
 
     The kept columns are joined to the perturbed rows by their ``record_id`` (the row
-    id) after the batch function (:func:`~sparkanon.stages.kept.join_kept`).
+    id) after the batch function (:func:`~sparkanon.stages.kept.join_kept`); the rows are
+    written in the keyed order of :func:`~sparkanon.stages.publish.staged` (``key``).
     """
     columns = published_columns(schema, passthrough_types)
     passthrough = [c for c, _ in passthrough_types]
@@ -157,7 +160,7 @@ def perturb_rows(
         )
         sensitive = passthrough[0] if passthrough else RECORD_ID
         publication = Publication({MAIN: table}, MAIN, [RECORD_ID], sensitive)
-        published = staged(engine, publication, tmp_path, fmt)
+        published = staged(engine, publication, tmp_path, fmt, key)
         log.info("perturb: %d columns perturbed", len(plans))
     return published
 
