@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -27,6 +28,8 @@ from sparkanon.engine.expr import Arith, Clip, Col, Floor, Lit, Lookup, Text, Wh
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InternalError
 from sparkanon.io import MALFORMED
+from sparkanon.randomness import RunKey
+from sparkanon.randomness.streams import RELEASE_ORDER
 from sparkanon.stages.lattice import KEY, NodeKey, key_expression
 from sparkanon.stages.plan_blocks import bin_expression, leaf_expression
 
@@ -406,6 +409,41 @@ def test_with_row_id_and_sample(engine: Engine, data: str) -> None:
     assert engine.count(engine.sample(table, 0.0, seed=7)) == 0
     assert engine.count(engine.sample(table, 1.0, seed=7)) == len(DATA[data])
     engine.unpersist(table)
+
+
+def _in_order(engine: Engine, table: Any) -> list[tuple[Any, ...]]:
+    """The table's rows in the engine's order (one collect)."""
+    frame = engine.collect_small(table, 1000)
+    return [tuple(_value(r[c]) for c in NAMES) for r in frame.to_dict("records")]
+
+
+@pytest.mark.parametrize("data", CASES)
+def test_keyed_order(engine: Engine, data: str, tmp_path: Path) -> None:
+    """The same rows, in an order fixed by the key and the rows' values alone.
+
+    Reversing the input leaves the order as it is; another key gives another order; and
+    written, the parts read in name order keep it (one part per partition on Spark).
+    """
+    key, other = RunKey(bytes(range(32)), "user"), RunKey(bytes(32), "user")
+    draw = partial(key.words, RELEASE_ORDER)
+    rows = DATA[data]
+    ordered = _in_order(engine, engine.keyed_order(_table(engine, data), draw))
+    assert sorted(ordered, key=repr) == _expected(rows)
+    reversed_input = engine.from_pandas(pd.DataFrame(rows[::-1], columns=NAMES), SCHEMA)
+    assert _in_order(engine, engine.keyed_order(reversed_input, draw)) == ordered
+    redrawn = engine.keyed_order(_table(engine, data), partial(other.words, RELEASE_ORDER))
+    if len(rows) > 5:
+        assert _in_order(engine, redrawn) != ordered
+        assert ordered != _expected(rows) and ordered != [_value_row(r) for r in rows]
+    path = str(tmp_path / "ordered")
+    engine.write_table(engine.keyed_order(_table(engine, data), draw), path, "parquet")
+    parts = sorted(Path(path).glob("*.parquet"))
+    written = pd.concat([pd.read_parquet(p) for p in parts]) if parts else pd.DataFrame()
+    assert [tuple(_value(v) for v in r) for r in written.itertuples(index=False)] == ordered
+
+
+def _value_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(_value(v) for v in row)
 
 
 def test_collect_small_and_from_pandas(engine: Engine) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -25,6 +26,7 @@ from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError, ReleaseTooSmallError
 from sparkanon.pipeline import run_job
+from sparkanon.randomness import RunKey
 from tests._inputs import (
     ITEMS,
     leftovers,
@@ -37,15 +39,15 @@ from tests._inputs import (
 )
 
 
-def run_local(cfg: dict[str, Any], commit: bool = False) -> Any:
-    return run_job(LocalEngine(), parse_config(cfg), commit=commit)
+def run_local(cfg: dict[str, Any], commit: bool = False, key: RunKey | None = None) -> Any:
+    return run_job(LocalEngine(), parse_config(cfg), commit=commit, key=key)
 
 
 def check_publication(result: Any, k: int, l: int) -> None:  # noqa: E741
     """RT and TT agree and are (k,l)-diverse, recomputed here with pandas."""
     rt = result.publication.tables["rt"]
     tt = result.publication.tables["tt"]
-    assert set(rt.columns) == {"record_id", "age", "sex", "zip", "group_id"}
+    assert set(rt.columns) == {"age", "sex", "zip", "group_id"}
     assert "id" not in rt.columns
     buckets = tt.groupby("disease", dropna=False)["count"].sum()
     assert (buckets >= k).all()
@@ -114,11 +116,25 @@ def test_random_rt_tables_verify(
 
 
 def test_same_input_same_output(tmp_path: Path) -> None:
+    """Under one key the same tables in the same order; another key: other ids and order."""
     data = write_csv(tmp_path, rt_frame(500, seed=3))
-    first = run_local(rt_config(tmp_path, data)).publication
-    second = run_local(rt_config(tmp_path, data)).publication
+    key = RunKey.draw()
+    first = run_local(rt_config(tmp_path, data), key=key).publication
+    second = run_local(rt_config(tmp_path, data), key=key).publication
+    other = run_local(rt_config(tmp_path, data), key=RunKey.draw()).publication
     for name in ("rt", "tt"):
         pd.testing.assert_frame_equal(first.tables[name], second.tables[name])
+        assert not first.tables[name]["group_id"].equals(other.tables[name]["group_id"])
+
+    # The same release but for its ids: the groups hold the same members under either key.
+    def members(publication: Any) -> list[tuple[Any, ...]]:
+        rows = publication.tables["rt"]
+        return sorted(
+            tuple(sorted(map(tuple, g[["age", "sex", "zip"]].to_numpy().tolist())))
+            for _, g in rows.groupby("group_id")
+        )
+
+    assert members(first) == members(other)
 
 
 def test_commit_writes_both_tables(tmp_path: Path) -> None:
@@ -160,9 +176,10 @@ def test_unknown_item_dropped_when_configured(tmp_path: Path) -> None:
 def test_long_layout_equals_delimited(tmp_path: Path) -> None:
     frame = rt_frame(300, seed=7)
     data = write_csv(tmp_path, frame)
-    wide = run_local(rt_config(tmp_path, data)).publication
+    key = RunKey.draw()  # one key: the same group ids, and the same rows in the same order
+    wide = run_local(rt_config(tmp_path, data), key=key).publication
     cfg = rt_long_config(tmp_path, frame)
-    joined = run_local(cfg).publication
+    joined = run_local(cfg, key=key).publication
     for name in ("rt", "tt"):
         left = wide.tables[name].astype(str)
         right = joined.tables[name].astype(str)[list(left.columns)]
@@ -299,15 +316,16 @@ def test_spark_matches_local_engine(spark, tmp_path: Path, layout: str) -> None:
     # ARE with a sampled candidate pool (fewer than the ~450 distinct sets): same on both.
     cfg["metrics"] = {"are": {"queries": 200, "candidate_sets": 100}}
     config = parse_config(cfg)
-    local = run_job(LocalEngine(), config, commit=False)
-    remote = run_job(SparkEngine(spark), config, commit=False)
+    key = RunKey.draw()  # one key: the same published group ids on both engines
+    local = run_job(LocalEngine(), config, commit=False, key=key)
+    remote = run_job(SparkEngine(spark), config, commit=False, key=key)
     assert remote.metrics["verified"] is True
     assert spark.conf.get("spark.sql.files.maxPartitionBytes") == str(16 << 20)
     for key in ("rows_out", "rows_suppressed", "groups", "tbuckets", "item_ncp", "blocks", "are"):
         assert remote.metrics[key] == local.metrics[key], key
     assert local.metrics["are"]["candidate_sets"] == 100 < local.metrics["are"]["distinct_sets"]
     assert remote.metrics["spark_jobs"]["by_stage"]["are"] > 0
-    for name, keys in (("rt", ["record_id"]), ("tt", ["group_id", "disease"])):
+    for name, keys in (("rt", ["group_id", "age", "sex", "zip"]), ("tt", ["group_id", "disease"])):
         mine = local.publication.tables[name].sort_values(keys).reset_index(drop=True)
         theirs = remote.publication.tables[name].toPandas().sort_values(keys).reset_index(drop=True)
         pd.testing.assert_frame_equal(mine.astype(str), theirs[list(mine.columns)].astype(str))
@@ -502,7 +520,12 @@ def test_record_whose_every_item_is_dropped_is_suppressed(tmp_path: Path) -> Non
     assert m["items"]["empty_sets"] == empty  # the input's empty sets, not the emptied one
     assert m["items"]["duplicate_items_removed"] == 1
     assert m["items"]["unknown_item_occurrences_dropped"] == 3
-    assert 0 not in set(result.publication.tables["rt"]["record_id"])
+    # Record 0 (its qi values unique in the input) is not published; every other one is.
+    published = result.publication.tables["rt"][["age", "sex", "zip"]]
+    rows = frame[["age", "sex", "zip"]].astype({"age": float, "zip": float})
+    assert not rows.iloc[1:].eq(rows.iloc[0]).all(axis=1).any()
+    assert not published.eq(rows.iloc[0]).all(axis=1).any()
+    assert len(published) == m["rows_out"]
     tt = result.publication.tables["tt"]
     assert int(tt.loc[tt["disease"] == "", "count"].sum()) <= empty
     check_publication(result, 4, 3)
@@ -645,7 +668,8 @@ def test_rt_types_do_not_depend_on_the_input_format(tmp_path: Path) -> None:
     frame.to_parquet(parquet)
     pq_cfg = rt_config(tmp_path, parquet)
     pq_cfg["input"] = {"format": "parquet", "path": str(parquet)}
-    tables = [run_local(c).publication.tables["rt"] for c in (csv_cfg, pq_cfg)]
+    key = RunKey.draw()  # one key: the same group ids, and the same rows in the same order
+    tables = [run_local(c, key=key).publication.tables["rt"] for c in (csv_cfg, pq_cfg)]
     for rt in tables:
         assert rt["age"].dtype == np.float64 and rt["zip"].dtype == np.float64
         assert rt["sex"].map(type).eq(str).all()
@@ -656,10 +680,10 @@ def spark_and_local(spark: Any, tmp_path: Path, cfg: dict[str, Any]) -> tuple[An
     """The job committed by both engines, each to its own output directory."""
     from sparkanon.engine.spark import SparkEngine
 
-    runs = []
+    runs, key = [], RunKey.draw()  # one key: the same published group ids on both engines
     for name, engine in (("local", LocalEngine()), ("spark", SparkEngine(spark))):
         config = parse_config({**cfg, "output": {**cfg["output"], "path": str(tmp_path / name)}})
-        runs.append(run_job(engine, config, commit=True))
+        runs.append(run_job(engine, config, commit=True, key=key))
     return runs[0], runs[1]
 
 
@@ -684,14 +708,16 @@ def test_spark_matches_local_on_dropped_items_empty_sets_and_types(
         assert remote.metrics[key] == local.metrics[key], key
     assert remote.metrics["suppressed_unknown_items"] == 1
     assert local.metrics["items"]["empty_sets"] == known_item_counts(frame)[1]
-    for name, keys in (("rt", ["record_id"]), ("tt", ["group_id", "disease"])):
+    for name, keys in (("rt", ["group_id", "age", "sex", "zip"]), ("tt", ["group_id", "disease"])):
         mine = sorted(csv_fields(tmp_path / "local" / name))
         theirs = sorted(csv_fields(tmp_path / "spark" / name))
         assert mine == theirs, name
-        if name == "rt":  # record_id, age, sex, zip, group_id: age and zip written as doubles
-            ages = frame["age"].to_numpy()
-            assert all(row[1] == str(float(ages[int(row[0])])) for row in mine)
-            assert all(row[3].endswith(".0") for row in mine)
+        if name == "rt":  # age, sex, zip, group_id: age and zip written as doubles
+            # Published ages are input ages (record 0, all items unknown, is suppressed).
+            ages = Counter(str(float(a)) for a in frame["age"].to_numpy()[1:])
+            published = Counter(row[0] for row in mine)
+            assert published <= ages and published.total() == local.metrics["rows_out"]
+            assert all(row[2].endswith(".0") for row in mine)
         back = remote.publication.tables[name].toPandas().sort_values(keys)
         here = local.publication.tables[name].sort_values(keys)
         pd.testing.assert_frame_equal(
@@ -748,6 +774,8 @@ def test_anatomy_into_catalog_tables_by_partition(
     cfg["input"] = {"table": "t_rt.people"}
     cfg["output"] = {"table": "t_rt.out", "publish": "anatomy", "mode": "overwrite"}
     path = str(write_config(tmp_path, cfg))
+    # One user key for every run: the rerun below publishes the same group ids.
+    monkeypatch.setenv("SPARKANON_KEY", bytes(range(32)).hex())
     assert run_command(path, [], "spark", partition="ds=d1") == EXIT_OK
     metrics = json.loads(capsys.readouterr().out)
     assert metrics["verified"] is True

@@ -263,9 +263,11 @@ def test_unlisted_keep_relational_transaction(tmp_path: Path) -> None:
     result = run_job(LocalEngine(), parse_config(cfg))
     got = committed(tmp_path / "out", "rt")
     kept = [f"x{j:03d}" for j in range(EXTRA)]
-    assert got.column_names == ["record_id", "age", "sex", "zip", *kept, "group_id"]
-    rows = np.asarray(got.column("record_id").to_pylist(), dtype=np.int64)
+    assert got.column_names == ["age", "sex", "zip", *kept, "group_id"]
+    rows = rows_by_key(got, source)  # x000: a kept column unique per input row
     assert_kept_as_input(got, source, kept, rows)
+    ages = source.column("age").take(pa.array(rows)).to_numpy().astype(float)
+    assert (got.column("age").to_numpy() == ages).all()
     assert result.metrics["unlisted_columns"] == {"policy": "keep", "count": EXTRA, "names": kept}
 
 

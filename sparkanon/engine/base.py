@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+import numpy as np
 import pandas as pd
 
 from sparkanon.engine.expr import Expr
@@ -205,6 +206,24 @@ class Engine(ABC):
     @abstractmethod
     def with_row_id(self, table: Table, column: str) -> Table:
         """Add a unique, deterministic ``long`` row id column."""
+
+    @abstractmethod
+    def keyed_order(self, table: Table, draw: Callable[[np.ndarray], np.ndarray]) -> Table:
+        """The rows of ``table`` in a keyed pseudorandom order: how a release is written.
+
+        Each row's sort value is ``draw(h)``, ``h`` a 64-bit hash of the row's values
+        (int64; the engine's own hash): the order depends on the rows' values and the
+        function only, never on the rows' order in ``table``, nor on how they are split.
+        Rows of equal values are equal, so their order among themselves tells nothing.
+        On Spark the rows are spread over the shuffle partitions (so over the written
+        part files) by their sort value and sorted by it within each partition: which
+        part a row lands in is as keyed as its place in the part.
+
+        Args:
+            table: the rows.
+            draw: a keyed pseudorandom function of int64 counters (one uint64 or int64
+                per counter); it runs in the engine's tasks, so it must pickle.
+        """
 
     @abstractmethod
     def map_batches(

@@ -142,6 +142,23 @@ def _holds_arrays(column: pd.Series) -> bool:
     return len(present) > 0 and isinstance(present.iloc[0], (list, tuple, np.ndarray))
 
 
+def _row_hashes(table: pd.DataFrame) -> np.ndarray:
+    """A 64-bit hash of each row's values (int64), whatever the row's position.
+
+    pandas' hash of every column, combined per row; a column pandas cannot hash as it is
+    (lists, or objects of mixed types) is hashed as the text of its values.
+    """
+    columns = {}
+    for name in table.columns:
+        column = table[name]
+        try:
+            columns[name] = pd.util.hash_pandas_object(column, index=False).to_numpy()
+        except TypeError:
+            columns[name] = pd.util.hash_pandas_object(column.astype(str), index=False).to_numpy()
+    hashed = pd.util.hash_pandas_object(pd.DataFrame(columns), index=False)
+    return hashed.to_numpy(dtype=np.uint64).view(np.int64)
+
+
 def _ddl_of(dtype: Any) -> str:
     if pd.api.types.is_bool_dtype(dtype):
         return "boolean"
@@ -216,6 +233,15 @@ class LocalEngine(Engine):
 
     def with_row_id(self, table: pd.DataFrame, column: str) -> pd.DataFrame:  # noqa: D102
         return table.assign(**{column: np.arange(len(table), dtype=np.int64)})
+
+    def keyed_order(  # noqa: D102
+        self, table: pd.DataFrame, draw: Callable[[np.ndarray], np.ndarray]
+    ) -> pd.DataFrame:
+        if len(table) == 0:
+            return table.reset_index(drop=True)
+        values = np.asarray(draw(_row_hashes(table)))
+        order = np.argsort(values.view(np.int64), kind="stable")
+        return table.iloc[order].reset_index(drop=True)
 
     def map_batches(
         self, table: pd.DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns

@@ -392,6 +392,25 @@ class SparkEngine(Engine):
             .drop(file, block, place, shift)
         )
 
+    def keyed_order(self, table: DataFrame, draw: Callable[[np.ndarray], np.ndarray]) -> DataFrame:
+        """Rows sorted by ``draw`` of their ``xxhash64``, spread over partitions by it.
+
+        The hash is Spark's own (native, deterministic: a task retried computes the
+        same values), and only that one column goes through Python, to ``draw``. One
+        shuffle: hash partitioning by the keyed value (the shuffle partitions), then a
+        sort within each partition; no sampling job as a global sort would need. Part
+        files then hold rows chosen by the keyed value, in its order.
+        """
+        column = "_sparkanon_order"
+
+        def keyed(hashes: pd.Series) -> pd.Series:
+            values = np.asarray(draw(hashes.to_numpy(dtype=np.int64)))
+            return pd.Series(values.view(np.int64))
+
+        row_hash = F.xxhash64(*[F.col(f"`{c}`") for c in table.columns])
+        ordered = table.withColumn(column, F.pandas_udf(keyed, "long")(row_hash))
+        return ordered.repartition(column).sortWithinPartitions(column).drop(column)
+
     def map_batches(
         self, table: DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
     ) -> DataFrame:  # noqa: D102

@@ -210,6 +210,7 @@ class BlockFamily(Family):
                 publish_rows(engine, rows, kept=run.raw.kept),
                 run.staging(),
                 config.output.format,
+                run.key,
             )
         state = _State(models, domain, summaries, registry, blocks, reconciled)
         return Anonymized(publication, {"unplaced": reconciled.unplaced}, state, cached)

@@ -118,6 +118,7 @@ class FullDomainFamily(Family):
                 Publication({MAIN: published}, MAIN, schema.qi_names, schema.sensitive.name),
                 run.staging(),
                 config.output.format,
+                run.key,
             )
         suppressed = {"by_node": result.verdicts[node].bad_rows}
         state = _State(models, domain, hierarchies, result, weights)

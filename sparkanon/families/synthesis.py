@@ -86,7 +86,7 @@ class SynthesisFamily(Family):
         )
         merged, dominant = merge_dominant_groups(engine, grouped.placed, schema, plan, timer)
         condensed = condense_groups(
-            engine, merged, schema, plan, timer, run.staging(), config.output.format
+            engine, merged, schema, plan, timer, run.staging(), config.output.format, run.key
         )
         state = _State(models, plan, grouped, merged, condensed, dominant)
         cached = [grouped.encoded, grouped.clustered, condensed.table]

@@ -188,6 +188,7 @@ class TransactionFamily(Family):
             timer,
             run.staging(),
             config.output.format,
+            run.key,
             run.raw.kept,
             readers,
         )

@@ -20,9 +20,6 @@ CLASS_VALUE_PREFIX = "_pub_"
 (:meth:`Publisher.class_value_columns`; the published names may be the row's own columns)."""
 MAIN = "data"
 """The name of a one-table publication's table (``<output>/data``)."""
-RECORD_ID = "record_id"
-"""A published record's surrogate id (the job's row id, never an input value): RT's key.
-A perturbed release publishes no row id."""
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications.base import MAIN, Publication
+from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import SYNTHESIS_CATEGORIES, SYNTHESIS_ORDER
 from sparkanon.stages._common import StageTimer, log, one_row
 from sparkanon.stages.publish import staged
@@ -420,8 +421,13 @@ def condense_groups(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    key: RunKey,
 ) -> Condensed:
-    """Condense every group and write the synthetic table, without group ids, to staging."""
+    """Condense every group and write the synthetic table, without group ids, to staging.
+
+    The synthetic rows are written in the keyed order of
+    :func:`~sparkanon.stages.publish.staged` (``key``).
+    """
     with timer.stage("condense"):
         table = engine.persist(
             engine.map_groups(
@@ -433,11 +439,11 @@ def condense_groups(
             materialize=True,
         )
         names = [n for n, _ in synthetic_columns(schema)]
-        key = [k.name for k in schema.kinds]
+        class_key = [k.name for k in schema.kinds]
         publication = Publication(
-            {MAIN: engine.select(table, names)}, MAIN, key, schema.sensitive.name
+            {MAIN: engine.select(table, names)}, MAIN, class_key, schema.sensitive.name
         )
-        published = staged(engine, publication, tmp_path, fmt)
+        published = staged(engine, publication, tmp_path, fmt, key)
         log.info("condense: %d numeric attributes condensed", len(plan.numeric))
     return Condensed(published, table)
 

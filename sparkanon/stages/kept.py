@@ -120,8 +120,7 @@ def join_kept(
         engine: the engine.
         published: the published rows; ``key`` holds each row's input row id.
         kept: the kept columns (none: ``published`` restricted to ``columns``).
-        key: the column of ``published`` holding the row id (``_rid``, or the published
-            ``record_id``).
+        key: the column of ``published`` holding the internal row id (``_rid``).
         columns: the published columns before the kept ones, in order (``key`` is
             published only when it is one of them).
 

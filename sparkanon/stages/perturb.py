@@ -164,6 +164,8 @@ def perturb_rows(
     Returns:
         The staged publication, and the perturbed rows with their internal id (persisted;
         what :func:`check_residuals` joins the originals on; never written).
+
+    The rows are written in the keyed order of :func:`~sparkanon.stages.publish.staged`.
     """
     columns = published_columns(schema, passthrough_types)
     names = [c for c, _ in columns]
@@ -179,7 +181,7 @@ def perturb_rows(
         table = engine.select(internal, [*names, *kept.names])
         sensitive = passthrough[0] if passthrough else schema.qi_names[0]
         publication = Publication({MAIN: table}, MAIN, list(schema.qi_names), sensitive)
-        published = staged(engine, publication, tmp_path, fmt)
+        published = staged(engine, publication, tmp_path, fmt, key)
         log.info("perturb: %d columns perturbed", len(plans))
     return published, internal
 

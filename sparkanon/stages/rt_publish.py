@@ -3,13 +3,20 @@
 Gong et al. 2016 (section 3.2, Table 4) publishes two tables joined by the group id, the lossy
 decomposition of Anatomy (Xiao and Tao 2006; Gong et al. 2016, definition 5):
 
-* ``rt``: ``record_id`` (a surrogate: the job's row id, never an input identifier), the
-  exact relational quasi-identifiers, the ``keep`` columns and ``group_id``;
+* ``rt``: the exact relational quasi-identifiers, the ``keep`` columns and ``group_id``
+  (no row id: the tables join on the group, and a row number would be the record's
+  position in the input);
 * ``tt``: ``group_id``, the published (generalized) set, its items' labels joined by
   the input's separator, and ``count``, the records of the group carrying it.
 
-Both are written under the temporary output and read back; verification then checks
-the bytes that will be committed, with aggregations only (:func:`verify_rt`):
+The published ``group_id`` is a random per-release id: the job's group number under the
+run key's keyed permutation of the 64-bit integers (:func:`published_group_ids`, stream
+:data:`~sparkanon.randomness.streams.RELEASE_IDS`), one-to-one, so distinct groups keep
+distinct ids while the ids tell nothing of the groups' numbering (which follows the
+blocks, hence the input). Both tables are written in a keyed row order
+(:func:`~sparkanon.stages.publish.staged`) under the temporary output and read back;
+verification then checks the bytes that will be committed, with aggregations only
+(:func:`verify_rt`):
 
 1. every TBucket (all TT rows of one published set, over every group) holds at least
    ``k`` records (definition 8 (1));
@@ -36,10 +43,12 @@ from sparkanon.attributes.text import trimmed_text
 from sparkanon.engine.base import Engine, Table
 from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.publications import Publication
-from sparkanon.publications.base import RECORD_ID
+from sparkanon.randomness import RunKey
+from sparkanon.randomness.streams import RELEASE_IDS
 from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
 from sparkanon.stages.kept import KeptColumns, join_kept
+from sparkanon.stages.publish import staged
 from sparkanon.stages.rt_cluster import GSET
 
 RT_TABLE = "rt"
@@ -100,34 +109,48 @@ def published_values(values: pd.Series, dtype: str, reader: TemporalFormat | Non
     return values.to_numpy()
 
 
+def published_group_ids(key: RunKey, groups: np.ndarray) -> np.ndarray:
+    """The published ids of the job's group numbers: a keyed permutation of the 64-bit integers.
+
+    One-to-one (:meth:`RunKey.permute`), so RT and TT, each mapping its own rows, agree
+    on every group's id and no two groups share one.
+    """
+    return key.permute(RELEASE_IDS, np.asarray(groups, dtype=np.int64))
+
+
 def make_rt_rows_fn(
     columns: Sequence[tuple[str, str]],
+    key: RunKey,
     readers: Mapping[str, TemporalFormat] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Published RT rows from placed rows: surrogate id, exact columns, group id.
+    """Published RT rows from placed rows: the row id (internal), exact columns, group id.
+
+    The row id (``_rid``) only joins the kept columns and is dropped before the write.
 
     Args:
         columns: the exact columns with their published types (:func:`rt_column_types`).
+        key: the run key (the published group ids, :func:`published_group_ids`).
         readers: how each date and timestamp column's values are read.
     """
     readers = dict(readers or {})
 
     def rows(batch: pd.DataFrame) -> pd.DataFrame:
-        out: dict[str, Any] = {RECORD_ID: batch[RID].to_numpy(dtype=np.int64)}
+        out: dict[str, Any] = {RID: batch[RID].to_numpy(dtype=np.int64)}
         for c, dtype in columns:
             out[c] = published_values(batch[c], dtype, readers.get(c))
-        out[GROUP_ID] = batch[CLASS].to_numpy(dtype=np.int64)
+        out[GROUP_ID] = published_group_ids(key, batch[CLASS].to_numpy(dtype=np.int64))
         return pd.DataFrame(out)
 
     return rows
 
 
 def make_tt_rows_fn(
-    tree: ItemTree, set_column: str, sep: str
+    tree: ItemTree, set_column: str, sep: str, key: RunKey
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """TT rows from ``(group, packed node ids, count)``: the set's node labels joined by ``sep``.
 
-    Vectorised: the labels are taken and joined by pyarrow, no Python loop over rows.
+    Vectorised: the labels are taken and joined by pyarrow, no Python loop over rows. The
+    group is published by its id (:func:`published_group_ids` under ``key``).
     """
     labels = pa.array(list(tree.labels), type=pa.string())
 
@@ -138,7 +161,7 @@ def make_tt_rows_fn(
         text = pc.binary_join(named, sep).to_numpy(zero_copy_only=False)
         return pd.DataFrame(
             {
-                GROUP_ID: batch[CLASS].to_numpy(dtype=np.int64),
+                GROUP_ID: published_group_ids(key, batch[CLASS].to_numpy(dtype=np.int64)),
                 set_column: np.asarray(text, dtype=object),
                 COUNT: batch[COUNT].to_numpy(dtype=np.int64),
             }
@@ -157,10 +180,11 @@ def publish_rt(
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
+    key: RunKey,
     kept: KeptColumns | None = None,
     readers: Mapping[str, TemporalFormat] | None = None,
 ) -> Publication:
-    """The RT and TT tables of the placed records, written to ``tmp_path`` and read back.
+    """The RT and TT tables of the placed records, in keyed order, written and read back.
 
     Args:
         engine: the engine.
@@ -173,34 +197,32 @@ def publish_rt(
         timer: the stage timer.
         tmp_path: the temporary output (``None``: kept in memory).
         fmt: ``parquet`` or ``csv``.
-        kept: the kept columns, joined to RT by ``record_id`` (the row id) after its
-            batch function (placed before ``group_id``).
+        key: the run key: the published group ids and the tables' row order.
+        kept: the kept columns, joined to RT by the row id after its batch function
+            (placed before ``group_id``).
         readers: how each date and timestamp quasi-identifier's values are read.
     """
     with timer.stage("publish"):
         names = [c for c, _ in passthrough_types]
-        rt_cols = [(RECORD_ID, "long"), *passthrough_types, (GROUP_ID, "long")]
+        rt_cols = [(RID, "long"), *passthrough_types, (GROUP_ID, "long")]
         rows = engine.map_batches(
             engine.select(placed, [RID, *names, CLASS]),
-            make_rt_rows_fn(passthrough_types, readers),
+            make_rt_rows_fn(passthrough_types, key, readers),
             rt_cols,
         )
         kept = kept or KeptColumns()
-        joined = join_kept(engine, rows, kept, RECORD_ID, [c for c, _ in rt_cols])
-        rt = engine.select(joined, [RECORD_ID, *names, *kept.names, GROUP_ID])
+        joined = join_kept(engine, rows, kept, RID, [*names, GROUP_ID])
+        rt = engine.select(joined, [*names, *kept.names, GROUP_ID])
         tally = engine.aggregate(placed, [CLASS, GSET], {COUNT: ("count", RID)})
         tt_cols = [(GROUP_ID, "long"), (set_column, "string"), (COUNT, "long")]
-        tt = engine.map_batches(tally, make_tt_rows_fn(tree, set_column, sep), tt_cols)
-        tables = {RT_TABLE: rt, TT_TABLE: tt}
-        if tmp_path is None:
-            tables = {name: engine.persist(t) for name, t in tables.items()}
-        else:
-            for name, table in list(tables.items()):
-                engine.write_table(table, f"{tmp_path}/{name}", fmt)
-                tables[name] = engine.read_table(f"{tmp_path}/{name}", fmt)
-    return Publication(
-        tables=tables, class_table=RT_TABLE, class_key=[GROUP_ID], sensitive=set_column
-    )
+        tt = engine.map_batches(tally, make_tt_rows_fn(tree, set_column, sep, key), tt_cols)
+        publication = Publication(
+            tables={RT_TABLE: rt, TT_TABLE: tt},
+            class_table=RT_TABLE,
+            class_key=[GROUP_ID],
+            sensitive=set_column,
+        )
+        return staged(engine, publication, tmp_path, fmt, key)
 
 
 def verify_rt(
