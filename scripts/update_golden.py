@@ -30,7 +30,22 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests._golden import GOLDEN_FILE, headline, run_case, table_pins  # noqa: E402
+from tests._golden import (  # noqa: E402
+    GOLDEN_FILE,
+    VALUES_DIR,
+    headline,
+    mismatches,
+    run_case,
+    table_mismatches,
+    table_pins,
+)
+
+OLD: dict[str, dict[str, Any]] = (
+    {c["id"]: c for c in json.loads(GOLDEN_FILE.read_text(encoding="utf-8"))["cases"]}
+    if GOLDEN_FILE.exists()
+    else {}
+)
+"""The pinned cases as the file holds them before this run."""
 
 ADULT_3000 = {"adult_rows": 3000}
 """The header and the first 3,000 rows of data/adult/adult.csv (written in a temporary folder)."""
@@ -230,21 +245,23 @@ CASES: list[dict[str, Any]] = [
 ]
 
 
-def pin(case: dict[str, Any]) -> tuple[dict[str, Any], float]:
-    """A case with its pins (published tables' digests, headline metrics) and its runtime."""
+def pin(case: dict[str, Any], folder: Path | None) -> tuple[dict[str, Any], list[str], float]:
+    """A case with its pins, what moved from the file's pins, and its runtime.
+
+    By-value copies are written to ``folder`` (``None``: a throwaway folder, a dry run).
+    """
     with tempfile.TemporaryDirectory(prefix="golden-") as tmp:
         metrics, tables, seconds = run_case(case, Path(tmp))
-    return {**case, "tables": table_pins(case, tables), "metrics": headline(metrics)}, seconds
+        moved = table_mismatches(OLD[case["id"]]["tables"], tables) if case["id"] in OLD else []
+        pins = table_pins(case, tables, folder or Path(tmp) / "values")
+    return {**case, "tables": pins, "metrics": headline(metrics)}, moved, seconds
 
 
-def changes(old: dict[str, Any] | None, new: dict[str, Any]) -> list[str]:
+def changes(old: dict[str, Any] | None, new: dict[str, Any], moved: list[str]) -> list[str]:
     """The pinned fields of a case that moved (for the log)."""
     if old is None:
         return ["new case"]
-    moved = [f"tables.{k}" for k in new["tables"] if old["tables"].get(k) != new["tables"][k]]
-    moved += [f"metrics.{k}" for k in new["metrics"] if old["metrics"].get(k) != new["metrics"][k]]
-    moved += [f"dropped metrics.{k}" for k in old["metrics"] if k not in new["metrics"]]
-    return moved
+    return list(moved) + mismatches(old["metrics"], new["metrics"], "metrics.")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -256,18 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.only) - {c["id"] for c in CASES}
     if unknown:
         parser.error(f"no case {sorted(unknown)}")
-    old = {}
-    if GOLDEN_FILE.exists():
-        old = {c["id"]: c for c in json.loads(GOLDEN_FILE.read_text(encoding="utf-8"))["cases"]}
+    old = OLD
     pinned = []
     total = 0.0
     for case in CASES:
         if args.only and case["id"] not in args.only:
             pinned.append(old[case["id"]])
             continue
-        new, seconds = pin(case)
+        new, table_moves, seconds = pin(case, None if args.dry_run else VALUES_DIR)
         total += seconds
-        moved = changes(old.get(case["id"]), new)
+        moved = changes(old.get(case["id"]), new, table_moves)
         print(f"{case['id']:<24} {seconds:6.1f} s  {', '.join(moved) or 'unchanged'}")
         pinned.append(new)
     print(f"{'total':<24} {total:6.1f} s")

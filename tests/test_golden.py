@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import datetime as dt
 import importlib.util
-import math
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from tests._golden import (
     VALUE_TOLERANCE,
     headline,
     load_golden,
+    mismatches,
     run_case,
     table_mismatches,
     table_pin,
@@ -35,21 +35,6 @@ from tests._golden import (
 
 GOLDEN = load_golden()["cases"]
 SPEC_KEYS = ("id", "config", "input", "overrides", "why", "by_value")
-
-
-def mismatches(pinned: Any, actual: Any, where: str = "") -> list[str]:
-    """Where ``actual`` differs from ``pinned``: floats to 1e-9 relative, the rest exactly."""
-    if isinstance(pinned, dict) and isinstance(actual, dict):
-        found = [f"{where}{k}: missing" for k in pinned if k not in actual]
-        found += [f"{where}{k}: not pinned" for k in actual if k not in pinned]
-        for key in pinned.keys() & actual.keys():
-            found += mismatches(pinned[key], actual[key], f"{where}{key}.")
-        return found
-    if isinstance(pinned, float) and isinstance(actual, (int, float)):
-        same = math.isclose(pinned, actual, rel_tol=1e-9, abs_tol=1e-12)
-    else:
-        same = type(pinned) is type(actual) and pinned == actual
-    return [] if same else [f"{where.rstrip('.')}: pinned {pinned!r}, got {actual!r}"]
 
 
 def family(config: str) -> str:
@@ -184,3 +169,18 @@ def test_spark_publishes_the_pinned_tables(spark: object, tmp_path: Path) -> Non
         found += table_mismatches(case["tables"], tables, f"{case['id']}.tables.")
         found += mismatches(counts, {k: metrics[k] for k in counts}, f"{case['id']}.metrics.")
     assert not found, "\n".join(found)
+
+
+def test_by_value_pin_pairs_rows_that_float_error_swaps_across_a_sort_step(tmp_path: Path) -> None:
+    # x in [0, 100]: rows sort in steps of 0.01 of x, then by y. B sits just below the step
+    # at 50 in the pinned run and just above it in the new one: the two rows swap places.
+    frame = pd.DataFrame(
+        {"x": [0.0, 50.00000001, 49.99999999, 100.0], "y": [5.0, 0.0, 1000.0, 5.0], "s": ["a"] * 4}
+    )
+    pins = {"data": table_pin("case", "data", frame, by_value=True, folder=tmp_path)}
+    drifted = frame.copy()
+    drifted.loc[2, "x"] = 50.00000002
+    assert table_mismatches(pins, {"data": drifted}) == []
+    moved = drifted.copy()
+    moved.loc[2, "y"] = 990.0
+    assert table_mismatches(pins, {"data": moved})[0].startswith("tables.data.y: 1 of 4 values")
