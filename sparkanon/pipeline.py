@@ -1,8 +1,11 @@
 """The runner: one job, whatever the family of method, written once against the engine.
 
 read -> profile -> the family's anonymization (its own stages, ending with the
-publication at the staging location) -> verify -> measure -> report -> evaluate (risk,
-attacks and utility, ``report.html`` beside ``metrics.json``) -> commit. The
+publication at the staging location) -> verify -> measure -> release checks (no published
+row or column leads back to the input's order, the run key in no staged file:
+:mod:`sparkanon.stages.release_checks`) -> report -> evaluate (risk, attacks and utility,
+``report.html`` beside ``metrics.json``) -> the key scan of the files written since ->
+commit. The
 runner owns what every family shares: the output target (checked and locked before any
 work, cleaned up on failure), the verify and metrics stages (timed, logged with counts
 only, their Spark jobs labelled), the row accounting (rows in = rows out + rows
@@ -14,6 +17,7 @@ per-column, per-node, per-block and per-class statistics, never rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,11 +34,18 @@ from sparkanon.models import describe_models
 from sparkanon.publications import Publication
 from sparkanon.randomness import RunKey
 from sparkanon.stages._common import StageTimer, log
-from sparkanon.stages.commit import OutputTarget, opened_output
+from sparkanon.stages.commit import (
+    METRICS,
+    RESOLVED_CONFIG,
+    OutputTarget,
+    opened_output,
+    resolved_config_yaml,
+)
 from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import read_input
 from sparkanon.stages.release import check_release_size
+from sparkanon.stages.release_checks import key_scan, order_checks, raise_failures
 
 
 @dataclass
@@ -113,6 +124,12 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     built = built_taxonomies(run.config, run.schema)
     if staging is not None:
         write_hierarchies(engine.write_text, built, staging)
+    with timer.stage("release_checks"):
+        checks = order_checks(engine, done.publication.tables, run.raw.original)
+        found, scanned = key_scan(engine, run.key, staging)
+        metrics["release_checks"] = [*checks, found]
+        timer.note(checks=len(metrics["release_checks"]))
+    raise_failures(metrics["release_checks"])
     if staging is not None and run.config.report.enabled:
         with timer.stage("evaluate"):
             evaluation = evaluate_run(
@@ -127,6 +144,9 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
         left_out = not_computed_warning(evaluation) if evaluation else None
         if left_out is not None:
             metrics.setdefault("warnings", []).append(left_out)
+    if staging is not None:
+        texts = {METRICS: json.dumps(metrics), RESOLVED_CONFIG: resolved_config_yaml(run.config)}
+        raise_failures([key_scan(engine, run.key, staging, texts, skip=scanned)[0]])
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
 

@@ -35,6 +35,7 @@ STAGE_DESCRIPTIONS = {
     "publish": "publish the tables",
     "verify": "verify the privacy model",
     "metrics": "measure information loss",
+    "release_checks": "check the release against the threat model",
     "are": "measure ARE of random count queries",
     "perturb": "perturb the configured attributes",
     "commit": "commit the output",
