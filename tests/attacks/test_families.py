@@ -1,15 +1,10 @@
-"""Every family's release withstands the attacks (issue 38): no better than chance.
+"""Every family's release withstands the attacks: no better than chance.
 
 Each test runs a job of one family on a small input (local engine, committed as a user
 would) and runs on its release folder the attacks that fit the family; the chance level
 of each is measured on the same release (see each attack's module). ``SLACK`` is what a
 rate may exceed its chance level by through sampling alone on these sizes; the attacks
 whose every success gives a record away (group statistics, stream differencing) get none.
-
-Tests marked ``xfail(strict=True)`` cannot pass until the parallel changes of issue 38
-land (keyed noise without ``record_id``; condensation without a ``group`` column; a keyed
-row order and random ids): on this branch their job is refused by the release checks or
-its release is broken, as the mark says.
 """
 
 from __future__ import annotations
@@ -38,26 +33,6 @@ SLACK = 0.05
 """How far a rate may exceed its chance level (sampling on a few thousand rows)."""
 ROWS = 1500
 
-PENDING_PERTURBATION = pytest.mark.xfail(
-    strict=True,
-    reason="perturbation draws from the public generator keyed by the published seed and "
-    "publishes record_id until issue 38's keyed perturbation lands",
-)
-PENDING_CONDENSATION = pytest.mark.xfail(
-    strict=True,
-    reason="condensation publishes its group column until issue 38's condensation lands",
-)
-PENDING_ORDER = pytest.mark.xfail(
-    strict=True,
-    reason="relational-transaction RT publishes record_id (the input position) until issue "
-    "38's keyed order and random ids land",
-)
-PENDING_KEYED_ORDER = pytest.mark.xfail(
-    strict=True,
-    reason="a release of one block keeps the input's row order until issue 38's keyed "
-    "release order lands (the release checks refuse it)",
-)
-
 
 def _run(cfg: dict[str, Any], folder: Path) -> Release:
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,8 +56,8 @@ def _usable(original: pd.DataFrame, cfg_columns: list[str]) -> pd.DataFrame:
 @pytest.mark.parametrize(
     "conf",
     [
-        pytest.param("adult_mondrian_k.yaml", marks=PENDING_KEYED_ORDER),
-        pytest.param("adult_mdav_k.yaml", marks=PENDING_KEYED_ORDER),
+        "adult_mondrian_k.yaml",
+        "adult_mdav_k.yaml",
         "adult_fd_k.yaml",
     ],
 )
@@ -97,7 +72,6 @@ def test_generalized_release_order_is_not_the_input_order(tmp_path: Path, conf: 
     assert all(abs(r) < 0.2 for r in release_order.rank_correlations(table).values())
 
 
-@PENDING_KEYED_ORDER
 def test_two_generalized_releases_of_one_input_do_not_join(tmp_path: Path) -> None:
     first, _ = _adult(tmp_path, "adult_mondrian_k.yaml", "first")
     second, _ = _adult(tmp_path, "adult_mdav_k.yaml", "second")
@@ -138,7 +112,6 @@ def _perturb_config(tmp_path: Path, data: Path, out: str) -> dict[str, Any]:
     }
 
 
-@PENDING_PERTURBATION
 def test_perturbation_noise_cannot_be_regenerated(tmp_path: Path) -> None:
     source = _people()
     data = write_csv(tmp_path, source, "people.csv")
@@ -147,7 +120,6 @@ def test_perturbation_noise_cannot_be_regenerated(tmp_path: Path) -> None:
     assert found.no_better_than_chance(SLACK), found
 
 
-@PENDING_PERTURBATION
 def test_two_perturbed_releases_of_one_input_do_not_join(tmp_path: Path) -> None:
     source = _people()
     data = write_csv(tmp_path, source, "people.csv")
@@ -166,7 +138,6 @@ def _gains(rows: int, seed: int) -> pd.DataFrame:
     return frame
 
 
-@PENDING_CONDENSATION
 def test_condensed_groups_give_no_record_away(tmp_path: Path) -> None:
     source = _gains(ROWS, 5)
     data = write_csv(tmp_path, source, "people.csv")
@@ -191,13 +162,14 @@ def test_condensed_groups_give_no_record_away(tmp_path: Path) -> None:
 
 def _stream_releases(batches: int, k: int) -> tuple[list[pd.DataFrame], pd.DataFrame]:
     """A stream's successive outputs, its step driven batch by batch without Spark."""
+    from sparkanon.randomness import RunKey
     from sparkanon.stages.condense_stream import StreamStep, initial_state, numeric_values
 
     columns = ("age", "income_k", "hours")
     initial = correlated_people(120, 0)
     values, _ = numeric_values(initial, columns)
     state = initial_state(values, k, 3).to_bytes()
-    step = StreamStep(columns, k, 3, release_pending=1, release_age=1, alpha=0.05)
+    step = StreamStep(columns, k, RunKey.draw(), release_pending=1, release_age=1, alpha=0.05)
     outputs, seen = [], [initial]
     for b in range(batches):
         rows = correlated_people(20, 10 + b)
@@ -207,7 +179,6 @@ def _stream_releases(batches: int, k: int) -> tuple[list[pd.DataFrame], pd.DataF
     return outputs, pd.concat(seen, ignore_index=True)
 
 
-@PENDING_CONDENSATION
 def test_stream_releases_do_not_difference_to_records() -> None:
     releases, source = _stream_releases(6, 5)
     found = stream_differencing.attack(releases, source, ["age", "income_k", "hours"])
@@ -224,7 +195,6 @@ def _rt(tmp_path: Path, name: str, k: int) -> tuple[Release, pd.DataFrame]:
     return _run(cfg, tmp_path / f"{name}_job"), source
 
 
-@PENDING_ORDER
 def test_relational_transaction_releases_do_not_lead_back_or_join(tmp_path: Path) -> None:
     first, source = _rt(tmp_path, "a", 4)
     second, _ = _rt(tmp_path, "b", 5)
