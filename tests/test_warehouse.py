@@ -23,6 +23,7 @@ from sparkanon.config import load_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_USER
 from sparkanon.pipeline import run_job
+from sparkanon.randomness import RunKey
 from tests._inputs import ROOT
 
 PATIENTS = ROOT / "data" / "patients" / "patients.parquet"
@@ -66,9 +67,13 @@ PUBLISHED_TYPES: dict[str, dict[str, str]] = {
 }
 
 
+SAME_KEY = RunKey(bytes(range(32)), "user", "tests")
+"""One key for the runs a test compares: keyed draws (noise, order) are then the same."""
+
+
 def _run(config: Path, out: Path, *extra: str) -> dict[str, Any]:
     overrides = [f"output.path={out}", "output.mode=error", *extra]
-    result = run_job(LocalEngine(), load_config(config, overrides))
+    result = run_job(LocalEngine(), load_config(config, overrides), key=SAME_KEY)
     return result.metrics
 
 
@@ -164,7 +169,7 @@ def test_a_catalog_table_publishes_what_the_local_engine_publishes(
         "input.path=null",
         "input.table=patients_db.admissions",
     ]
-    remote = run_job(SparkEngine(spark), load_config(config, overrides)).metrics
+    remote = run_job(SparkEngine(spark), load_config(config, overrides), key=SAME_KEY).metrics
     assert remote["verified"] and remote["rows_out"] == local["rows_out"] == 2000
     assert remote["unlisted_columns"] == local["unlisted_columns"]
 
@@ -174,5 +179,6 @@ def test_a_catalog_table_publishes_what_the_local_engine_publishes(
 
     a, b = table(tmp_path / "local"), table(tmp_path / "spark")
     assert a.schema.equals(b.schema, check_metadata=False)
+
     assert a.equals(b)
     assert json.loads((tmp_path / "spark" / "metrics.json").read_text())["verified"] is True
