@@ -1,8 +1,9 @@
 """The runner: one job, whatever the family of method, written once against the engine.
 
 read -> profile -> the family's anonymization (its own stages, ending with the
-publication at the staging location) -> verify -> measure -> release checks (the run
-key in no staged file: :mod:`sparkanon.stages.release_checks`) -> report -> evaluate
+publication at the staging location) -> verify -> measure -> release checks (no published
+row or whole-number column leads back to the input's order, the run key in no staged
+file: :mod:`sparkanon.stages.release_checks`) -> report -> evaluate
 (risk, attacks and utility, ``report.html`` beside ``metrics.json``) -> the key scan of
 the files written since -> commit. The
 runner owns what every family shares: the output target (checked and locked before any
@@ -44,7 +45,7 @@ from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
 from sparkanon.stages.profile import Profile, profile_input
 from sparkanon.stages.read import read_input
 from sparkanon.stages.release import check_release_size
-from sparkanon.stages.release_checks import key_scan, raise_failures
+from sparkanon.stages.release_checks import key_scan, order_checks, raise_failures
 
 
 @dataclass
@@ -124,8 +125,9 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     if staging is not None:
         write_hierarchies(engine.write_text, built, staging)
     with timer.stage("release_checks"):
+        checks = order_checks(engine, done.publication.tables, run.raw.original)
         found, scanned = key_scan(engine, run.key, staging)
-        metrics["release_checks"] = [found]
+        metrics["release_checks"] = [*checks, found]
         timer.note(checks=len(metrics["release_checks"]))
     raise_failures(metrics["release_checks"])
     if staging is not None and run.config.report.enabled:

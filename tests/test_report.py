@@ -362,3 +362,16 @@ def test_threat_model_lists_the_attacks_run():
     assert "<td>succeeded</td>" in _section(render_html(ev), "threat")
     del ev["attacks_run"]
     assert "No attack on this release was recorded" in _section(render_html(ev), "threat")
+
+
+def test_threat_model_says_where_the_key_came_from():
+    ev = one_table()
+    assert "drawn from the operating system for this run and not kept" in _section(
+        render_html(ev), "threat"
+    )
+    ev["randomness"] = {"key": "user", "label": "audit-2026"}
+    threat = _section(render_html(ev), "threat")
+    assert "labelled &#x27;audit-2026&#x27;" in threat or "labelled 'audit-2026'" in threat
+    assert "undo its protection" in threat
+    del ev["randomness"]
+    assert "does not record where" in _section(render_html(ev), "threat")

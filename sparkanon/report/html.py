@@ -834,18 +834,36 @@ _THREAT_TEXT = (
     "release of this table (the data, its configuration, its metrics and this report), "
     "the source code of sparkanon, the job's configuration, public knowledge of the "
     "quasi-identifiers, and several releases of the same input. The random draws that "
-    "protect the release come from a secret key drawn for the run and never written; "
-    "the rows are meant to be written in an order drawn from that key. What each method "
+    "protect the release come from a secret key, and the rows are written in an order "
+    "drawn from that key, so no row's place leads back to the input. What each method "
     "promises under this model, and what it does not, is set out in the threat model "
     "of the sparkanon documentation (docs/threat-model.md)."
 )
 _RESULTS = {True: "withstood", False: "succeeded", None: "not checked"}
 
 
+def key_sentence(randomness: Any) -> str:
+    """What the release says of its run key, in words."""
+    record = randomness if isinstance(randomness, Mapping) else {}
+    if record.get("key") == "user":
+        return (
+            f"This run used a key the user holds (labelled {record.get('label', '')!r}): "
+            "whoever holds that key can recompute every random draw of this release and "
+            "undo its protection, so it must be kept as the input itself is kept."
+        )
+    if record.get("key"):
+        return (
+            "This run's key was drawn from the operating system for this run and not kept: "
+            "nobody, its operator included, can recompute the release's random draws."
+        )
+    return "This release does not record where its random draws came from."
+
+
 def _threat(ev: Mapping[str, Any]) -> str:
     """The threat model in two sentences and the attacks run on the release before commit."""
     out = ['<section id="threat" class="report-section"><h2>Threat model</h2>']
     out.append(f"<p>{esc(_THREAT_TEXT)}</p>")
+    out.append(f"<p>{esc(key_sentence(ev.get('randomness')))}</p>")
     runs = [r for r in ev.get("attacks_run") or [] if isinstance(r, Mapping)]
     if not runs:
         out.append(_na("No attack on this release was recorded before its commit."))

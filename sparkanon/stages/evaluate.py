@@ -641,6 +641,7 @@ def _evaluate(
         "utility": utility_block,
         "family": _family_view(engine, subject, family),
         "attacks_run": list(metrics.get("release_checks") or []),
+        "randomness": dict(metrics.get("randomness") or {}),
         "warnings": warnings,
         "not_computed": not_computed,
     }

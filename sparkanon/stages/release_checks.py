@@ -12,10 +12,16 @@ the table read back from the staged files, so the order a reader sees) and draws
 Bernoulli sample of about :data:`SAMPLE_ROWS` rows, which alone is collected. On it:
 
 * *rank correlation*: each integer-valued column (every non-null sampled value a whole
-  number, whatever the file format) against the published row position, Spearman's rho;
-  the check fails when ``|rho| >= MAX_RANK_CORRELATION`` on at least :data:`MIN_ROWS`
-  rows. While a release keeps its input's order the published position stands for the
-  input position, so a column that is the input position, or monotone in it, fails;
+  number, whatever the file format) against the published row position, Spearman's rho,
+  over the sample's *distinct* rows (each at its first position): a keyed order puts
+  equal rows side by side (their sort value is a function of the row), so a release of
+  few distinct rows is a random order of a few runs, and a column constant on each run
+  would show a large rho by chance if every row counted. The check fails when
+  ``|rho| >= MAX_RANK_CORRELATION`` and ``|rho| * sqrt(n - 1) >= RANK_Z`` (``n`` distinct
+  rows, at least :data:`MIN_ROWS`; under a random order ``rho * sqrt(n - 1)`` is about
+  standard normal). While a release keeps its input's order the published position
+  stands for the input position, so a column that is the input position, or monotone
+  in it, fails;
 * *linkage*: the published row position and each integer-valued column are used as an
   input row number (as it is, and as a 1-based number minus one) and joined, by the
   engine, to at most :data:`LINK_ROWS` input rows; a column the published table shares
@@ -25,7 +31,9 @@ Bernoulli sample of about :data:`SAMPLE_ROWS` rows, which alone is collected. On
   :data:`LINK_MARGIN` or more and by :data:`LINK_Z` standard errors of the chance
   agreement, on at least :data:`MIN_LINK_ROWS` distinct input rows. This
   catches a published order that is the input's (row ``i`` published from input row
-  ``i``) and an id column that is the input position in any order.
+  ``i``) and an id column that is the input position in any order, a kept input column
+  that numbers the input's rows included: such a column is a row link whatever the
+  config calls it, and the failure says to declare it an identifier (dropped).
 
 The published rows carry no input position at this point (the families drop their row id
 before staging), so the rank correlation of the published position with the input
@@ -63,6 +71,10 @@ LINK_Z = 4.0
 noise on a few dozen rows)."""
 MAX_RANK_CORRELATION = 0.2
 """The largest ``|rho|`` an integer column may have with the published order."""
+RANK_Z = 5.0
+"""How many standard errors (``1 / sqrt(n - 1)``) from zero a failing ``rho`` must also be
+(the limit alone would be noise on a hundred rows; five keeps a false alarm under one in a
+million per column)."""
 LINK_MARGIN = 0.2
 """How far above chance the agreement of linked rows may not reach."""
 CHUNK_BYTES = 4 << 20
@@ -140,27 +152,47 @@ def _sample(engine: Engine, table: Table, columns: Sequence[str]) -> pd.DataFram
     return engine.collect_small(picked, 2 * SAMPLE_ROWS + 1000)
 
 
+def distinct_rows(frame: pd.DataFrame) -> pd.Index:
+    """The index of each distinct row's first occurrence in published order (position aside)."""
+    values = frame.drop(columns=[POSITION]).sort_index()
+    if values.columns.empty:
+        return values.index[:1]
+    first = ~values.astype(str).duplicated(keep="first")
+    return values.index[first.to_numpy()]
+
+
+def rank_failed(rho: float, n: int) -> bool:
+    """Whether ``rho`` over ``n`` rows is both large and far beyond a random order's."""
+    return abs(rho) >= MAX_RANK_CORRELATION and abs(rho) * np.sqrt(max(n - 1, 0)) >= RANK_Z
+
+
 def _rank_outcome(name: str, frame: pd.DataFrame, integers: Mapping[str, pd.Series]) -> dict:
     attack = f"rank correlation of integer columns with the published order ({name})"
     if not integers:
         return outcome(attack, "no integer-valued column to check", True)
-    worst: tuple[float, str] | None = None
+    distinct = distinct_rows(frame)
+    worst: tuple[bool, float, float, str, int] | None = None
     short = []
     for column, values in integers.items():
+        values = values.reindex(distinct).dropna()
         if len(values) < MIN_ROWS or values.nunique() < 2:
             short.append(column)
             continue
         rho = spearman(values.to_numpy(), frame.loc[values.index, POSITION].to_numpy())
-        if worst is None or abs(rho) > abs(worst[0]):
-            worst = (rho, column)
+        candidate = (rank_failed(rho, len(values)), abs(rho), rho, column, len(values))
+        if worst is None or candidate[:2] > worst[:2]:
+            worst = candidate
     if worst is None:
-        return outcome(attack, f"not checked: fewer than {MIN_ROWS} rows or one value", None)
-    rho, column = worst
-    passed = abs(rho) < MAX_RANK_CORRELATION
-    verdict = "below" if passed else "at or above"
+        return outcome(
+            attack, f"not checked: fewer than {MIN_ROWS} distinct rows or one value", None
+        )
+    failed, _, rho, column, rows = worst
+    passed = not failed
+    verdict = "within" if passed else "beyond"
     text = (
-        f"largest is {column!r}: {rho:.2f}, {verdict} the limit of "
-        f"{MAX_RANK_CORRELATION:.1f} ({len(frame):,} sampled rows)"
+        f"largest is {column!r}: {rho:.2f} over {rows:,} distinct sampled rows, {verdict} "
+        f"what a random order gives (limit {MAX_RANK_CORRELATION:.1f} and "
+        f"{RANK_Z:.0f} standard errors)"
     )
     if short:
         text += f"; {len(short)} column(s) with too few rows or one value not checked"
@@ -230,7 +262,16 @@ def _link_outcome(
         f"closest: {label} picks input rows agreeing on {column!r} for {agree:.0%} of the "
         f"sampled rows against {chance:.0%} by chance"
     )
-    text += "; no link beyond chance" if passed else "; the release leads back to its input"
+    if passed:
+        text += "; no link beyond chance"
+    elif label.startswith("the published row position"):
+        text += "; the release is written in its input's order"
+    else:
+        column_name = label.removesuffix(" minus one")
+        text += (
+            f"; the column {column_name} numbers the input's rows: declare it under "
+            "identifiers so it is dropped"
+        )
     return outcome(attack, text, passed)
 
 
