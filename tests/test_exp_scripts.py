@@ -425,3 +425,34 @@ def test_exp_condensation_pieces() -> None:
     b[:, 1] = rng.permutation(b[:, 1])
     shuffled = exp.compatibilities(a, b)
     assert shuffled["raw"] > 0.99 and shuffled["offdiag"] < 0.9
+
+
+def test_bench_draws_tiny(tmp_path: Path, capsys) -> None:
+    """bench_draws: both generators and the order word timed, the table written."""
+    bench = _load("bench_draws")
+    assert (
+        bench.main(
+            [
+                "--rows",
+                "3000",
+                "--columns",
+                "2",
+                "--batch",
+                "1000",
+                "--repeat",
+                "1",
+                "--out-dir",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
+    lines = (tmp_path / "draws.csv").read_text().splitlines()
+    assert lines[0] == ",".join(bench.FIELDS)
+    assert [line.split(",")[0] for line in lines[1:]] == [
+        "splitmix (before)",
+        "AES run key (after)",
+        "AES order word (after)",
+    ]
+    assert all(float(line.split(",")[4]) > 0 for line in lines[1:])
+    assert "ns per draw" in capsys.readouterr().out

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
+from tests._inputs import traced_rows
 
 GRADES = ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "HS-grad", "Some-college")
 """Ordinal labels, several holding ``-`` (the old ``[a-b]`` format was ambiguous on them)."""
@@ -107,7 +108,8 @@ def check_job(
     """
     original = write_input(tmp / "input.csv", rows)
     raw = job_config(tmp / "input.csv", tmp / "out", algorithm, decimals, k)
-    result = run_job(LocalEngine(), parse_config(raw))
+    with traced_rows("id"):
+        result = run_job(LocalEngine(), parse_config(raw))
     m = result.metrics
     assert m["verified"] and m["violations"] == 0
     assert m["rows_out"] + m["rows_suppressed"] == m["rows_in"] == len(rows)

@@ -4,7 +4,9 @@ Every family writes its tables through :func:`sparkanon.stages.publish.staged`, 
 the rows in a keyed pseudorandom order of their values; a relational-transaction release
 joins RT and TT on keyed per-release group ids and publishes no row id. The input here
 carries ``serial``, a kept column (published unchanged) holding each row's input position,
-so the tests can see where every input row went; an attacker has no such column.
+so the tests can see where every input row went; an attacker has no such column (the
+release checks would refuse it: the runs here let it through with
+:func:`tests._inputs.traced_rows`, which checks everything else).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from sparkanon.randomness.streams import RELEASE_IDS, RELEASE_ORDER
 from sparkanon.stages.cluster import CLASS_SHIFT
 from sparkanon.stages.rt_publish import published_group_ids
 from tests._adult import adult_config, adult_sample
-from tests._inputs import ROOT, rt_config, rt_frame, write_csv
+from tests._inputs import ROOT, rt_config, rt_frame, traced_rows, write_csv
 
 MONDRIAN = ROOT / "conf" / "adult_mondrian_k.yaml"
 ROWS = 2000
@@ -63,7 +65,8 @@ def _mondrian(
     out = tmp_path / name
     cfg = adult_config(tmp_path, data, out, conf, **overrides)
     cfg["attributes"].append({"name": SERIAL, "kind": "keep"})
-    run_job(engine or LocalEngine(), parse_config(cfg), key=key)
+    with traced_rows(SERIAL):
+        run_job(engine or LocalEngine(), parse_config(cfg), key=key)
     parts = sorted((out / "data").glob("*.parquet"))
     return pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
 

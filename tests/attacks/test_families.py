@@ -1,7 +1,9 @@
 """Every family's release withstands the attacks: no better than chance.
 
-Each test runs a job of one family on a small input (local engine, committed as a user
-would) and runs on its release folder the attacks that fit the family; the chance level
+Each test runs a job of one family on a small input (committed as a user would; on the
+local engine, and for one job of each family that writes files also on Spark, whose keyed
+order spreads rows over part files) and runs on its release folder the attacks that fit
+the family; the chance level
 of each is measured on the same release (see each attack's module). ``SLACK`` is what a
 rate may exceed its chance level by through sampling alone on these sizes; the attacks
 whose every success gives a record away (group statistics, stream differencing) get none.
@@ -17,6 +19,7 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import run_command
+from sparkanon.config import parse_config
 from sparkanon.errors import EXIT_OK
 from tests._adult import ROOT, adult_config, adult_sample
 from tests._inputs import correlated_people, rt_config, rt_frame, write_config, write_csv
@@ -34,18 +37,31 @@ SLACK = 0.05
 ROWS = 1500
 
 
-def _run(cfg: dict[str, Any], folder: Path) -> Release:
+ENGINES = ["local", pytest.param("spark", marks=pytest.mark.spark)]
+"""The engines a family's attack runs on: the command on the local engine, the runner on
+the tests' shared Spark session."""
+
+
+def _run(cfg: dict[str, Any], folder: Path, engine: str = "local", request: Any = None) -> Release:
     folder.mkdir(parents=True, exist_ok=True)
-    code = run_command(str(write_config(folder, cfg)), [], engine_name="local")
-    assert code == EXIT_OK, f"the job exited {code}"
+    if engine == "spark":
+        from sparkanon.engine.spark import SparkEngine
+        from sparkanon.pipeline import run_job
+
+        run_job(SparkEngine(request.getfixturevalue("spark")), parse_config(cfg))
+    else:
+        code = run_command(str(write_config(folder, cfg)), [], engine_name="local")
+        assert code == EXIT_OK, f"the job exited {code}"
     return Release(Path(cfg["output"]["path"]))
 
 
-def _adult(tmp_path: Path, conf: str, name: str, **overrides: Any) -> tuple[Release, pd.DataFrame]:
+def _adult(
+    tmp_path: Path, conf: str, name: str, engine: str = "local", request: Any = None
+) -> tuple[Release, pd.DataFrame]:
     data = adult_sample(tmp_path, ROWS)
     out = tmp_path / name
-    cfg = adult_config(tmp_path, data, out, ROOT / "conf" / conf, **overrides)
-    return _run(cfg, tmp_path / f"{name}_job"), pd.read_csv(data, na_values=["?"])
+    cfg = adult_config(tmp_path, data, out, ROOT / "conf" / conf)
+    return _run(cfg, tmp_path / f"{name}_job", engine, request), pd.read_csv(data, na_values=["?"])
 
 
 def _usable(original: pd.DataFrame, cfg_columns: list[str]) -> pd.DataFrame:
@@ -54,15 +70,18 @@ def _usable(original: pd.DataFrame, cfg_columns: list[str]) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize(
-    "conf",
+    ("conf", "engine"),
     [
-        "adult_mondrian_k.yaml",
-        "adult_mdav_k.yaml",
-        "adult_fd_k.yaml",
+        ("adult_mondrian_k.yaml", "local"),
+        pytest.param("adult_mondrian_k.yaml", "spark", marks=pytest.mark.spark),
+        ("adult_mdav_k.yaml", "local"),
+        ("adult_fd_k.yaml", "local"),
     ],
 )
-def test_generalized_release_order_is_not_the_input_order(tmp_path: Path, conf: str) -> None:
-    release, original = _adult(tmp_path, conf, "out")
+def test_generalized_release_order_is_not_the_input_order(
+    tmp_path: Path, conf: str, engine: str, request: pytest.FixtureRequest
+) -> None:
+    release, original = _adult(tmp_path, conf, "out", engine, request)
     table = release.table()
     sensitive = release.config()["sensitive"]["name"]
     names = [a["name"] for a in release.config()["attributes"]] + [sensitive]
@@ -112,10 +131,13 @@ def _perturb_config(tmp_path: Path, data: Path, out: str) -> dict[str, Any]:
     }
 
 
-def test_perturbation_noise_cannot_be_regenerated(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_perturbation_noise_cannot_be_regenerated(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
     source = _people()
     data = write_csv(tmp_path, source, "people.csv")
-    release = _run(_perturb_config(tmp_path, data, "out"), tmp_path / "job")
+    release = _run(_perturb_config(tmp_path, data, "out"), tmp_path / "job", engine, request)
     found = perturbation_noise.attack(release, source)
     assert found.no_better_than_chance(SLACK), found
 
@@ -138,7 +160,10 @@ def _gains(rows: int, seed: int) -> pd.DataFrame:
     return frame
 
 
-def test_condensed_groups_give_no_record_away(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ENGINES)
+def test_condensed_groups_give_no_record_away(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
     source = _gains(ROWS, 5)
     data = write_csv(tmp_path, source, "people.csv")
     numeric = ["age", "income_k", "hours", "gain"]
@@ -153,7 +178,7 @@ def test_condensed_groups_give_no_record_away(tmp_path: Path) -> None:
         "report": {"enabled": False},
         "seed": 3,
     }
-    release = _run(cfg, tmp_path / "job")
+    release = _run(cfg, tmp_path / "job", engine, request)
     found = condensation_groups.attack(release, source, numeric)
     # every disclosed group gives one record away: no slack beyond the shuffled labels'
     assert found.no_better_than_chance(0.0), found
@@ -186,17 +211,22 @@ def test_stream_releases_do_not_difference_to_records() -> None:
     assert found.no_better_than_chance(0.0), found
 
 
-def _rt(tmp_path: Path, name: str, k: int) -> tuple[Release, pd.DataFrame]:
+def _rt(
+    tmp_path: Path, name: str, k: int, engine: str = "local", request: Any = None
+) -> tuple[Release, pd.DataFrame]:
     source = rt_frame(600, 4)
     data = write_csv(tmp_path, source, "rt.csv")
     cfg = rt_config(tmp_path, data, model={"name": "kl_diversity", "k": k, "l": 3})
     cfg["output"] = cfg["output"] | {"path": str(tmp_path / name), "format": "csv"}
     cfg["report"] = {"enabled": False}
-    return _run(cfg, tmp_path / f"{name}_job"), source
+    return _run(cfg, tmp_path / f"{name}_job", engine, request), source
 
 
-def test_relational_transaction_releases_do_not_lead_back_or_join(tmp_path: Path) -> None:
-    first, source = _rt(tmp_path, "a", 4)
+@pytest.mark.parametrize("engine", ENGINES)
+def test_relational_transaction_releases_do_not_lead_back_or_join(
+    tmp_path: Path, engine: str, request: pytest.FixtureRequest
+) -> None:
+    first, source = _rt(tmp_path, "a", 4, engine, request)
     second, _ = _rt(tmp_path, "b", 5)
     rt_a, rt_b = first.table("rt"), second.table("rt")
     assert release_order.attack(rt_a, source, "zip").no_better_than_chance(SLACK)
