@@ -236,3 +236,41 @@ def test_stacked_group_check_matches_the_per_group_check() -> None:
     assert ((stack[1] > 1e-9) == (loop[1] > 1e-9)).all() and 0 < (loop[1] > 1e-9).sum() < 300
     np.testing.assert_allclose(stack[2], loop[2], rtol=0, atol=1e-12)
     assert ((stack[2] > 0) == (loop[2] > 0)).all() and 0 < (loop[2] > 0).sum() < 300
+
+
+def test_verification_takes_float_noise_for_zero_variance() -> None:
+    """Groups of one repeated record whose synthesis saw rounding noise as a variance.
+
+    The task's sums about its shift give such a group a covariance of 0 plus about 1e-16
+    of rounding, so the records spread along it by about 1e-8; the check, from other sums,
+    finds exactly 0 there. At 10M generated rows (many repeated records) 21,938 groups
+    failed that way by at most 1.2e-8 before :data:`FLOAT_VARIANCE`; now none does, while a
+    mean moved by 1e-5 (far beyond noise) still fails.
+    """
+    from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
+    from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.randomness import RunKey
+    from sparkanon.stages.condense import FLOAT_VARIANCE, _origin, stacked_check
+
+    key = RunKey(bytes(range(32)), "user", "test")
+    rng = np.random.default_rng(9)
+    d, o, s = 4, [], []
+    for g in range(200):
+        x = np.repeat(rng.random((1, d)), int(rng.integers(10, 20)), axis=0)
+        exact = GroupStats.of(x)
+        noise = rng.normal(0.0, 1.0, (d, d))
+        noisy = GroupStats(
+            exact.count,
+            exact.sums,
+            exact.products + exact.count * 3e-16 * (noise @ noise.T),
+            exact.shift,
+        )
+        assert np.linalg.eigvalsh(noisy.covariance()).max() < 1e-14 < FLOAT_VARIANCE
+        y = synthetic_records(noisy, len(x), key, g)
+        assert np.abs(y - x).max() > 1e-9  # spread by the noise, as the synthesis does
+        if g % 10 == 0:
+            y = y + 1e-5
+        o.append(row_terms(x, _origin(d)).sum(axis=0))
+        s.append(row_terms(y, _origin(d)).sum(axis=0))
+    _, mean_off, _ = stacked_check(np.array(o), np.array(s), d, 1e-9)
+    assert np.flatnonzero(mean_off > 0).tolist() == list(range(0, 200, 10))

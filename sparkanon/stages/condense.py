@@ -100,6 +100,15 @@ NULL_EIGENVALUE = 1e-9
 """Eigenvalues below this share of a group's largest are numerically null: the float sums
 do not determine their axes (two computations of one group's covariance give other bases
 there), so the bound takes them at this share of the largest."""
+FLOAT_VARIANCE = 1e-13
+"""Eigenvalues below this (encoded scale, where a variance is at most 0.25) are float noise:
+a group whose records agree along an axis (identical records, common in coded data) has a
+covariance there of 0 plus the rounding of ``E[x x^T] - mean mean^T`` over values near 0.5,
+about 1e-16 per summation and a few orders more over a long sum. The synthesis spreads its
+records along such an axis by the square root of its own noise (about 1e-8); the check,
+which computes the covariance again from other sums, may find 0 there. So the bound takes
+every eigenvalue at least at this figure: half-widths of ``sqrt(3e-13)``, 5.5e-7 of an
+attribute's range, far below any published difference."""
 
 
 @dataclass(frozen=True)
@@ -529,13 +538,26 @@ def make_check_fn(
     return check
 
 
+def floored_eigenvalues(values: np.ndarray) -> np.ndarray:
+    """The eigenvalues the bounds take (each at least :data:`FLOAT_VARIANCE`).
+
+    Every eigenvalue is raised to :data:`NULL_EIGENVALUE` of its group's largest and to
+    :data:`FLOAT_VARIANCE`, whichever is larger.
+
+    Args:
+        values: ``(groups, d)`` eigenvalues, each row descending.
+    """
+    return np.maximum(np.maximum(values, NULL_EIGENVALUE * values[:, :1]), FLOAT_VARIANCE)
+
+
 def looped_check(
     o: np.ndarray, s: np.ndarray, d: int, alpha: float, slack: np.ndarray | None = None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per group (one at a time): records, mean excess and covariance excess over the bounds.
 
     The mean: along each axis of the original's eigenbasis, the synthetic mean's offset
-    minus :func:`mean_tolerance` of the floored eigenvalues at the synthetic count, minus
+    minus :func:`mean_tolerance` of the floored eigenvalues
+    (:func:`floored_eigenvalues`) at the synthetic count, minus
     the slack projected on the axis (``sum_i |P_ij| slack_i``), at least 0.
 
     Args:
@@ -554,7 +576,7 @@ def looped_check(
         synthetic = GroupStats.from_flat(s[r], d, _origin(d))
         n[r] = original.count
         values, axes = eigen_axes(original.covariance())
-        floored = np.maximum(values, NULL_EIGENVALUE * (values[0] if d else 0.0))
+        floored = floored_eigenvalues(values[None, :])[0] if d else values
         shift = np.abs(axes.T @ (synthetic.mean() - original.mean()))
         allowed = mean_tolerance(floored, synthetic.count, alpha) + np.abs(axes).T @ slack
         mean_off[r] = float(np.maximum(shift - allowed, 0.0).max()) if d else 0.0
@@ -621,7 +643,7 @@ def stacked_check(
     axes = vectors * np.where(at_lead < 0.0, -1.0, 1.0)
     in_basis = np.swapaxes(axes, 1, 2) @ cov_s @ axes
     gap = np.abs(in_basis - values[:, :, None] * np.eye(d))
-    floored = np.maximum(values, NULL_EIGENVALUE * values[:, :1])
+    floored = floored_eigenvalues(values)
     a = np.sqrt(3.0 * floored)
     shift = np.abs(np.einsum("gij,gi->gj", axes, mean_s - mean_o))
     allowed = a * np.sqrt(2.0 * np.log(2.0 / alpha) / n_s[:, None])
