@@ -527,7 +527,11 @@ def test_hierarchy_file_missing(tmp_path, capsys) -> None:
 
 
 def _existing_output(out: Path) -> dict[str, str]:
+    """A previous output of sparkanon (its marker included: overwrite may replace it)."""
+    from sparkanon.safety import MARKER, marker_text
+
     (out / "data").mkdir(parents=True)
+    (out / MARKER).write_text(marker_text(), encoding="utf-8")
     (out / "data" / "part-00000.csv").write_text("old,table\n", encoding="utf-8")
     (out / "metrics.json").write_text('{"old": true}', encoding="utf-8")
     return _snapshot(out)
