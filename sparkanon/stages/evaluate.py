@@ -907,15 +907,37 @@ def default_out(target: str) -> str:
     return target
 
 
-def write_evaluation(engine: Engine, evaluation: Mapping[str, Any], directory: str) -> list[str]:
-    """``evaluation.json`` and ``report.html`` in ``directory``; returns their paths."""
+def write_evaluation(
+    engine: Engine,
+    evaluation: Mapping[str, Any],
+    directory: str,
+    permissions: str | None = None,
+) -> list[str]:
+    """``evaluation.json`` and ``report.html`` in ``directory``; returns their paths.
+
+    Args:
+        engine: the engine (its filesystem).
+        evaluation: what :func:`evaluate` returned.
+        directory: where to write.
+        permissions: ``output.permissions`` (``sparkanon evaluate``): a folder made here
+            gets its directory mode and the output marker, the files its file mode.
+            ``None``: the run's staging directory, whose modes the commit sets.
+    """
     from sparkanon.report import render_html
+    from sparkanon.safety import MARKER, marker_text, modes
 
     text = json.dumps(_jsonable(evaluation), indent=2, allow_nan=False)
     html = render_html(json.loads(text))
     paths = [f"{directory}/{EVALUATION}", f"{directory}/{REPORT}"]
+    made = permissions is not None and not engine.path_exists(directory)
+    if made:
+        engine.make_dir(directory, modes(permissions)[0])
+        engine.write_text(f"{directory}/{MARKER}", marker_text("evaluation"))
     engine.write_text(paths[0], text)
     engine.write_text(paths[1], html)
+    if permissions is not None:
+        for path in paths + ([f"{directory}/{MARKER}"] if made else []):
+            engine.set_permissions(path, *modes(permissions))
     log.info("evaluate: wrote %s and %s", EVALUATION, REPORT)
     return paths
 
