@@ -635,10 +635,11 @@ def _report_failure(exc: BaseException) -> int:
 def check_command_writes(
     config_path: str, config: Any, key_file: str | None, metrics_out: str | None
 ) -> None:
-    """Refuse ``--metrics-out`` or ``output.path`` on, around or inside what the job reads.
+    """Refuse a write of the job on, around or inside what it reads.
 
-    The reads are the config file, the key file and the config's own (input, hierarchy
-    and taxonomy files, long table, holdout, population); ``output.path`` is checked
+    The writes are ``--metrics-out``, ``output.path`` and a stream's checkpoint; the reads
+    the config file, the key file and the config's own (input, hierarchy and taxonomy
+    files, long table, holdout, population, stream source). ``output.path`` is checked
     against the config's reads again, with the engine's own paths, before any work
     (:class:`sparkanon.stages.commit.PathTarget`).
 
@@ -655,6 +656,8 @@ def check_command_writes(
         writes.append(Location("--metrics-out", metrics_out, local=True))
     if config.output.path:
         writes.append(Location("output.path", config.output.path))
+    if config.stream is not None:
+        writes.append(Location("stream.checkpoint", config.stream.checkpoint))
     check_reads_and_writes(reads, writes)
 
 
@@ -986,6 +989,7 @@ def stream_command(
     try:
         config = load_config(config_path, list(overrides))
         stream_problems(config)  # before a Spark session starts
+        check_command_writes(config_path, config, key_file, None)
         key = RunKey.for_run(key_file, key_label)  # a bad key file fails before Spark
         engine = make_engine("spark", config, master)
         report = run_stream(engine, config, key=key)
