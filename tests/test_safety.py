@@ -340,3 +340,97 @@ def test_the_staging_directory_is_owner_only_from_the_start(tmp_path: Path) -> N
     assert [p.name for p in staging.iterdir()] == [MARKER]
     target.discard()
     assert not staging.exists()
+
+
+def test_evaluate_out_onto_the_input_is_refused(tmp_path: Path, capsys) -> None:
+    data = write_adult_csv(tmp_path, 60)
+    before = data.read_bytes()
+    job = write_config(tmp_path, make_config(tmp_path, data))
+    assert main(["evaluate", str(job), "--out", str(data), "--engine", "local"]) == EXIT_USER
+    err = capsys.readouterr().err
+    assert "--out" in err and "lies inside the input (input.path" in err, err
+    assert data.read_bytes() == before
+
+
+def _perturbed_release(tmp_path: Path, hours: str) -> Path:
+    """A committed perturbation release whose uniform-noise column is named ``hours``."""
+    n = 2000
+    frame = pd.DataFrame(
+        {
+            "age": [20 + (i * 7) % 50 for i in range(n)],
+            hours: [20 + (i * 13) % 40 for i in range(n)],
+            "income": [("<=50K", ">50K")[(i * 5) % 3 == 0] for i in range(n)],
+        }
+    )
+    data = tmp_path / "people.csv"
+    frame.to_csv(data, index=False)
+    raw = {
+        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "attributes": [
+            {"name": "age", "kind": "continuous"},
+            {"name": hours, "kind": "continuous"},
+        ],
+        "sensitive": {"name": "income"},
+        "algorithm": {
+            "name": "perturb",
+            "columns": [
+                {"name": "age", "noise": "gaussian", "privacy": 0.5},
+                {"name": hours, "noise": "uniform", "scale": 4.0},
+            ],
+        },
+        "output": {"path": str(tmp_path / "out"), "format": "csv"},
+        "report": {"enabled": False},
+        "seed": 13,
+    }
+    assert run_command(str(write_config(tmp_path, raw)), [], engine_name="local") == EXIT_OK
+    return tmp_path / "out"
+
+
+def test_reconstruct_names_plots_safely_and_keeps_off_the_release(tmp_path: Path, capsys) -> None:
+    hours = "../../hours"
+    out = _perturbed_release(tmp_path, hours)
+    data_before = _tree(out / "data")
+    args = ["reconstruct", str(out), "--bins", "5", "--engine", "local"]
+    assert main([*args, "--out", str(out / "data")]) == EXIT_USER
+    err = capsys.readouterr().err
+    assert "--out" in err and "is the release (OUTPUT_DIR" in err, err
+    assert _tree(out / "data") == data_before
+    assert main(args) == EXIT_OK, capsys.readouterr().err
+    folder = out / "reconstruction"
+    names = {p.name for p in folder.iterdir()}
+    assert {MARKER, "reconstruction.json", "distributions.csv", "age.png"} <= names
+    assert safe_file_name(hours) + ".png" in names
+    assert not list(tmp_path.rglob("hours*"))
+    assert _modes_under(folder) == {("dir", 0o700), ("file", 0o600)}
+
+
+# ---------------------------------------------------------------- the same on Spark
+
+
+@pytest.mark.spark
+def test_spark_output_is_owner_only_and_overwrites_only_its_own(
+    spark, tmp_path: Path, capsys
+) -> None:
+    """Spark's part files and their ``.crc`` files included; the marker lets the next
+    overwrite through, an unrelated folder is refused and left as it was."""
+    cfg = make_config(
+        tmp_path, write_adult_csv(tmp_path, 100), sections={"output": {"mode": "overwrite"}}
+    )
+    job = str(write_config(tmp_path, cfg))
+    out = Path(cfg["output"]["path"])
+    old = os.umask(0o022)
+    try:
+        assert run_command(job, [], "spark") == EXIT_OK, capsys.readouterr().err
+        assert any(p.name.endswith(".crc") for p in out.rglob("*"))
+        assert _modes_under(out) == {("dir", 0o700), ("file", 0o600)}
+        assert run_command(job, ["output.permissions=group"], "spark") == EXIT_OK
+        assert _modes_under(out) == {("dir", 0o750), ("file", 0o640)}
+    finally:
+        os.umask(old)
+    unrelated = tmp_path / "unrelated"
+    unrelated.mkdir()
+    (unrelated / "keep.txt").write_text("mine", encoding="utf-8")
+    code = run_command(job, [f"output.path={unrelated}"], "spark")
+    assert code == EXIT_USER
+    assert MARKER in capsys.readouterr().err
+    assert [p.name for p in unrelated.iterdir()] == ["keep.txt"]
