@@ -147,6 +147,7 @@ def evaluate(
             quasi-identifier that is not a column.
     """
     from sparkanon.stages.evaluate import (
+        check_evaluation_writes,
         default_out,
         evaluate_target,
         load_target,
@@ -163,7 +164,10 @@ def evaluate(
         from sparkanon.engine.spark import SparkEngine
 
         runner = SparkEngine(get_or_create_session())
+    folder = out or default_out(target)
+    if write:
+        check_evaluation_writes(runner, target, loaded, folder)
     result = evaluate_target(runner, loaded)
     if write:
-        write_evaluation(runner, result, out or default_out(target))
+        write_evaluation(runner, result, folder, loaded.config.output.permissions)
     return result

@@ -896,30 +896,6 @@ def reconstruct_command(
     return EXIT_OK
 
 
-def check_evaluation_writes(engine: Any, given: str, target: Any, out: str) -> None:
-    """Refuse ``evaluate --out`` files on, around or inside what the evaluation reads.
-
-    The reads: the config (the file given, or the output's ``config.yaml``), the
-    config's own (the input, hierarchy files, holdout, population...), the release's
-    table and the holdout and population options.
-    """
-    from sparkanon.safety import Location, check_reads_and_writes, job_reads
-    from sparkanon.stages.evaluate import EVALUATION, REPORT
-
-    reads = job_reads(target.config)
-    if target.output is None:
-        reads.append(Location("CONFIG", given, "the config file", local=True))
-    else:
-        reads.append(Location("OUTPUT_DIR", f"{target.output}/config.yaml", "the release"))
-        reads.append(Location("OUTPUT_DIR", f"{target.output}/{target.table}", "the release"))
-    report = target.settings.report
-    for key, path in (("--holdout", report.holdout), ("--population", report.population)):
-        if path:
-            reads.append(Location(key, path, f"the {key[2:]}"))
-    writes = [Location("--out", f"{out}/{name}") for name in (EVALUATION, REPORT)]
-    check_reads_and_writes(reads, writes, engine.canonical_path)
-
-
 def evaluate_command(args: argparse.Namespace) -> int:
     """Evaluate a release or an input (exit 0, or 2 on bad input, naming it).
 
@@ -927,6 +903,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     files, and per table evaluated its rows, classes and ARX's headline risks.
     """
     from sparkanon.stages.evaluate import (
+        check_evaluation_writes,
         default_out,
         evaluate_target,
         load_target,

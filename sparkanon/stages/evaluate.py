@@ -815,6 +815,32 @@ def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> T
     return Target(config, settings_of(config, **options), target, metrics, table)
 
 
+def check_evaluation_writes(engine: Engine, given: str, target: Target, out: str) -> None:
+    """Refuse ``evaluate --out`` files on, around or inside what the evaluation reads.
+
+    The reads: the config (the file given, or the output's ``config.yaml``), the
+    config's own (the input, hierarchy files, holdout, population...), the release's
+    table and the holdout and population options.
+
+    Raises:
+        ConfigError: naming ``--out``, the read's key or flag and both paths.
+    """
+    from sparkanon.safety import Location, check_reads_and_writes, job_reads
+
+    reads = job_reads(target.config)
+    if target.output is None:
+        reads.append(Location("CONFIG", given, "the config file", local=True))
+    else:
+        reads.append(Location("OUTPUT_DIR", f"{target.output}/config.yaml", "the release"))
+        reads.append(Location("OUTPUT_DIR", f"{target.output}/{target.table}", "the release"))
+    report = target.settings.report
+    for key, path in (("--holdout", report.holdout), ("--population", report.population)):
+        if path:
+            reads.append(Location(key, path, f"the {key[2:]}"))
+    writes = [Location("--out", f"{out}/{name}") for name in (EVALUATION, REPORT)]
+    check_reads_and_writes(reads, writes, engine.canonical_path)
+
+
 def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
     """Evaluate a committed output (beside its input) or a config's raw input."""
     config, settings = target.config, target.settings
