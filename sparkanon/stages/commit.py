@@ -228,7 +228,6 @@ class PathTarget(OutputTarget):
         self, staging: str, metrics: dict[str, Any], schemas: Mapping[str, list[tuple[str, str]]]
     ) -> str:
         write_metadata(self.engine, self.config, staging, metrics)
-        self.engine.write_text(f"{staging}/{MARKER}", marker_text())
         self.engine.set_permissions(staging, *modes(self.config.output.permissions))
         move_into_place(self.engine, staging, self.out_path, self.config.output.mode)
         return self.out_path
