@@ -434,3 +434,24 @@ def test_spark_output_is_owner_only_and_overwrites_only_its_own(
     assert code == EXIT_USER
     assert MARKER in capsys.readouterr().err
     assert [p.name for p in unrelated.iterdir()] == ["keep.txt"]
+
+
+@pytest.mark.spark
+def test_spark_sets_modes_through_hadoop_off_the_local_disk(
+    spark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HDFS branch (Hadoop's ``mkdirs`` and ``setPermission``), run on Hadoop's local
+    filesystem by treating the path as not local."""
+    from sparkanon.engine.spark import SparkEngine
+
+    engine = SparkEngine(spark)
+    monkeypatch.setattr(engine, "_local_of", lambda path: None)
+    root = tmp_path / "out"
+    engine.make_dir(str(root), 0o700)
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700 and engine.is_directory(str(root))
+    (root / "data").mkdir()
+    (root / "data" / "part-0.csv").write_text("a\n1\n", encoding="utf-8")
+    (root / "metrics.json").write_text("{}", encoding="utf-8")
+    engine.set_permissions(f"file://{root}", 0o750, 0o640)
+    assert _modes_under(root) == {("dir", 0o750), ("file", 0o640)}
+    assert not engine.is_directory(str(root / "metrics.json"))
