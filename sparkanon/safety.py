@@ -132,7 +132,7 @@ def check_reads_and_writes(
             raise ConfigError(
                 f"{out.key}: {out.path!r} ({where(out)}) {relation} {inp.what} ({inp.key}: "
                 f"{inp.path!r}, {where(inp)}), which this run reads; writing there would "
-                f"destroy or pollute it. Choose a {out.key} outside it"
+                f"destroy or pollute it. Set {out.key} to a location outside it"
             )
 
 
