@@ -31,6 +31,7 @@ from tests._inputs import (
     attribute,
     leftovers,
     make_config,
+    mark_as_output,
     write_adult_csv,
     write_config,
     write_rows,
@@ -528,10 +529,8 @@ def test_hierarchy_file_missing(tmp_path, capsys) -> None:
 
 def _existing_output(out: Path) -> dict[str, str]:
     """A previous output of sparkanon (its marker included: overwrite may replace it)."""
-    from sparkanon.safety import MARKER, marker_text
-
-    (out / "data").mkdir(parents=True)
-    (out / MARKER).write_text(marker_text(), encoding="utf-8")
+    mark_as_output(out)
+    (out / "data").mkdir()
     (out / "data" / "part-00000.csv").write_text("old,table\n", encoding="utf-8")
     (out / "metrics.json").write_text('{"old": true}', encoding="utf-8")
     return _snapshot(out)

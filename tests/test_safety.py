@@ -39,7 +39,13 @@ from sparkanon.safety import (
     check_reads_and_writes,
     modes,
 )
-from tests._inputs import HIERARCHIES, make_config, write_adult_csv, write_config
+from tests._inputs import (
+    HIERARCHIES,
+    file_modes,
+    make_config,
+    write_adult_csv,
+    write_config,
+)
 
 # ---------------------------------------------------------------- pure: locations
 
@@ -297,13 +303,6 @@ def test_a_hostile_column_name_stays_inside_the_output(tmp_path: Path, capsys) -
     assert list(built) == [column] and built[column]
 
 
-def _modes_under(root: Path) -> set[tuple[str, int]]:
-    found = {("dir", stat.S_IMODE(root.stat().st_mode))}
-    for p in root.rglob("*"):
-        found.add(("dir" if p.is_dir() else "file", stat.S_IMODE(p.stat().st_mode)))
-    return found
-
-
 @pytest.mark.report
 @pytest.mark.parametrize(
     ("permissions", "dir_mode", "file_mode"),
@@ -326,7 +325,7 @@ def test_outputs_are_owner_only_unless_group(
         os.umask(old)
     out = Path(cfg["output"]["path"])
     assert (out / "report.html").is_file()
-    assert _modes_under(out) == {("dir", dir_mode), ("file", file_mode)}
+    assert file_modes(out) == {("dir", dir_mode), ("file", file_mode)}
     assert stat.S_IMODE(metrics.stat().st_mode) == file_mode
 
 
@@ -401,7 +400,7 @@ def test_reconstruct_names_plots_safely_and_keeps_off_the_release(tmp_path: Path
     assert {MARKER, "reconstruction.json", "distributions.csv", "age.png"} <= names
     assert safe_file_name(hours) + ".png" in names
     assert not list(tmp_path.rglob("hours*"))
-    assert _modes_under(folder) == {("dir", 0o700), ("file", 0o600)}
+    assert file_modes(folder) == {("dir", 0o700), ("file", 0o600)}
 
 
 # ---------------------------------------------------------------- the same on Spark
@@ -422,9 +421,9 @@ def test_spark_output_is_owner_only_and_overwrites_only_its_own(
     try:
         assert run_command(job, [], "spark") == EXIT_OK, capsys.readouterr().err
         assert any(p.name.endswith(".crc") for p in out.rglob("*"))
-        assert _modes_under(out) == {("dir", 0o700), ("file", 0o600)}
+        assert file_modes(out) == {("dir", 0o700), ("file", 0o600)}
         assert run_command(job, ["output.permissions=group"], "spark") == EXIT_OK
-        assert _modes_under(out) == {("dir", 0o750), ("file", 0o640)}
+        assert file_modes(out) == {("dir", 0o750), ("file", 0o640)}
     finally:
         os.umask(old)
     unrelated = tmp_path / "unrelated"
@@ -453,5 +452,5 @@ def test_spark_sets_modes_through_hadoop_off_the_local_disk(
     (root / "data" / "part-0.csv").write_text("a\n1\n", encoding="utf-8")
     (root / "metrics.json").write_text("{}", encoding="utf-8")
     engine.set_permissions(f"file://{root}", 0o750, 0o640)
-    assert _modes_under(root) == {("dir", 0o750), ("file", 0o640)}
+    assert file_modes(root) == {("dir", 0o750), ("file", 0o640)}
     assert not engine.is_directory(str(root / "metrics.json"))
