@@ -7,7 +7,10 @@ Map of the package:
   classes, the rules across keys, ``--set`` overrides, loading, the error messages).
 * :mod:`sparkanon.errors` - user errors (exit 2), privacy violations (exit 3), bugs.
 * :mod:`sparkanon.io` - which input files are data, where the output may go, local
-  CSV/Parquet reading.
+  CSV/Parquet reading, file names made from column names.
+* :mod:`sparkanon.safety` - output safety: no command writes on, around or inside what it
+  reads, ``mode: overwrite`` replaces only a marked (sparkanon-written) output, outputs
+  are owner-only (``output.permissions``).
 * :mod:`sparkanon.attributes` - quasi-identifier kinds, their distances, centroids,
   generalized values and NCP (:mod:`~sparkanon.attributes.kinds`; Yang et al. 2014's code
   hierarchy trees in :mod:`~sparkanon.attributes.semantic`; dates and timestamps with their
@@ -147,6 +150,7 @@ def evaluate(
             quasi-identifier that is not a column.
     """
     from sparkanon.stages.evaluate import (
+        check_evaluation_writes,
         default_out,
         evaluate_target,
         load_target,
@@ -163,7 +167,10 @@ def evaluate(
         from sparkanon.engine.spark import SparkEngine
 
         runner = SparkEngine(get_or_create_session())
+    folder = out or default_out(target)
+    if write:
+        check_evaluation_writes(runner, target, loaded, folder)
     result = evaluate_target(runner, loaded)
     if write:
-        write_evaluation(runner, result, out or default_out(target))
+        write_evaluation(runner, result, folder, loaded.config.output.permissions)
     return result

@@ -334,11 +334,21 @@ def _add_init_parser(sub: Any) -> None:
 
 
 def init_command(args: argparse.Namespace) -> int:
-    """Profile a table and write a starter config (exit 0, or 2 naming what is wrong)."""
+    """Profile a table and write a starter config (exit 0, or 2 naming what is wrong).
+
+    ``--out`` may not be, contain or lie inside the files profiled; it is written
+    readable by its owner only.
+    """
+    from sparkanon.safety import Location, check_reads_and_writes, write_private_text
     from sparkanon.stages.starter import is_table_name, starter_config
 
     qis = args.quasi_identifiers
     try:
+        if args.out is not None and not is_table_name(args.source):
+            check_reads_and_writes(
+                [Location("TABLE_OR_PATH", args.source, "the table init profiles")],
+                [Location("--out", args.out, local=True)],
+            )
         engine_name = "spark" if is_table_name(args.source) else args.engine
         engine = make_engine(engine_name, None, args.master, hive=is_table_name(args.source))
         text = starter_config(
@@ -354,7 +364,10 @@ def init_command(args: argparse.Namespace) -> int:
     if args.out is None:
         sys.stdout.write(text)
     else:
-        Path(args.out).write_text(text, encoding="utf-8")
+        try:
+            write_private_text(args.out, text)
+        except OSError as exc:
+            return _report_failure(ConfigError(f"--out {args.out}: cannot be written ({exc})"))
         print(json.dumps({"config": args.out}))
     return EXIT_OK
 
@@ -619,6 +632,46 @@ def _report_failure(exc: BaseException) -> int:
     return EXIT_INTERNAL
 
 
+def check_command_writes(
+    config_path: str, config: Any, key_file: str | None, metrics_out: str | None
+) -> None:
+    """Refuse a write of the job on, around or inside what it reads.
+
+    The writes are ``--metrics-out``, ``output.path`` and a stream's checkpoint; the reads
+    the config file, the key file and the config's own (input, hierarchy and taxonomy
+    files, long table, holdout, population, stream source). ``output.path`` is checked
+    against the config's reads again, with the engine's own paths, before any work
+    (:class:`sparkanon.stages.commit.PathTarget`).
+
+    Raises:
+        ConfigError: naming the write's flag or key, the read's, and both paths.
+    """
+    from sparkanon.safety import Location, check_reads_and_writes, job_reads
+
+    reads = [*job_reads(config), Location("CONFIG", config_path, "the config file", local=True)]
+    if key_file:
+        reads.append(Location("--key-file", key_file, "the key file", local=True))
+    writes = []
+    if metrics_out:
+        writes.append(Location("--metrics-out", metrics_out, local=True))
+    if config.output.path:
+        writes.append(Location("output.path", config.output.path))
+    if config.stream is not None:
+        writes.append(Location("stream.checkpoint", config.stream.checkpoint))
+    check_reads_and_writes(reads, writes)
+
+
+def _write_metrics_file(path: str, text: str, permissions: str) -> int:
+    """Write ``--metrics-out`` with the file mode of ``output.permissions``; the exit code."""
+    from sparkanon.safety import write_private_text
+
+    try:
+        write_private_text(path, text, permissions)
+    except OSError as exc:
+        return _report_failure(ConfigError(f"--metrics-out {path}: cannot be written ({exc})"))
+    return EXIT_OK
+
+
 def run_command(
     config_path: str,
     overrides: Sequence[str],
@@ -639,12 +692,15 @@ def run_command(
     try:
         key = RunKey.for_run(key_file, key_label)
         config = load_config(config_path, _with_partition(overrides, partition))
+        check_command_writes(config_path, config, key_file, metrics_out)
         result = run_job(make_engine(engine_name, config, master, remote), config, key=key)
     except Exception as exc:  # noqa: BLE001 - every failure becomes an exit code
         return _report_failure(exc)
     text = json.dumps(result.metrics, indent=2)
     if metrics_out:
-        Path(metrics_out).write_text(text + "\n", encoding="utf-8")
+        code = _write_metrics_file(metrics_out, text + "\n", config.output.permissions)
+        if code != EXIT_OK:
+            return code
     print(metrics_table(result.metrics) if output_format == "table" else text)
     return EXIT_OK
 
@@ -691,6 +747,7 @@ def backfill_command(
             )
         column = next(iter(lo))
         config = load_config(config_path, overrides)
+        check_command_writes(config_path, config, key_file, metrics_out)
         if config.input.table is None:
             raise ConfigError("backfill: input.table must name a partitioned catalog table")
         engine = make_engine(engine_name, config, master, remote)
@@ -741,7 +798,8 @@ def backfill_command(
         "failed": [r["partition"] for r in results if r["exit_code"] != EXIT_OK],
     }
     if metrics_out:
-        Path(metrics_out).write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        text = json.dumps(results, indent=2) + "\n"
+        worst = _write_metrics_file(metrics_out, text, config.output.permissions) or worst
     print(json.dumps(summary))
     return worst
 
@@ -781,6 +839,7 @@ def validate_command(
     try:
         RunKey.for_run(key_file, key_label)
         config = load_config(config_path, _with_partition(overrides, partition))
+        check_command_writes(config_path, config, key_file, None)
         engine = make_engine(engine_name, config, master, remote)
         report = validate_job(engine, config)
     except Exception as exc:  # noqa: BLE001
@@ -804,13 +863,26 @@ def reconstruct_command(
     ``out`` (default ``OUTPUT_DIR/reconstruction``) and prints a summary as JSON: per
     column and method, the iterations and the stopping rule.
     """
-    from sparkanon.stages.reconstruct import reconstruct_release, write_reconstruction
+    from sparkanon.safety import Location, check_reads_and_writes
+    from sparkanon.stages.reconstruct import (
+        load_release,
+        reconstruct_release,
+        write_reconstruction,
+    )
 
     try:
+        release = load_release(output_dir)
+        target = out or str(Path(output_dir) / "reconstruction")
+        check_reads_and_writes(
+            [
+                Location("OUTPUT_DIR", f"{output_dir}/{name}", "the release", local=True)
+                for name in ("data", "noise.json", "config.yaml", "metrics.json")
+            ],
+            [Location("--out", target, local=True)],
+        )
         engine = make_engine(engine_name, None, master)
         result = reconstruct_release(engine, output_dir, bins, integer_bins, by)
-        target = out or str(Path(output_dir) / "reconstruction")
-        written = write_reconstruction(result, target)
+        written = write_reconstruction(result, target, release.permissions)
     except Exception as exc:  # noqa: BLE001
         return _report_failure(exc)
     summary: dict[str, Any] = {"out": target, "files": written, "rows": result["rows"]}
@@ -831,6 +903,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     files, and per table evaluated its rows, classes and ARX's headline risks.
     """
     from sparkanon.stages.evaluate import (
+        check_evaluation_writes,
         default_out,
         evaluate_target,
         load_target,
@@ -852,10 +925,11 @@ def evaluate_command(args: argparse.Namespace) -> int:
     }
     try:
         target = load_target(args.target, args.overrides, **options)  # before Spark starts
-        engine = make_engine(args.engine, target.config, args.master)
-        result = evaluate_target(engine, target)
         out = args.out or default_out(args.target)
-        files = write_evaluation(engine, result, out)
+        engine = make_engine(args.engine, target.config, args.master)
+        check_evaluation_writes(engine, args.target, target, out)
+        result = evaluate_target(engine, target)
+        files = write_evaluation(engine, result, out, target.config.output.permissions)
     except Exception as exc:  # noqa: BLE001
         return _report_failure(exc)
     summary: dict[str, Any] = {"files": files, "table": result["table"]}
@@ -892,6 +966,7 @@ def stream_command(
     try:
         config = load_config(config_path, list(overrides))
         stream_problems(config)  # before a Spark session starts
+        check_command_writes(config_path, config, key_file, None)
         key = RunKey.for_run(key_file, key_label)  # a bad key file fails before Spark
         engine = make_engine("spark", config, master)
         report = run_stream(engine, config, key=key)

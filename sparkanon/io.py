@@ -6,10 +6,16 @@ Both engines share these rules, so a job behaves the same on pandas and on Spark
   the declared format only (by suffix, or by ``input.glob``), never hidden files
   (a path part starting with ``.`` or ``_``, as Spark's own rule: ``_SUCCESS``,
   ``.crc`` files). Everything else is skipped and named in the log.
-* **Where the output may go** (:func:`path_conflict`): never onto the input, around it
-  or inside it, compared after resolving symlinks and relative paths; otherwise
-  ``output.mode: overwrite`` would delete the input, and an output inside an input
-  directory would be read back as input by the next run.
+* **Where the output may go** (:func:`path_relation`, :func:`path_conflict`): never onto
+  the input, around it or inside it, compared after resolving symlinks and relative paths
+  (:func:`canonical_location`; a Hadoop URI by its scheme, authority and normalized path);
+  otherwise ``output.mode: overwrite`` would delete the input, and an output inside an
+  input directory would be read back as input by the next run. The same relation keeps
+  every other write of a job off every file it reads (:mod:`sparkanon.safety`).
+* **File names made from data** (:func:`safe_file_name`, :func:`file_in`): a column
+  name becomes a file name of ``[A-Za-z0-9._-]`` only, never ``.``, ``..`` or empty,
+  with a short hash of the original when it had to be changed, and the file is checked
+  to lie inside its folder.
 * **Malformed CSV records** (:func:`csv_records`): a record whose number of fields
   differs from the header's is flagged (column :data:`MALFORMED`) rather than padded
   or truncated silently; :func:`csv_field_count` finds its line for the error.
@@ -27,9 +33,12 @@ import bz2
 import csv
 import fnmatch
 import gzip
+import hashlib
 import io
 import logging
 import os
+import posixpath
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +46,7 @@ from typing import IO, Any
 
 import pandas as pd
 
-from sparkanon.errors import InputError
+from sparkanon.errors import InputError, InternalError
 
 log = logging.getLogger("sparkanon")
 
@@ -155,6 +164,57 @@ def canonical_local(path: str) -> str:
     return os.path.realpath(os.path.abspath(os.path.expanduser(path)))
 
 
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)(.*)$")
+
+
+def normalize_uri(uri: str) -> str:
+    """A Hadoop URI as scheme, authority and normalized path, for comparing locations.
+
+    The scheme and the authority are lowercased, the path has ``.``, ``..``, repeated
+    and trailing slashes removed (``s3a://B/x/../y/`` is ``s3a://b/y``). Pure: nothing
+    is looked up (a default port or a relative path is not filled in).
+    """
+    found = _SCHEME.match(uri)
+    if found is None:
+        return uri
+    scheme, authority, path = found.groups()
+    path = posixpath.normpath(path) if path else "/"
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    return f"{scheme.lower()}://{authority.lower()}{'' if path == '/' else path}"
+
+
+def canonical_location(path: str) -> str:
+    """Where ``path`` is, for comparing locations.
+
+    A local path (or ``file:`` URI) absolute with symlinks and ``..`` resolved, any other
+    URI by :func:`normalize_uri`.
+    """
+    local = local_path(path)
+    return canonical_local(local) if local is not None else normalize_uri(path)
+
+
+def path_relation(first: str, second: str) -> str | None:
+    """How location ``second`` overlaps location ``first``: the one containment test.
+
+    Both must be canonical (:func:`canonical_location`, or an engine's
+    ``canonical_path``). Locations on different filesystems (other schemes or
+    authorities) never overlap.
+
+    Returns:
+        ``"is"`` (the same location), ``"contains"`` (``second`` is a folder above
+        ``first``), ``"lies inside"`` (``second`` is under ``first``), or ``None``.
+    """
+    a, b = first.rstrip("/") or "/", second.rstrip("/") or "/"
+    if a == b:
+        return "is"
+    if a.startswith(b if b.endswith("/") else b + "/"):
+        return "contains"
+    if b.startswith(a if a.endswith("/") else a + "/"):
+        return "lies inside"
+    return None
+
+
 def path_conflict(input_path: str, output_path: str) -> str | None:
     """How an output location would destroy or pollute the input, or ``None`` if it is safe.
 
@@ -170,14 +230,47 @@ def path_conflict(input_path: str, output_path: str) -> str | None:
         (an output under an input directory would be read as input by the next run),
         or ``None``.
     """
-    inp, out = input_path.rstrip("/") or "/", output_path.rstrip("/") or "/"
-    if inp == out:
-        return "is the input"
-    if inp.startswith(out if out.endswith("/") else out + "/"):
-        return "contains the input"
-    if out.startswith(inp + "/"):
-        return "lies inside the input"
-    return None
+    relation = path_relation(input_path, output_path)
+    return None if relation is None else f"{relation} the input"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+MAX_NAME_CHARS = 100
+"""The longest part of a file name kept from a column name (before the hash suffix)."""
+
+
+def safe_file_name(name: str) -> str:
+    """A file name (without suffix) made from a column name or a value.
+
+    Keeps ``A-Z a-z 0-9 . _ -``, replaces any other character by ``_``, never gives
+    ``.``, ``..``, an empty name or a hidden one (a leading ``.``), and keeps at most
+    :data:`MAX_NAME_CHARS` characters. When the name had to be changed, ``-`` and the
+    first 8 hex digits of its SHA-256 are appended, so two columns never share a file
+    (``a/b`` and ``a b`` both clean to ``a_b``). A name that is already safe is kept.
+    """
+    cleaned = _UNSAFE.sub("_", name)
+    if cleaned.startswith("."):
+        cleaned = "_" + cleaned[1:]
+    cleaned = cleaned[:MAX_NAME_CHARS]
+    if cleaned == name and cleaned not in ("", ".", ".."):
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{cleaned}-{digest}" if cleaned else digest
+
+
+def file_in(folder: str, name: str, suffix: str = "") -> str:
+    """``<folder>/<safe name><suffix>``, checked to lie directly inside ``folder``.
+
+    Raises:
+        InternalError: the joined path would leave the folder (a bug: the name is
+            sanitized by :func:`safe_file_name` first).
+    """
+    leaf = safe_file_name(name) + suffix
+    path = f"{folder.rstrip('/')}/{leaf}"
+    parent, _, last = posixpath.normpath(path).rpartition("/")
+    if last != leaf or (parent or ".") != posixpath.normpath(folder.rstrip("/") or "/"):
+        raise InternalError(f"file name {leaf!r} would leave its folder {folder!r}")
+    return path
 
 
 def list_local_files(root: Path) -> list[str]:

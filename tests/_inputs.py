@@ -149,6 +149,25 @@ def attribute(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
     return next(a for a in cfg["attributes"] if a["name"] == name)
 
 
+def mark_as_output(folder: Path) -> Path:
+    """Put sparkanon's output marker in ``folder`` (a fake earlier output it may overwrite)."""
+    from sparkanon.safety import MARKER, marker_text
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / MARKER).write_text(marker_text(), encoding="utf-8")
+    return folder
+
+
+def file_modes(root: Path) -> set[tuple[str, int]]:
+    """The ``(kind, permission bits)`` found in a tree: ``("dir", 0o700)``, ``("file", ...)``."""
+    import stat
+
+    found = {("dir", stat.S_IMODE(root.stat().st_mode))}
+    for p in root.rglob("*"):
+        found.add(("dir" if p.is_dir() else "file", stat.S_IMODE(p.stat().st_mode)))
+    return found
+
+
 def leftovers(out: Path) -> list[Path]:
     """The output path (if it exists) and every ``<out>.__sparkanon_*`` sibling."""
     found = sorted(out.parent.glob(f"{out.name}.__sparkanon_*"))

@@ -31,6 +31,7 @@ from tests._inputs import (
     attribute,
     leftovers,
     make_config,
+    mark_as_output,
     write_adult_csv,
     write_config,
     write_rows,
@@ -527,7 +528,9 @@ def test_hierarchy_file_missing(tmp_path, capsys) -> None:
 
 
 def _existing_output(out: Path) -> dict[str, str]:
-    (out / "data").mkdir(parents=True)
+    """A previous output of sparkanon (its marker included: overwrite may replace it)."""
+    mark_as_output(out)
+    (out / "data").mkdir()
     (out / "data" / "part-00000.csv").write_text("old,table\n", encoding="utf-8")
     (out / "metrics.json").write_text('{"old": true}', encoding="utf-8")
     return _snapshot(out)

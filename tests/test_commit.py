@@ -8,10 +8,13 @@ import pytest
 
 from sparkanon.engine.local import LocalEngine
 from sparkanon.stages.commit import recover_interrupted_commit
+from tests._inputs import mark_as_output
 
 
 def _output(folder: Path, k: int, complete: bool = True) -> Path:
-    (folder / "data").mkdir(parents=True)
+    """A path output as sparkanon writes it (its marker included)."""
+    mark_as_output(folder)
+    (folder / "data").mkdir()
     (folder / "data" / "part-0.csv").write_text(f"k\n{k}\n", encoding="utf-8")
     if complete:
         (folder / "metrics.json").write_text(f'{{"k": {k}}}', encoding="utf-8")

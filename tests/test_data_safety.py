@@ -190,8 +190,8 @@ def test_non_data_files_in_the_input_directory_are_skipped_and_named(
 
 @pytest.mark.report
 def test_parquet_output_directory_read_back_as_input(tmp_path: Path, capsys) -> None:
-    """A previous run's output (with metrics.json, config.yaml and the report) reads as
-    parquet data."""
+    """A previous run's output (with metrics.json, config.yaml, the report and the hidden
+    output marker) reads as parquet data."""
     cfg = make_config(
         tmp_path, write_adult_csv(tmp_path, 80), sections={"report": {"enabled": True}}
     )
@@ -203,6 +203,7 @@ def test_parquet_output_directory_read_back_as_input(tmp_path: Path, capsys) -> 
         "config.yaml",
         "evaluation.json",
         "report.html",
+        ".sparkanon-output",
     }
     again = make_config(tmp_path, first, out=tmp_path / "again")
     again["input"].update(format="parquet")

@@ -142,7 +142,8 @@ def test_commit_writes_both_tables(tmp_path: Path) -> None:
     cfg = rt_config(tmp_path, data, output__format="csv")
     assert run_command(str(write_config(tmp_path, cfg)), [], engine_name="local") == EXIT_OK
     out = tmp_path / "out"
-    assert sorted(p.name for p in out.iterdir()) == ["config.yaml", "metrics.json", "rt", "tt"]
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".sparkanon-output", "config.yaml", "metrics.json", "rt", "tt"]
     metrics = json.loads((out / "metrics.json").read_text())
     rt = pd.concat(pd.read_csv(f) for f in sorted((out / "rt").glob("*.csv")))
     assert len(rt) == metrics["rows_out"]

@@ -625,5 +625,13 @@ def write_arx(taxonomy: Taxonomy, path: str | Path) -> None:
 
 
 def hierarchy_file(directory: str, column: str) -> str:
-    """Where a column's generated hierarchy goes: ``<directory>/hierarchies/<column>.csv``."""
-    return f"{directory}/{HIERARCHIES}/{column}.csv"
+    """Where a column's generated hierarchy goes: ``<directory>/hierarchies/<name>.csv``.
+
+    ``<name>`` is the column's name made safe (:func:`sparkanon.io.safe_file_name`: a
+    name such as ``../../t`` cannot leave the folder, and a changed name carries a hash
+    of the original so two columns never share a file); whatever reads the hierarchies
+    back calls this too.
+    """
+    from sparkanon.io import file_in
+
+    return file_in(f"{directory}/{HIERARCHIES}", column, ".csv")

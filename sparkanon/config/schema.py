@@ -650,6 +650,9 @@ class OutputConfig(_Frozen):
             the algorithm could not publish); a run above it, or one that would publish
             no row, fails (exit 2) naming the causes, and nothing is written. ``1``
             allows any suppression but an empty release.
+        permissions: who may read what the run writes (the output, its staging
+            directory, ``--metrics-out``): ``owner`` (directories ``0700``, files
+            ``0600``) or ``group`` (``0750`` and ``0640``).
     """
 
     path: str | None = None
@@ -659,6 +662,7 @@ class OutputConfig(_Frozen):
     decimals: Annotated[Int, Field(ge=0)] | None = None
     publish: Literal["centroids", "generalized", "anatomy"] = "centroids"
     max_suppressed_share: Annotated[Float, Field(ge=0, le=1)] = 0.5
+    permissions: Literal["owner", "group"] = "owner"
 
     @model_validator(mode="after")
     def _one_target(self) -> OutputConfig:

@@ -410,6 +410,26 @@ class Engine(ABC):
         """Write a small text file."""
 
     @abstractmethod
+    def is_directory(self, path: str) -> bool:
+        """Whether ``path`` exists and is a directory."""
+
+    @abstractmethod
+    def make_dir(self, path: str, mode: int) -> None:
+        """Create directory ``path`` (and missing parents) and give it ``mode``.
+
+        Made before anything is written into it, so what the engine writes there later
+        (with the process's umask) is out of others' reach from the start.
+        """
+
+    @abstractmethod
+    def set_permissions(self, path: str, dir_mode: int, file_mode: int) -> None:
+        """Give every directory under ``path`` (itself included) ``dir_mode``.
+
+        Every file gets ``file_mode``; symbolic links are not followed. Where the
+        filesystem keeps no permissions (an object store), nothing changes.
+        """
+
+    @abstractmethod
     def list_files(self, directory: str) -> list[str]:
         """The paths of every file under ``directory``, recursively, sorted (``[]``: none)."""
 

@@ -8,6 +8,7 @@ accumulators are exercised as on Spark.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ from sparkanon.io import (
     read_columnar,
     write_parquet,
 )
+from sparkanon.safety import restrict_local_tree
 
 _PANDAS_TYPES = {"long": "int64", "double": "float64", "string": "object", "boolean": "bool"}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply}
@@ -399,6 +401,16 @@ class LocalEngine(Engine):
     def write_text(self, path: str, text: str) -> None:  # noqa: D102
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         Path(path).write_text(text, encoding="utf-8")
+
+    def is_directory(self, path: str) -> bool:  # noqa: D102
+        return Path(path).is_dir()
+
+    def make_dir(self, path: str, mode: int) -> None:  # noqa: D102
+        Path(path).mkdir(parents=True, exist_ok=True, mode=mode)
+        os.chmod(path, mode)
+
+    def set_permissions(self, path: str, dir_mode: int, file_mode: int) -> None:  # noqa: D102
+        restrict_local_tree(path, dir_mode, file_mode)
 
     def list_files(self, directory: str) -> list[str]:  # noqa: D102
         root = Path(directory)

@@ -47,6 +47,7 @@ from sparkanon.io import (
     list_local_files,
     local_path,
 )
+from sparkanon.safety import restrict_local_tree
 
 _CORRUPT = "_sparkanon_corrupt_record"
 
@@ -598,6 +599,60 @@ class SparkEngine(Engine):
             stream.write(bytearray(text.encode("utf-8")))
         finally:
             stream.close()
+
+    def _local_of(self, path: str) -> str | None:
+        """The local path of ``path`` when it is on this machine's disk (else ``None``)."""
+        if self.connect:
+            return local_path(path)
+        fs, jpath = self._fs(path)
+        qualified = str(fs.makeQualified(jpath).toString())
+        return local_path(qualified) if qualified.startswith("file:") else None
+
+    def is_directory(self, path: str) -> bool:  # noqa: D102
+        fs, jpath = self._fs(path)
+        return bool(fs.exists(jpath)) and bool(fs.getFileStatus(jpath).isDirectory())
+
+    def _permission(self, mode: int) -> Any:
+        jvm = self.spark._jvm  # noqa: SLF001
+        return jvm.org.apache.hadoop.fs.permission.FsPermission(f"{mode:o}")
+
+    def make_dir(self, path: str, mode: int) -> None:
+        """Create ``path`` with ``mode``.
+
+        By ``os`` on a local disk, else by Hadoop's ``mkdirs`` and ``setPermission`` (a
+        no-op on object stores).
+        """
+        local = self._local_of(path)
+        if local is not None:
+            os.makedirs(local, mode=mode, exist_ok=True)
+            os.chmod(local, mode)
+            return
+        fs, jpath = self._fs(path)
+        fs.mkdirs(jpath)
+        fs.setPermission(jpath, self._permission(mode))
+
+    def set_permissions(self, path: str, dir_mode: int, file_mode: int) -> None:
+        """Set the modes of a tree.
+
+        By ``os`` on a local disk (Spark's ``.crc`` files included, which Hadoop's local
+        listing hides), else by Hadoop's ``setPermission``.
+        """
+        local = self._local_of(path)
+        if local is not None:
+            restrict_local_tree(local, dir_mode, file_mode)
+            return
+        fs, jpath = self._fs(path)
+        if not fs.exists(jpath):
+            return
+        dirs, files = self._permission(dir_mode), self._permission(file_mode)
+        pending = [fs.getFileStatus(jpath)]
+        while pending:
+            status = pending.pop()
+            if status.isDirectory():
+                fs.setPermission(status.getPath(), dirs)
+                pending.extend(fs.listStatus(status.getPath()))
+            elif not status.isSymlink():
+                fs.setPermission(status.getPath(), files)
 
     def list_files(self, directory: str) -> list[str]:  # noqa: D102
         fs, jpath = self._fs(directory)

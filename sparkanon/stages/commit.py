@@ -9,14 +9,19 @@ published tables (``data``, or ``rt`` and ``tt``), ``metrics.json`` and the reso
 ``config.yaml``.
 
 * :class:`PathTarget`: staging is ``<path>.__sparkanon_tmp_<id>``, renamed to ``path``.
-  Over an existing output (``mode: overwrite``) the old one is moved aside first
-  (``<path>.__sparkanon_old_<id>``) and deleted last. A driver killed between the two
-  renames leaves no ``path``; the next run on that output finishes the move
-  (:func:`recover_interrupted_commit`): forward when the staged output is complete (it
-  has ``metrics.json``, written only after verification), else back.
+  It is made first, with the mode of ``output.permissions`` and the marker
+  :data:`~sparkanon.safety.MARKER` inside, and every file and folder in it gets that
+  mode before the rename. Over an existing output (``mode: overwrite``) the old one is
+  moved aside first (``<path>.__sparkanon_old_<id>``) and deleted last; only a directory
+  holding the marker (sparkanon's own output) or an empty one is replaced. A driver
+  killed between the two renames leaves no ``path``; the next run on that output
+  finishes the move (:func:`recover_interrupted_commit`): forward when the staged output
+  is complete (it has ``metrics.json``, written only after verification), else back.
 * :class:`TableTarget`: staging is a *version directory* of the table,
   ``<root>/[<col>=<value>/]v-<id>``; the commit points the table (or the partition) at
   its ``data`` folder by one metastore update and then deletes the version it replaced
+  (a version directory gets the mode of ``output.permissions``; it carries no marker:
+  the table's properties and the ``v-<id>`` names tell sparkanon's versions)
   (``publish: anatomy``: two tables, ``<name>_rt`` and ``<name>_tt``, pointed at the
   ``rt`` and ``tt`` folders of one version by two updates in a row). A run holds a lock
   on its table or partition (a lock table in the metastore, created once,
@@ -42,7 +47,15 @@ import yaml
 from sparkanon.config import JobConfig, partition_text
 from sparkanon.engine.base import Catalog, Engine, TableInfo
 from sparkanon.errors import ConfigError, OutputExistsError
-from sparkanon.io import path_conflict
+from sparkanon.safety import (
+    MARKER,
+    Location,
+    check_overwritable,
+    check_reads_and_writes,
+    job_reads,
+    marker_text,
+    modes,
+)
 from sparkanon.stages import table_lock
 from sparkanon.stages._common import log
 
@@ -172,42 +185,50 @@ class PathTarget(OutputTarget):
         self._staging: str | None = None
 
     def check(self) -> None:
-        """Refuse an output inside or around the input, or an existing one under ``error``.
+        """Refuse an output that would overwrite what it should not.
+
+        That is an output on, around or inside anything the job reads, an existing one
+        under ``error``, and under ``overwrite`` one sparkanon did not write.
 
         Raises:
-            ConfigError: the output is, contains or lies inside the input.
-            OutputExistsError: the output exists and ``output.mode`` is ``error``.
+            ConfigError: the output is, contains or lies inside the input, a hierarchy or
+                taxonomy file, the long item table, the holdout or the population.
+            OutputExistsError: the output exists and ``output.mode`` is ``error``, or it
+                is not a sparkanon output (no marker) and not empty.
         """
         config, engine = self.config, self.engine
-        if self.reads_path and config.input.path is not None:
-            inp = engine.canonical_path(config.input.path)
-            out = engine.canonical_path(self.out_path)
-            relation = path_conflict(inp, out)
-            if relation is not None:
-                raise ConfigError(
-                    f"output.path: {config.output.path!r} ({out}) {relation} "
-                    f"{config.input.path!r} ({inp}); writing there would destroy or pollute "
-                    "the input. Choose an output path outside the input"
-                )
-        if config.output.mode == "error" and engine.path_exists(self.out_path):
+        check_reads_and_writes(
+            job_reads(config, reads_input=self.reads_path),
+            [Location("output.path", config.output.path or self.out_path)],
+            engine.canonical_path,
+        )
+        if not engine.path_exists(self.out_path):
+            return
+        if config.output.mode == "error":
             raise OutputExistsError(
                 f"output.path: {self.out_path!r} already exists; remove it or set "
                 "output.mode: overwrite"
             )
+        check_replaceable(engine, self.out_path)
 
     def recover(self) -> None:
         """Finish an overwrite a killed run left between its two renames."""
         recover_interrupted_commit(self.engine, self.out_path)
 
-    def staging(self) -> str:  # noqa: D102
+    def staging(self) -> str:
+        """The staging directory, made at the first call: its mode, then the marker."""
         if self._staging is None:
-            self._staging = f"{self.out_path}{_TMP}{uuid.uuid4().hex[:12]}"
+            staging = f"{self.out_path}{_TMP}{uuid.uuid4().hex[:12]}"
+            self.engine.make_dir(staging, modes(self.config.output.permissions)[0])
+            self._staging = staging
+            self.engine.write_text(f"{staging}/{MARKER}", marker_text())
         return self._staging
 
     def commit(  # noqa: D102
         self, staging: str, metrics: dict[str, Any], schemas: Mapping[str, list[tuple[str, str]]]
     ) -> str:
         write_metadata(self.engine, self.config, staging, metrics)
+        self.engine.set_permissions(staging, *modes(self.config.output.permissions))
         move_into_place(self.engine, staging, self.out_path, self.config.output.mode)
         return self.out_path
 
@@ -216,13 +237,30 @@ class PathTarget(OutputTarget):
             self.engine.delete_path(self._staging)
 
 
+def check_replaceable(engine: Engine, out_path: str) -> None:
+    """Refuse to replace an existing ``out_path`` that sparkanon did not write.
+
+    Raises:
+        OutputExistsError: it is a file, or a non-empty directory without the marker
+            :data:`~sparkanon.safety.MARKER`.
+    """
+    directory = engine.is_directory(out_path)
+    names = engine.list_names(out_path) if directory else []
+    check_overwritable(names, directory, out_path, "output.path")
+
+
 def move_into_place(engine: Engine, tmp_path: str, out_path: str, mode: str) -> None:
-    """Rename ``tmp_path`` to ``out_path`` (moving an existing output aside under overwrite)."""
+    """Rename ``tmp_path`` to ``out_path`` (moving an existing output aside under overwrite).
+
+    An existing output is replaced only if sparkanon wrote it (:func:`check_replaceable`,
+    checked again here: it may have appeared or changed while the job ran).
+    """
     if engine.path_exists(out_path):
         if mode != "overwrite":
             raise OutputExistsError(
                 f"output.path: {out_path!r} appeared while the job ran; nothing was written"
             )
+        check_replaceable(engine, out_path)
         trash = f"{out_path}{_OLD}{uuid.uuid4().hex[:12]}"
         engine.rename_path(out_path, trash)
         engine.rename_path(tmp_path, out_path)
@@ -599,9 +637,12 @@ class TableTarget(OutputTarget):
                 ", ".join(stale),
             )
 
-    def staging(self) -> str:  # noqa: D102
+    def staging(self) -> str:
+        """The version directory, made at the first call with the mode of the permissions."""
         if self._staging is None:
-            self._staging = f"{self.versions_folder()}/v-{uuid.uuid4().hex[:12]}"
+            staging = f"{self.versions_folder()}/v-{uuid.uuid4().hex[:12]}"
+            self.engine.make_dir(staging, modes(self.config.output.permissions)[0])
+            self._staging = staging
         return self._staging
 
     def _check_schema(self, member: str, info: TableInfo, columns: list[tuple[str, str]]) -> None:
@@ -653,6 +694,7 @@ class TableTarget(OutputTarget):
             if info is not None:
                 self._check_schema(member, info, columns[pub])
         write_metadata(self.engine, self.config, staging, metrics)
+        self.engine.set_permissions(staging, *modes(self.config.output.permissions))
         props = self.properties(metrics)
         root = self.root()
         for pub, member in self.members.items():

@@ -815,6 +815,32 @@ def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> T
     return Target(config, settings_of(config, **options), target, metrics, table)
 
 
+def check_evaluation_writes(engine: Engine, given: str, target: Target, out: str) -> None:
+    """Refuse ``evaluate --out`` files on, around or inside what the evaluation reads.
+
+    The reads: the config (the file given, or the output's ``config.yaml``), the
+    config's own (the input, hierarchy files, holdout, population...), the release's
+    table and the holdout and population options.
+
+    Raises:
+        ConfigError: naming ``--out``, the read's key or flag and both paths.
+    """
+    from sparkanon.safety import Location, check_reads_and_writes, job_reads
+
+    reads = job_reads(target.config)
+    if target.output is None:
+        reads.append(Location("CONFIG", given, "the config file", local=True))
+    else:
+        reads.append(Location("OUTPUT_DIR", f"{target.output}/config.yaml", "the release"))
+        reads.append(Location("OUTPUT_DIR", f"{target.output}/{target.table}", "the release"))
+    report = target.settings.report
+    for key, path in (("--holdout", report.holdout), ("--population", report.population)):
+        if path:
+            reads.append(Location(key, path, f"the {key[2:]}"))
+    writes = [Location("--out", f"{out}/{name}") for name in (EVALUATION, REPORT)]
+    check_reads_and_writes(reads, writes, engine.canonical_path)
+
+
 def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
     """Evaluate a committed output (beside its input) or a config's raw input."""
     config, settings = target.config, target.settings
@@ -907,15 +933,37 @@ def default_out(target: str) -> str:
     return target
 
 
-def write_evaluation(engine: Engine, evaluation: Mapping[str, Any], directory: str) -> list[str]:
-    """``evaluation.json`` and ``report.html`` in ``directory``; returns their paths."""
+def write_evaluation(
+    engine: Engine,
+    evaluation: Mapping[str, Any],
+    directory: str,
+    permissions: str | None = None,
+) -> list[str]:
+    """``evaluation.json`` and ``report.html`` in ``directory``; returns their paths.
+
+    Args:
+        engine: the engine (its filesystem).
+        evaluation: what :func:`evaluate` returned.
+        directory: where to write.
+        permissions: ``output.permissions`` (``sparkanon evaluate``): a folder made here
+            gets its directory mode and the output marker, the files its file mode.
+            ``None``: the run's staging directory, whose modes the commit sets.
+    """
     from sparkanon.report import render_html
+    from sparkanon.safety import MARKER, marker_text, modes
 
     text = json.dumps(_jsonable(evaluation), indent=2, allow_nan=False)
     html = render_html(json.loads(text))
     paths = [f"{directory}/{EVALUATION}", f"{directory}/{REPORT}"]
+    made = permissions is not None and not engine.path_exists(directory)
+    if made:
+        engine.make_dir(directory, modes(permissions)[0])
+        engine.write_text(f"{directory}/{MARKER}", marker_text("evaluation"))
     engine.write_text(paths[0], text)
     engine.write_text(paths[1], html)
+    if permissions is not None:
+        for path in paths + ([f"{directory}/{MARKER}"] if made else []):
+            engine.set_permissions(path, *modes(permissions))
     log.info("evaluate: wrote %s and %s", EVALUATION, REPORT)
     return paths
 

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,6 +78,8 @@ from sparkanon.algorithms.perturbation.noise import NoiseSpec
 from sparkanon.attributes.dates import epoch_of_typed
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InputError, UserError
+from sparkanon.io import file_in
+from sparkanon.safety import make_local_dir, modes, write_private_text
 from sparkanon.stages._common import log
 
 DEFAULT_BINS = 50
@@ -116,12 +119,15 @@ class Release:
         data: its ``data/`` directory.
         fmt: the table's format (``csv`` or ``parquet``).
         noise: ``noise.json``: per perturbed column, its declared noise.
+        permissions: the release's ``output.permissions`` (what the reconstruction's
+            files get).
     """
 
     path: str
     data: str
     fmt: str
     noise: dict[str, Any]
+    permissions: str = "owner"
 
 
 @dataclass
@@ -169,8 +175,10 @@ def load_release(output_dir: str) -> Release:
         raise UserError(f"{output_dir}: unreadable noise.json or config.yaml: {exc}") from exc
     if not isinstance(noise, dict) or not noise:
         raise UserError(f"{noise_file}: declares no perturbed column")
-    fmt = str(((config or {}).get("output") or {}).get("format") or "parquet")
-    return Release(str(root), str(root / "data"), fmt, noise)
+    output = (config or {}).get("output") or {}
+    fmt = str(output.get("format") or "parquet")
+    permissions = "group" if output.get("permissions") == "group" else "owner"
+    return Release(str(root), str(root / "data"), fmt, noise, permissions)
 
 
 def noise_spec(name: str, declared: dict[str, Any]) -> NoiseSpec:
@@ -712,28 +720,33 @@ def plot_column(name: str, entry: dict[str, Any], path: Path) -> None:
     plt.close(fig)
 
 
-def write_reconstruction(result: dict[str, Any], out_dir: str) -> list[str]:
+def write_reconstruction(
+    result: dict[str, Any], out_dir: str, permissions: str = "owner"
+) -> list[str]:
     """Write ``reconstruction.json``, ``distributions.csv`` and the plots; the files written.
 
-    Plots are skipped (with a log line) when matplotlib cannot be imported.
+    A folder made here gets the directory mode of ``permissions`` and the output marker;
+    every file written gets the file mode. A plot is named after its column made safe
+    (:func:`sparkanon.io.file_in`). Plots are skipped (with a log line) when matplotlib
+    cannot be imported.
     """
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "reconstruction.json").write_text(json.dumps(result, indent=2) + "\n", "utf-8")
-    distribution_rows(result).to_csv(out / "distributions.csv", index=False)
+    make_local_dir(out_dir, permissions, kind="reconstruction")
+    write_private_text(
+        str(out / "reconstruction.json"), json.dumps(result, indent=2) + "\n", permissions
+    )
+    write_private_text(
+        str(out / "distributions.csv"), distribution_rows(result).to_csv(index=False), permissions
+    )
     written = ["reconstruction.json", "distributions.csv"]
     try:
         import matplotlib  # noqa: F401
     except ImportError:
         log.info("reconstruct: matplotlib is not installed; no plots written")
         return written
-    for i, (name, entry) in enumerate(result["columns"].items()):
-        file = f"{_safe(name) or f'column{i}'}.png"
-        plot_column(name, entry, out / file)
-        written.append(file)
+    for name, entry in result["columns"].items():
+        path = file_in(str(out), name, ".png")
+        plot_column(name, entry, Path(path))
+        os.chmod(path, modes(permissions)[1])
+        written.append(Path(path).name)
     return written
-
-
-def _safe(name: str) -> str:
-    """A column name as a file name (letters, digits, ``-``, ``_`` and ``.``)."""
-    return "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in name).strip(".")
