@@ -178,3 +178,20 @@ def test_every_bundled_config_publishes_its_harmless_options() -> None:
         written = published_config(load_config(path))
         assert written["input"].get("options", {}) == harmless_options(options), path
         assert pd.notna(written["input"].get("path") or written["input"].get("table"))
+
+
+def test_table_properties_hold_no_option(tmp_path: Path) -> None:
+    from sparkanon.stages.commit import TableTarget
+
+    cfg = make_config(tmp_path, write_adult_csv(tmp_path, 20))
+    del cfg["input"]["path"]
+    cfg["input"] |= {"format": "parquet", "table": "db.adult", "partition": {"ds": "2026-11-23"}}
+    cfg["input"]["options"] = {"fs.s3a.secret.key": "S3cretS3aValue", "password": "x"}
+    cfg["output"] = {"table": "db.adult_anon"}
+    target = object.__new__(TableTarget)  # properties() reads the config alone, no catalog
+    target.config, target.spec = parse_config(cfg, "job.yaml"), {"ds": "2026-11-23"}
+    metrics = {"model": {"k": 4}, "algorithm": {"name": "maa_slie"}, "verified": True}
+    props = target.properties(metrics)
+    text = " ".join(f"{k}={v}" for k, v in props.items())
+    assert "S3cretS3aValue" not in text and "password" not in text
+    assert props["sparkanon.config_sha256"] == config_sha256(target.config)
