@@ -42,7 +42,8 @@ class PerturbColumn(BaseModel):
         scale_share: the same as a share of the column's range.
         privacy: Agrawal and Srikant's privacy level, as a share of the range.
         bounds: the column's range ``[low, high]`` as declared (e.g. ``[0, 120]`` for
-            ages), for ``scale_share`` and ``privacy``; unset: the input's range rounded
+            ages; days since 1970-01-01 for a date, epoch seconds for a timestamp), for
+            ``scale_share`` and ``privacy``; unset: the input's range rounded
             outward to a power-of-ten grid (:func:`.noise.coarse_range`), so the published
             scale does not give away the input's exact minimum and maximum.
         retention: randomized response: the probability a value is published as itself.
@@ -72,11 +73,12 @@ class PerturbColumn(BaseModel):
             if self.numeric
             else (_CATEGORICAL_SCALES, _NUMERIC_SCALES)
         )
-        if self.bounds is not None and not (self.numeric and self.bounds[0] < self.bounds[1]):
+        if self.bounds is not None and not self.numeric:
             raise ValueError(
-                f"bounds: {list(self.bounds)} is not a range [low, high] with low < high of "
-                "additive noise (uniform or gaussian)"
+                f"bounds: not a setting of noise: {self.noise} (the range of additive noise)"
             )
+        if self.bounds is not None and not self.bounds[0] < self.bounds[1]:
+            raise ValueError(f"bounds: {list(self.bounds)} is not a range [low, high], low < high")
         given = [k for k in own if getattr(self, k) is not None]
         wrong = [k for k in other if getattr(self, k) is not None]
         if wrong:
