@@ -195,3 +195,22 @@ def test_table_properties_hold_no_option(tmp_path: Path) -> None:
     text = " ".join(f"{k}={v}" for k, v in props.items())
     assert "S3cretS3aValue" not in text and "password" not in text
     assert props["sparkanon.config_sha256"] == config_sha256(target.config)
+
+
+def test_the_report_names_the_output_without_its_credentials(tmp_path: Path) -> None:
+    from sparkanon.engine.local import LocalEngine
+    from sparkanon.stages._common import StageTimer
+    from sparkanon.stages.evaluate import evaluate_run
+    from sparkanon.stages.read import read_input
+
+    cfg = make_config(tmp_path, write_adult_csv(tmp_path, 60))
+    cfg["output"]["path"] = "s3a://AKIAEXAMPLEKEYID:S3cretS3aValue@bucket/out"
+    config = parse_config(cfg, "job.yaml")
+    engine = LocalEngine()
+    rows = read_input(engine, config, StageTimer(engine)).original
+    staging = tmp_path / "staging"
+    evaluation = evaluate_run(engine, config, rows, {"data": rows}, {}, str(staging))
+    assert evaluation["table"]["source"] == "s3a://bucket/out"
+    for name in ("evaluation.json", "report.html"):
+        text = (staging / name).read_text(encoding="utf-8")
+        assert "S3cretS3aValue" not in text and "AKIAEXAMPLEKEYID" not in text
