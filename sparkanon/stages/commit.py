@@ -6,7 +6,7 @@ Two kinds of output (``output.path`` or ``output.table``), one protocol
 verified in, :meth:`~OutputTarget.commit` to publish it in one step, and
 :meth:`~OutputTarget.discard` when the job fails. A staging directory holds the
 published tables (``data``, or ``rt`` and ``tt``), ``metrics.json`` and the resolved
-``config.yaml``.
+``config.yaml`` (as :mod:`sparkanon.config.published` allows: no credentials).
 
 * :class:`PathTarget`: staging is ``<path>.__sparkanon_tmp_<id>``, renamed to ``path``.
   Over an existing output (``mode: overwrite``) the old one is moved aside first
