@@ -45,13 +45,14 @@ job's input itself (a test tool: the whole input is read on this machine) and ch
 * **declared noise**, recomputed from the config and the usable rows: a numeric column's
   distribution, scale (``scale``; ``scale_share * range``; ``privacy``: uniform
   ``a = privacy * range / (2 confidence)``, gaussian ``sigma = privacy * range / (2 z)``,
-  ``z`` the normal quantile of ``(1 + confidence) / 2``; range = max - min over the usable
-  rows), variance, privacy width and share; a randomized-response column's values (the
-  declared domain: ``order``, ``values`` or the hierarchy's leaves, else the usable rows'
-  distinct values), retention (``retention``, or ``e^eps / (e^eps + k - 1)``), transition
-  matrix (``p`` on the diagonal, ``(1 - p) / (k - 1)`` elsewhere, rows summing to 1) and
-  its epsilon (``ln`` of the largest ratio within a column, equal to the config's
-  ``epsilon``); every published value of the column is a declared value;
+  ``z`` the normal quantile of ``(1 + confidence) / 2``; range = the declared ``bounds``,
+  else max - min over the usable rows rounded outward to a power-of-ten grid), variance,
+  privacy width and share; a randomized-response column's values (the declared domain:
+  ``order``, ``values`` or the hierarchy's leaves, else the usable rows' distinct values),
+  retention (``retention``, or ``e^eps / (e^eps + k - 1)``), transition matrix (``p`` on
+  the diagonal, ``(1 - p) / (k - 1)`` elsewhere, rows summing to 1) and its epsilon
+  (``ln`` of the largest ratio within a column, equal to the config's ``epsilon``); every
+  published value of the column is a declared value;
 * **marginals**, at ``algorithm.significance`` per test (default 1e-4), without pairing a
   published row with an input row (the release holds no row link): the unperturbed
   columns (quasi-identifiers not in ``algorithm.columns``, the sensitive and ``keep``
@@ -478,10 +479,27 @@ def usable_rows(cfg: dict, frame: pd.DataFrame, report: Report) -> tuple[pd.Data
     return frame[keep].reset_index(drop=True), counts
 
 
-def expected_scale(spec: dict, span: float, confidence: float) -> float:
-    """A numeric column's noise scale from its config entry and the input's range.
+def coarse_span(low: float, high: float) -> float:
+    """The width of ``[low, high]`` rounded outward to a power-of-ten grid.
 
-    ``scale`` as given; ``scale_share * range``; ``privacy``: uniform
+    The job states a share-of-range noise against this range, not the exact input one
+    (which the published scale would give away): the step is the largest power of ten
+    not above ``high - low`` (``[36.5, 73]`` -> ``[30, 80]``, width 50).
+    """
+    width = high - low
+    if not (math.isfinite(width) and width > 0):
+        return width
+    step = 10.0 ** math.floor(math.log10(width))
+    top = float(f"{math.ceil(high / step) * step:.12g}")
+    bottom = float(f"{math.floor(low / step) * step:.12g}")
+    return top - bottom
+
+
+def expected_scale(spec: dict, span: float, confidence: float) -> float:
+    """A numeric column's noise scale from its config entry and its range.
+
+    ``span``: the declared ``bounds``' width, else the input's range rounded outward
+    (:func:`coarse_span`). ``scale`` as given; ``scale_share * range``; ``privacy``: uniform
     ``a = privacy * range / (2 confidence)``, gaussian
     ``sigma = privacy * range / (2 z)``, ``z`` the normal quantile of ``(1 + confidence) / 2``.
     """
@@ -832,9 +850,11 @@ def check_perturbed(cfg: dict, output_dir: Path) -> int:
                 report.expect(outside == 0, f"{name}: {outside} published values not declared")
         else:
             span = None
-            if usable is not None:
+            if spec.get("bounds") is not None:
+                span = float(spec["bounds"][1]) - float(spec["bounds"][0])
+            elif usable is not None:
                 x = pd.to_numeric(trimmed(usable[name]), errors="coerce").to_numpy(dtype=float)
-                span = float(x.max() - x.min()) if len(x) else 0.0
+                span = coarse_span(float(x.min()), float(x.max())) if len(x) else 0.0
             check_numeric_declaration(name, spec, declared, span, confidence, report)
 
     if usable is not None and not missing and len(table) == len(usable):

@@ -18,14 +18,12 @@ per-column, per-node, per-block and per-class statistics, never rows.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sparkanon.attributes.builders import arx_text, hierarchy_file
+from sparkanon.attributes.builders import hierarchy_file, published_paths, rows_text
 from sparkanon.attributes.hierarchy import Taxonomy
-from sparkanon.attributes.kinds import CategoricalKind
-from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError
@@ -42,7 +40,7 @@ from sparkanon.stages.commit import (
     resolved_config_yaml,
 )
 from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
-from sparkanon.stages.profile import Profile, profile_input
+from sparkanon.stages.profile import Profile, built_taxonomies, profile_input
 from sparkanon.stages.read import read_input
 from sparkanon.stages.release import check_release_size
 from sparkanon.stages.release_checks import key_scan, order_checks, raise_failures
@@ -123,7 +121,8 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     staging = run.staging()
     built = built_taxonomies(run.config, run.schema)
     if staging is not None:
-        write_hierarchies(engine.write_text, built, staging)
+        shown = published_hierarchies(engine, built, done.publication.tables)
+        write_hierarchies(engine.write_text, shown, staging)
     with timer.stage("release_checks"):
         checks = order_checks(engine, done.publication.tables, run.raw.original)
         found, scanned = key_scan(engine, run.key, staging)
@@ -151,31 +150,52 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
 
 
-def built_taxonomies(config: JobConfig, schema: Schema) -> dict[str, Taxonomy]:
-    """The hierarchies the config's builders generated from the data, by column."""
-    builders = {a.name for a in config.quasi_identifiers if getattr(a, "builder", None)}
-    return {
-        kind.name: kind.taxonomy
-        for kind in schema.kinds
-        if kind.name in builders and isinstance(kind, CategoricalKind) and kind.taxonomy
-    }
+def published_hierarchies(
+    engine: Engine, taxonomies: Mapping[str, Taxonomy], tables: Mapping[str, Table]
+) -> dict[str, list[tuple[str, ...]]]:
+    """Each generated hierarchy cut to the nodes the release publishes and their ancestors.
+
+    The column's distinct published values come from the staged table that holds it (one
+    aggregation per column); :func:`~sparkanon.attributes.builders.published_paths` keeps
+    the paths through them. A column no staged table holds, or one holding more distinct
+    values than its hierarchy has nodes (they are not its labels), gets no file.
+    """
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for column, taxonomy in taxonomies.items():
+        table = next((t for t in tables.values() if column in dict(engine.schema_of(t))), None)
+        if table is None:
+            continue
+        values = engine.aggregate(table, [column], {"n": ("count", column)})
+        nodes = len({node for path in taxonomy.paths for node in path})
+        if engine.count(values) > nodes:
+            log.info("hierarchy of %s not written: its published values are not its nodes", column)
+            continue
+        published = {str(v) for v in engine.collect_small(values, nodes)[column].dropna()}
+        rows = published_paths(taxonomy, published)
+        if rows:
+            out[column] = rows
+    return out
 
 
 def write_hierarchies(
-    write_text: Callable[[str, str], None], taxonomies: Mapping[str, Taxonomy], directory: str
+    write_text: Callable[[str, str], None],
+    hierarchies: Mapping[str, Sequence[Sequence[str]]],
+    directory: str,
 ) -> list[str]:
-    """The generated hierarchies as ARX files in ``directory/hierarchies``.
+    """The published part of the generated hierarchies as files in ``directory/hierarchies``.
+
+    ``hierarchies``: per column, the rows :func:`published_hierarchies` kept.
 
     Returns:
         The files written (none when no attribute has a builder).
     """
     written = []
-    for column, taxonomy in taxonomies.items():
+    for column, rows in hierarchies.items():
         path = hierarchy_file(directory, column)
-        write_text(path, arx_text(taxonomy))
+        write_text(path, rows_text(rows))
         written.append(path)
     if written:
-        log.info("wrote %d generated hierarchies", len(written))
+        log.info("wrote the published nodes of %d generated hierarchies", len(written))
     return written
 
 

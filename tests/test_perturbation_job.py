@@ -93,9 +93,11 @@ def test_job_publishes_every_row_with_its_declared_noise(tmp_path: Path, data: P
     out = Path(cfg["output"]["path"])
     noise = json.loads((out / "noise.json").read_text())
     assert noise == m["noise"]
-    # age: gaussian at 50% privacy: 3.92 sigma = 0.5 * range.
+    # age: gaussian at 50% privacy: 3.92 sigma = 0.5 * range, the input's 17..89 rounded
+    # outward to the power-of-ten grid, [10, 90] (the exact extremes are not published).
     source = people()
-    span = float(source["age"].max() - source["age"].min())
+    assert (source["age"].min(), source["age"].max()) == (17, 89)
+    span = 80.0
     assert noise["age"]["distribution"] == "gaussian"
     assert noise["age"]["privacy_width"] == pytest.approx(0.5 * span)
     assert noise["age"]["scale"] == pytest.approx(0.5 * span / (2 * 1.959963984540054))

@@ -20,7 +20,9 @@ The root ``*`` closes the levels unless the last level is one node by constructi
 mask of the whole code, one group of the whole order). With ``from_level: N`` each value
 is recoded to its level-``N`` node first: the leaves are the level-``N`` nodes, so several
 values share a leaf, as top- and bottom-coded values do. :class:`BuiltHierarchy` holds the
-taxonomy and each value's leaf; :func:`arx_text` writes it as an ARX file.
+taxonomy and each value's leaf; :func:`arx_text` writes it as an ARX file. A release
+writes beside its data only the nodes it publishes and their ancestors
+(:func:`published_paths`), never the leaves it does not publish.
 
 The checks that need no data are :func:`builder_problem` (at config load); a value a
 builder cannot place is an invalid value (:func:`invalid_values`, at profile).
@@ -32,7 +34,7 @@ import csv
 import datetime
 import io
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -619,6 +621,34 @@ def arx_text(taxonomy: Taxonomy) -> str:
     return buffer.getvalue()
 
 
+def published_paths(taxonomy: Taxonomy, published: Collection[str]) -> list[tuple[str, ...]]:
+    """The part of a generated hierarchy a release may publish: its published nodes and above.
+
+    For each root-to-leaf path of the taxonomy, the path from its lowest node the release
+    publishes (``published``: the column's distinct published values) up to the root;
+    paths holding no published node are left out, and equal rows are written once. So no
+    leaf (an exact input value) and no node the release does not show (the prefix of a
+    suppressed row's code, a value range no published row falls in) is written: the file
+    describes the published labels and how they generalize, not the input's domain.
+    When every published node is on one level (full-domain generalization) the rows are
+    of equal length and form an ARX hierarchy whose leaves are the published labels.
+    """
+    rows: dict[tuple[str, ...], None] = {}
+    for path in taxonomy.paths:
+        low = next((j for j, node in enumerate(path) if node in published), None)
+        if low is not None:
+            rows.setdefault(tuple(path[low:]), None)
+    return list(rows)
+
+
+def rows_text(rows: Sequence[Sequence[str]]) -> str:
+    """Hierarchy rows (most specific first, root last) as ``;``-separated CSV text."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=";", lineterminator="\n")
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
 def write_arx(taxonomy: Taxonomy, path: str | Path) -> None:
     """Write the taxonomy as an ARX hierarchy file (:func:`arx_text`)."""
     Path(path).write_text(arx_text(taxonomy), encoding="utf-8")
@@ -630,7 +660,8 @@ def hierarchy_file(directory: str, column: str) -> str:
     ``<name>`` is the column's name made safe (:func:`sparkanon.io.safe_file_name`: a
     name such as ``../../t`` cannot leave the folder, and a changed name carries a hash
     of the original so two columns never share a file); whatever reads the hierarchies
-    back calls this too.
+    back calls this too. A release writes there only the published part of the
+    hierarchy (:func:`published_paths`).
     """
     from sparkanon.io import file_in
 

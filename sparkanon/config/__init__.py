@@ -17,7 +17,9 @@ Modules:
 * :mod:`.messages` - the one translator of pydantic's errors into lines naming keys
   (also used by :func:`sparkanon.models.parse_models`);
 * :mod:`.loading` - reading the file and validating (:func:`load_config`,
-  :func:`parse_config`).
+  :func:`parse_config`);
+* :mod:`.published` - what of a config a release publishes (``config.yaml``): an
+  allow-list of keys, only parsing reader options, URIs without credentials.
 
 Relative paths (input, hierarchies, output) are resolved against the current working
 directory of the process that starts the job.

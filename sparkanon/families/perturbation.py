@@ -27,7 +27,7 @@ from typing import Any
 
 from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.perturbation._params import PerturbColumn, PerturbParams
-from sparkanon.algorithms.perturbation.noise import NoiseSpec, scale_for_privacy
+from sparkanon.algorithms.perturbation.noise import NoiseSpec, coarse_range, scale_for_privacy
 from sparkanon.algorithms.perturbation.perturb import ColumnNoise
 from sparkanon.algorithms.perturbation.randomized_response import (
     ldp_epsilon,
@@ -71,7 +71,8 @@ def column_plan(
     kind, code_column = schema.kinds[q], schema.code_columns[q]
     if column.numeric:
         assert isinstance(kind, ContinuousKind)
-        span = float(kind.high - kind.low)
+        low, high = noise_range(key, column, float(kind.low), float(kind.high))
+        span = high - low
         additive = additive_noise(key, column, span, params)
         noise = ColumnNoise(code_column, PERTURBATION + q, additive=additive)
         return ColumnCheck(column.name, code_column, kind, noise, span=span)
@@ -90,10 +91,35 @@ def column_plan(
     return ColumnCheck(column.name, code_column, kind, noise, retention=retention)
 
 
+def noise_range(key: str, column: PerturbColumn, low: float, high: float) -> tuple[float, float]:
+    """The range a numeric column's noise is a share of, as the release states it.
+
+    The declared ``bounds``, or the input's ``[low, high]`` rounded outward to a
+    power-of-ten grid (:func:`coarse_range`): the published scale, privacy width and share
+    then give away no exact input minimum or maximum. A column of one value keeps its
+    range of 0 (a share of it is refused by :func:`additive_noise`).
+
+    Raises:
+        ConfigError: an input value outside the declared bounds (they would understate
+            the range, and the noise with it).
+    """
+    if column.bounds is None:
+        return coarse_range(low, high)
+    lo, hi = (float(b) for b in column.bounds)
+    if low < lo or high > hi:
+        raise ConfigError(
+            f"{key}.bounds: {column.name!r} holds values outside the declared range "
+            f"[{lo:g}, {hi:g}]; declare bounds that hold every value, or leave them out"
+        )
+    return lo, hi
+
+
 def additive_noise(
     key: str, column: PerturbColumn, span: float, params: PerturbParams
 ) -> NoiseSpec:
     """A numeric column's noise: its scale, a share of its range, or its privacy level.
+
+    ``span``: the width of :func:`noise_range`, not of the exact input range.
 
     Raises:
         ConfigError: a share of the range of a column holding one value.
@@ -119,7 +145,8 @@ def declared_noise(plans: tuple[ColumnCheck, ...], params: PerturbParams) -> dic
 
     Numeric: the distribution, its scale (``a`` of uniform on ``[-a, a]``, or ``sigma``),
     its variance, and Agrawal and Srikant's privacy width at ``confidence`` with its share
-    of the column's range. Randomized response: the values in code order, the retention,
+    of the column's range (the declared or rounded range of :func:`noise_range`, which the
+    noise was drawn for). Randomized response: the values in code order, the retention,
     the transition matrix (row: the true value, column: the published one) and the local
     differential privacy it gives.
     """
@@ -209,4 +236,4 @@ class PerturbationFamily(Family):
         }
 
 
-__all__ = ["PerturbationFamily", "column_plan", "declared_noise"]
+__all__ = ["PerturbationFamily", "column_plan", "declared_noise", "noise_range"]

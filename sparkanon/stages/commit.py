@@ -6,7 +6,7 @@ Two kinds of output (``output.path`` or ``output.table``), one protocol
 verified in, :meth:`~OutputTarget.commit` to publish it in one step, and
 :meth:`~OutputTarget.discard` when the job fails. A staging directory holds the
 published tables (``data``, or ``rt`` and ``tt``), ``metrics.json`` and the resolved
-``config.yaml``.
+``config.yaml`` (as :mod:`sparkanon.config.published` allows: no credentials).
 
 * :class:`PathTarget`: staging is ``<path>.__sparkanon_tmp_<id>``, renamed to ``path``.
   It is made first, with the mode of ``output.permissions`` and the marker
@@ -42,9 +42,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import yaml
-
 from sparkanon.config import JobConfig, partition_text
+from sparkanon.config.published import published_config_yaml
 from sparkanon.engine.base import Catalog, Engine, TableInfo
 from sparkanon.errors import ConfigError, OutputExistsError
 from sparkanon.safety import (
@@ -70,19 +69,23 @@ _OLD = ".__sparkanon_old_"
 
 
 def resolved_config_yaml(config: JobConfig) -> str:
-    """The job's config, overrides applied, as YAML (what ``scripts/verify_output.py`` reads).
+    """The job's config, overrides applied, as a release publishes it (``config.yaml``).
 
-    It loads back as the same config (``sparkanon evaluate`` reads it): an empty model
-    list (a perturbation job has no class model) is left out, as the user wrote it.
+    Written from the allow-list of :mod:`sparkanon.config.published`: no reader or writer
+    option beyond how a file is parsed, no secret-looking option, no credentials or query
+    in a URI. It loads back as a config (``scripts/verify_output.py`` and ``sparkanon
+    evaluate`` read it); an empty model list (a perturbation job has no class model) is
+    left out, as the user wrote it.
     """
-    dumped = config.model_dump(mode="json", by_alias=True)
-    if not dumped.get("model"):
-        dumped.pop("model", None)
-    return yaml.safe_dump(dumped, sort_keys=False)
+    return published_config_yaml(config)
 
 
 def config_sha256(config: JobConfig) -> str:
-    """SHA-256 of the resolved config (recorded in an output table's properties)."""
+    """SHA-256 of the published config (recorded in an output table's properties).
+
+    Of the text ``config.yaml`` holds, so no option left out of it (a password) can be
+    tested against the hash.
+    """
     return hashlib.sha256(resolved_config_yaml(config).encode("utf-8")).hexdigest()
 
 

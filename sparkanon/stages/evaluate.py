@@ -60,6 +60,7 @@ from sparkanon.config import (
     OrdinalAttribute,
     ReportConfig,
 )
+from sparkanon.config.published import strip_uri_secrets
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
 from sparkanon.io import MALFORMED
@@ -434,9 +435,9 @@ def utility_columns(
     """The quasi-identifiers (and the sensitive column) as the utility compares them.
 
     A categorical column's taxonomy is its hierarchy file or, for a builder, the root-to-
-    leaf paths of the hierarchy it generated (``built``: a run's own, or the files of a
-    committed output, :func:`built_hierarchies`); without one the column is compared as
-    plain categories.
+    leaf paths of the hierarchy it generated (``built``: a run's own, or a committed
+    output's built again from its input, :func:`built_hierarchies`); without one the
+    column is compared as plain categories.
     """
     from sparkanon.attributes.hierarchy import load_arx_hierarchy
 
@@ -847,31 +848,43 @@ def evaluate_target(engine: Engine, target: Target) -> dict[str, Any]:
     holdout = read_holdout(engine, config, settings.report.holdout)
     if target.output is None:
         rows = read_input_rows(engine, config, settings)
-        subject = Subject(config, rows, None, {}, config.input.source)
+        path = config.input.path
+        source = config.input.source if path is None else repr(strip_uri_secrets(path))
+        subject = Subject(config, rows, None, {}, source)
         return evaluate(engine, subject, settings, holdout)
     release = engine.read_table(f"{target.output}/{target.table}", config.output.format)
     original = read_input_rows(engine, config, settings)
-    built = built_hierarchies(config, target.output)
+    built = built_hierarchies(engine, config)
     subject = Subject(config, release, original, target.metrics, target.output, built)
     return evaluate(engine, subject, settings, holdout)
 
 
-def built_hierarchies(config: JobConfig, output: str) -> dict[str, list[list[str]]]:
-    """The hierarchies a committed output's builders generated, read from its files.
+def built_hierarchies(engine: Engine, config: JobConfig) -> dict[str, list[list[str]]]:
+    """The hierarchies a committed output's builders generated, built again from its input.
 
-    Each is ``<output>/hierarchies/<column>.csv`` (written by the run); a file that cannot
-    be read here (not a local path) leaves its column compared as plain categories.
+    A release publishes only the nodes it uses (``<output>/hierarchies/<column>.csv``,
+    :func:`~sparkanon.attributes.builders.published_paths`), not the input values under
+    them, so the evaluation, which reads the input anyway, profiles it as the run did
+    and gets the same hierarchies. An input that no longer profiles (changed, unreadable)
+    leaves the builders' columns compared as plain categories.
     """
-    from sparkanon.attributes.builders import hierarchy_file
-    from sparkanon.attributes.hierarchy import load_arx_hierarchy
+    from sparkanon.stages._common import StageTimer
+    from sparkanon.stages.profile import built_taxonomies, profile_input
+    from sparkanon.stages.read import read_input
 
-    out: dict[str, list[list[str]]] = {}
-    for attr in config.quasi_identifiers:
-        if getattr(attr, "builder", None) is not None:
-            path = hierarchy_file(output, attr.name)
-            if Path(path).is_file():
-                out[attr.name] = [list(p) for p in load_arx_hierarchy(path, attr.name).paths]
-    return out
+    if not any(getattr(a, "builder", None) is not None for a in config.quasi_identifiers):
+        return {}
+    timer = StageTimer(engine)
+    try:
+        raw = read_input(engine, config, timer)
+        _, schema = profile_input(engine, config, raw, timer)
+    except UserError as exc:
+        log.warning("evaluate: the builders' hierarchies could not be built again (%s)", exc)
+        return {}
+    return {
+        column: [list(p) for p in taxonomy.paths]
+        for column, taxonomy in built_taxonomies(config, schema).items()
+    }
 
 
 def not_computed_warning(evaluation: Mapping[str, Any]) -> str | None:
@@ -918,7 +931,7 @@ def evaluate_run(
     if MALFORMED in dict(engine.schema_of(original)):
         original = engine.where(original, MALFORMED, "==", 0)
     holdout = read_holdout(engine, config, settings.report.holdout)
-    source = config.output.path or config.output.table or ""
+    source = strip_uri_secrets(config.output.path or config.output.table or "")
     evaluation = evaluate(
         engine, Subject(config, release, original, metrics, source, built or {}), settings, holdout
     )

@@ -85,7 +85,8 @@ class ColumnCheck:
         code_column: its encoded column.
         kind: its kind (continuous: raw values from codes; discrete: labels).
         noise: the noise the perturb stage adds.
-        span: a numeric column's range over the input.
+        span: the width of the range a numeric column's noise is a share of (declared, or
+            the input's rounded outward: :func:`sparkanon.families.perturbation.noise_range`).
         retention: randomized response: the probability a value stays itself.
     """
 

@@ -19,8 +19,9 @@ import pandas as pd
 
 from sparkanon.attributes.builders import build_hierarchy, invalid_message, invalid_values
 from sparkanon.attributes.dates import DateKind, TemporalFormat, TimestampKind
-from sparkanon.attributes.hierarchy import load_arx_hierarchy
+from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
+    CategoricalKind,
     ContinuousKind,
     DiscreteKind,
     Kind,
@@ -619,6 +620,16 @@ def built_kind(config: JobConfig, prof: pd.DataFrame, attr: Any) -> Kind:
         counts.to_numpy(),
     )
     return categorical_kind(attr.name, attr.weight, built.taxonomy, built.lookup)
+
+
+def built_taxonomies(config: JobConfig, schema: Schema) -> dict[str, Taxonomy]:
+    """The hierarchies the config's builders generated from the data, by column."""
+    builders = {a.name for a in config.quasi_identifiers if getattr(a, "builder", None)}
+    return {
+        kind.name: kind.taxonomy
+        for kind in schema.kinds
+        if kind.name in builders and isinstance(kind, CategoricalKind) and kind.taxonomy
+    }
 
 
 def every_set_unknown_message(config: JobConfig, prof: pd.DataFrame, spec: ItemsSpec) -> str:

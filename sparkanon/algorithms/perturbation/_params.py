@@ -39,8 +39,13 @@ class PerturbColumn(BaseModel):
         name: the attribute (a column listed under ``attributes``).
         noise: ``uniform``, ``gaussian`` or ``randomized_response``.
         scale: the noise's ``a`` (uniform on ``[-a, a]``) or ``sigma`` (gaussian).
-        scale_share: the same as a share of the column's range over the input.
+        scale_share: the same as a share of the column's range.
         privacy: Agrawal and Srikant's privacy level, as a share of the range.
+        bounds: the column's range ``[low, high]`` as declared (e.g. ``[0, 120]`` for
+            ages; days since 1970-01-01 for a date, epoch seconds for a timestamp), for
+            ``scale_share`` and ``privacy``; unset: the input's range rounded
+            outward to a power-of-ten grid (:func:`.noise.coarse_range`), so the published
+            scale does not give away the input's exact minimum and maximum.
         retention: randomized response: the probability a value is published as itself.
         epsilon: randomized response: the local differential privacy to give.
     """
@@ -54,6 +59,7 @@ class PerturbColumn(BaseModel):
     privacy: Annotated[Float, Field(gt=0.0)] | None = None
     retention: Annotated[Float, Field(gt=0.0, le=1.0)] | None = None
     epsilon: Annotated[Float, Field(gt=0.0)] | None = None
+    bounds: tuple[Float, Float] | None = None
 
     @property
     def numeric(self) -> bool:
@@ -67,6 +73,12 @@ class PerturbColumn(BaseModel):
             if self.numeric
             else (_CATEGORICAL_SCALES, _NUMERIC_SCALES)
         )
+        if self.bounds is not None and not self.numeric:
+            raise ValueError(
+                f"bounds: not a setting of noise: {self.noise} (the range of additive noise)"
+            )
+        if self.bounds is not None and not self.bounds[0] < self.bounds[1]:
+            raise ValueError(f"bounds: {list(self.bounds)} is not a range [low, high], low < high")
         given = [k for k in own if getattr(self, k) is not None]
         wrong = [k for k in other if getattr(self, k) is not None]
         if wrong:

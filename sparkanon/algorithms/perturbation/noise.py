@@ -27,7 +27,9 @@ half is not used, so one row needs no other row); since ``u1 >= 2**-53`` a draw 
 confidence: ``2a * c`` for uniform noise on ``[-a, a]`` (1.9a at 95%) and
 ``2 z_{(1+c)/2} sigma`` for Gaussian noise (3.92 sigma at 95%). Privacy "as a share of the
 range" (``"50%"``) is ``w / range``; :func:`scale_for_privacy` inverts it. These widths
-hold only while the noise is secret: the key is what keeps it so.
+hold only while the noise is secret: the key is what keeps it so. The range is the
+column's declared ``bounds``, or its input range rounded outward (:func:`coarse_range`),
+never the exact input minimum and maximum, which the published scale would give away.
 
 **The public generator.** :func:`counter_uniforms` is splitmix64's output function keyed by
 an integer seed (Steele, Lea and Flood 2014, with a second keyed round): anyone who knows
@@ -408,6 +410,29 @@ class NoiseSpec:
         if self.distribution == "uniform":
             return 2.0 * self.scale * c
         return 2.0 * NormalDist().inv_cdf((1.0 + c) / 2.0) * self.scale
+
+
+def coarse_range(low: float, high: float) -> tuple[float, float]:
+    """The range ``[low, high]`` rounded outward to a power-of-ten grid.
+
+    The grid step is the largest power of ten not above the range's width
+    (``10 ** floor(log10(high - low))``): ``[36.5, 73]`` -> ``[30, 80]``, ``[17, 90]`` ->
+    ``[10, 90]``. A noise scale set as a share of the range is a share of this one, so
+    ``noise.json`` (the scale, the privacy width and its share) states no exact input
+    extreme, only the grid cells they lie in; the coarse range is at most three times
+    the exact one wide, so the noise is at most that much larger than asked.
+    A width of 0 (one value) is returned as it is.
+    """
+    low, high = float(low), float(high)
+    width = high - low
+    if not (math.isfinite(width) and width > 0.0):
+        return low, high
+    step = 10.0 ** math.floor(math.log10(width))
+
+    def on_grid(cells: float) -> float:
+        return float(f"{cells * step:.12g}")
+
+    return on_grid(math.floor(low / step)), on_grid(math.ceil(high / step))
 
 
 def scale_for_privacy(
