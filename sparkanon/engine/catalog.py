@@ -179,7 +179,8 @@ class SparkCatalog(Catalog):
         if parts:
             statement += f" PARTITIONED BY ({parts})"
         statement += f" LOCATION {sql_string(location, 'the table location')}"
-        statement += f" TBLPROPERTIES ({_properties(properties)})"
+        if properties:
+            statement += f" TBLPROPERTIES ({_properties(properties)})"
         self.spark.sql(statement)
 
     def point_table(self, name: str, location: str) -> None:
