@@ -416,3 +416,56 @@ def test_c_a_commit_refuses_when_the_token_moved_during_its_update(
     table = catalog.table("db.out")
     assert table is not None and table.location == f"{new}/data"
     assert Path(old).exists() and Path(new).exists()  # neither version deleted
+
+
+def _dead_pid() -> int:
+    import subprocess
+    import sys
+
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(child.stdout)
+
+
+def test_a_killed_runs_expired_lock_is_taken_over_and_its_version_removed(
+    setup: tuple[FakeEngine, Any],
+) -> None:
+    """This host and namespace, a dead pid, a heartbeat an hour old: gone, taken over."""
+    engine, config = setup
+    catalog = engine.catalog()
+    killed = new_owner("db.out", "") | {"run": "killedrun001", "pid": _dead_pid()}
+    assert catalog.create_lock(LOCK, killed)
+    catalog.set_properties(LOCK, {HEARTBEAT_PROPERTY: f"{time.time() - 3600:.3f}"})
+    target = commit_stage.output_target(engine, config, given_table=False)
+    assert isinstance(target, commit_stage.TableTarget)
+    staged = Path(target.versions_folder()) / "v-killedrun001"
+    (staged / "data").mkdir(parents=True)
+    with commit_stage.opened_output(engine, config, False, True) as mine:
+        assert isinstance(mine, commit_stage.TableTarget)
+        held = _record_of(catalog, LOCK)
+        assert held["run"] == mine._owner["run"] and held["token"] == 2
+        assert catalog.table(f"{LOCK}_fence_2_killedrun001") is not None
+        assert not staged.exists()
+    assert catalog.table(LOCK) is None
+    assert [t for t in catalog.tables if "fence" in t] == []
+
+
+def test_a_run_that_lost_its_lock_removes_no_version(setup: tuple[FakeEngine, Any]) -> None:
+    engine, config = setup
+    target = commit_stage.output_target(engine, config, given_table=False)
+    assert isinstance(target, commit_stage.TableTarget)
+    target.acquire()
+    try:
+        staged = Path(target.versions_folder()) / "v-otherrun0001"
+        (staged / "data").mkdir(parents=True)
+        _steal(engine.catalog(), LOCK)
+        with pytest.raises(LockLostError, match="before it recovers the output"):
+            target.recover()
+        assert staged.exists()
+    finally:
+        target.release()
+    assert _record_of(engine.catalog(), LOCK)["run"] == "thief0000001"

@@ -149,12 +149,14 @@ def new_owner(output: str, partition: str) -> dict[str, Any]:
 
 
 def describe(owner: Mapping[str, Any]) -> str:
-    """The owner as messages name it (host, pid, run, start)."""
+    """The owner as messages name it (host, pid namespace, pid, run, start, token)."""
     if not owner.get("run"):
         return "an unknown owner"
+    namespace = f" ({owner['namespace']})" if owner.get("namespace") else ""
+    token = f", token {owner['token']}" if owner.get("token") else ""
     return (
-        f"run {owner.get('run')} on host {owner.get('host', '?')} pid {owner.get('pid', '?')}, "
-        f"started {owner.get('started_utc', '?')}"
+        f"run {owner.get('run')} on host {owner.get('host', '?')}{namespace} pid "
+        f"{owner.get('pid', '?')}, started {owner.get('started_utc', '?')}{token}"
     )
 
 
