@@ -139,7 +139,7 @@ class SparkCatalog(Catalog):
             spec = {}
             for part in str(row[0]).split("/"):
                 col, _, value = part.partition("=")
-                spec[col] = _unescape_partition_value(value)
+                spec[_unescape_partition_value(col)] = _unescape_partition_value(value)
             specs.append(spec)
         return specs
 
@@ -259,7 +259,7 @@ def _properties(properties: Mapping[str, str]) -> str:
 
 
 def _unescape_partition_value(value: str) -> str:
-    """A partition value as ``SHOW PARTITIONS`` prints it, unescaped (``%3A`` -> ``:``)."""
+    """A partition column or value as ``SHOW PARTITIONS`` prints it, unescaped (``%3A``: ``:``)."""
     from urllib.parse import unquote
 
     return unquote(value)
