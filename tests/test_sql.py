@@ -182,6 +182,14 @@ def test_quote_name_quotes_both_parts() -> None:
         quote_name("db.t` LOCATION")
 
 
+def test_the_spark_engines_ddl_schema_quotes_every_name() -> None:
+    from sparkanon.engine.spark import _ddl
+
+    text = _ddl([("x` string, evil", "string"), ("n", "long")])
+    read, end = _backquoted(text)
+    assert read == "x` string, evil" and text[end:] == " string, `n` long"
+
+
 @pytest.mark.parametrize("ok", ["string", "bigint", "decimal(10, 2)", "array<string>"])
 def test_sql_type_takes_a_type(ok: str) -> None:
     assert sql_type("c", ok) == ok
