@@ -34,7 +34,7 @@ HOSTILE_NAMES = [
     "``",
     "a`b",
     "x` LOCATION '/tmp/x' --",
-    "x` STRING) USING parquet LOCATION '/tmp/evil' --",
+    "x` STRING) USING parquet LOCATION '/tmp/sparkanon-i39-evil' --",
     "it's",
     'say "hi"',
     "back\\slash",
@@ -232,7 +232,7 @@ def test_a_table_with_hostile_column_names_lands_where_it_should(
             assert [c for c, _ in info.columns] == names
             assert info.location.rstrip("/").endswith(f"data_{escaped}")
             assert json.loads(info.properties["sparkanon.noise"]) == {"v": ["O'Brien", "a\\b"]}
-            assert not Path("/tmp/x").exists() and not Path("/tmp/evil").exists()
+            assert not Path("/tmp/sparkanon-i39-evil").exists()
             row = spark.table(table).collect()[0]
             assert list(row) == [f"v{i}" for i in range(len(names))]
             catalog.set_properties(table, {"sparkanon.seed": "it's \\ 7"})
