@@ -144,7 +144,7 @@ LOCK = "db.__sparkanon_lock_out"
 def _owner(**changes: object) -> dict[str, object]:
     record: dict[str, object] = {
         "run": "r1",
-        "token": 1,
+        "epoch": 1,
         "host": "h1",
         "namespace": "pid:111",
         "boot_id": "b1",
@@ -211,8 +211,12 @@ def test_expiry_zero_judges_this_namespace_by_pid_and_never_expires_others() -> 
 
 
 def test_the_owner_records_its_pid_namespace_and_token_one() -> None:
+    import re
+
     owner = new_owner("db.out", "")
-    assert owner["token"] == 1
+    # Spark's default spark.redaction.regex: SHOW TBLPROPERTIES would hide a match.
+    assert not re.search(r"(?i)secret|password|token|access[.]?key", json.dumps(owner))
+    assert owner["epoch"] == 1
     assert owner["namespace"] == table_lock.pid_namespace()
     if Path("/proc/self/ns/pid").exists():
         assert owner["namespace"] == f"pid:{Path('/proc/self/ns/pid').stat().st_ino}"
@@ -237,14 +241,14 @@ def test_a_takeover_moves_the_token_and_keeps_the_lock_table(tmp_path: Path) -> 
     _locked_by(catalog, _owner(run="x"), beat=0.0)
     b = new_owner("db.out", "")
     assert take_over(catalog, LOCK, b, _record(catalog), now=lambda: 5.0)
-    assert _record(catalog)["run"] == b["run"] and _record(catalog)["token"] == 2
-    assert b["token"] == 2 and b["fence"] == f"{LOCK}_fence_2_x"
+    assert _record(catalog)["run"] == b["run"] and _record(catalog)["epoch"] == 2
+    assert b["epoch"] == 2 and b["fence"] == f"{LOCK}_fence_2_x"
     assert catalog.table(b["fence"]) is not None
     assert read_lock(catalog, LOCK) == (_record(catalog), 5.0)
     # The next takeover (from b) moves it to 3 and drops b's fence.
     c = new_owner("db.out", "")
     assert take_over(catalog, LOCK, c, _record(catalog))
-    assert _record(catalog)["token"] == 3 and catalog.table(b["fence"]) is None
+    assert _record(catalog)["epoch"] == 3 and catalog.table(b["fence"]) is None
 
 
 def test_b_a_stalled_run_cannot_take_over_a_later_runs_lock(tmp_path: Path) -> None:
@@ -256,8 +260,8 @@ def test_b_a_stalled_run_cannot_take_over_a_later_runs_lock(tmp_path: Path) -> N
     assert take_over(catalog, LOCK, b, _record(catalog))
     a = new_owner("db.out", "")
     assert not take_over(catalog, LOCK, a, seen_by_a)
-    assert _record(catalog)["run"] == b["run"] and _record(catalog)["token"] == 2
-    assert "fence" not in a and a["token"] == 1
+    assert _record(catalog)["run"] == b["run"] and _record(catalog)["epoch"] == 2
+    assert "fence" not in a and a["epoch"] == 1
 
 
 def test_b_a_stalled_run_cannot_drop_a_lock_made_anew(tmp_path: Path) -> None:
@@ -343,7 +347,7 @@ def _record_of(catalog: Catalog, lock: str) -> dict[str, Any]:
 def _steal(catalog: Catalog, lock: str) -> None:
     """Another run takes the lock over (its record, the token one more)."""
     held = _record_of(catalog, lock)
-    thief = {**held, "run": "thief0000001", "token": int(held["token"]) + 1}
+    thief = {**held, "run": "thief0000001", "epoch": int(held["epoch"]) + 1}
     catalog.set_properties(lock, {OWNER_PROPERTY: json.dumps(thief)})
 
 
@@ -447,7 +451,7 @@ def test_a_killed_runs_expired_lock_is_taken_over_and_its_version_removed(
     with commit_stage.opened_output(engine, config, False, True) as mine:
         assert isinstance(mine, commit_stage.TableTarget)
         held = _record_of(catalog, LOCK)
-        assert held["run"] == mine._owner["run"] and held["token"] == 2
+        assert held["run"] == mine._owner["run"] and held["epoch"] == 2
         assert catalog.table(f"{LOCK}_fence_2_killedrun001") is not None
         assert not staged.exists()
     assert catalog.table(LOCK) is None

@@ -137,7 +137,7 @@ def new_owner(output: str, partition: str) -> dict[str, Any]:
         "output": output,
         "partition": partition,
         "run": uuid.uuid4().hex[:12],
-        "token": 1,
+        "epoch": 1,
         "host": socket.gethostname(),
         "namespace": pid_namespace(),
         "boot_id": boot_id(),
@@ -153,7 +153,7 @@ def describe(owner: Mapping[str, Any]) -> str:
     if not owner.get("run"):
         return "an unknown owner"
     namespace = f" ({owner['namespace']})" if owner.get("namespace") else ""
-    token = f", token {owner['token']}" if owner.get("token") else ""
+    token = f", token {owner['epoch']}" if owner.get("epoch") else ""
     return (
         f"run {owner.get('run')} on host {owner.get('host', '?')}{namespace} pid "
         f"{owner.get('pid', '?')}, started {owner.get('started_utc', '?')}{token}"
@@ -212,9 +212,13 @@ def gone_reason(
 
 
 def token_of(owner: Mapping[str, Any]) -> int:
-    """The owner's fencing token (``0`` for a record without one)."""
+    """The owner's fencing token (``0`` for a record without one).
+
+    It is stored under the key ``epoch``: Spark redacts a table property whose value
+    holds ``token`` (``spark.redaction.regex``), and a redacted owner record reads as none.
+    """
     try:
-        return int(owner.get("token") or 0)
+        return int(owner.get("epoch") or 0)
     except (TypeError, ValueError):
         return 0
 
@@ -339,7 +343,7 @@ def take_over(
     ):
         catalog.drop_lock(fence)
         return False
-    mine = {**owner, "token": token_of(gone) + 1, "fence": fence}
+    mine = {**owner, "epoch": token_of(gone) + 1, "fence": fence}
     mine.pop("marker", None)
     try:
         catalog.set_properties(
@@ -353,7 +357,7 @@ def take_over(
     if not holds(catalog, lock, mine):
         catalog.drop_lock(fence)
         return False
-    owner.update(token=mine["token"], fence=fence)
+    owner.update(epoch=mine["epoch"], fence=fence)
     for left in (gone.get("fence"), gone.get("marker")):
         if left:
             catalog.drop_lock(str(left))
