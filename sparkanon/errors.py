@@ -75,6 +75,18 @@ class InternalError(SparkanonError):
     exit_code = EXIT_INTERNAL
 
 
+class LockLostError(SparkanonError):
+    """The run's lock on its output table moved to another run before or during its commit.
+
+    Not the user's config and not a bug of sparkanon: the run went without a heartbeat
+    reaching the metastore for longer than the lock's expiry (a stalled driver, a lost
+    metastore connection), and another run took its lock over. Exit 1, as a run that
+    could not finish; the message says what was and was not committed.
+    """
+
+    exit_code = EXIT_INTERNAL
+
+
 class StatisticsOverflowError(InternalError):
     """:meth:`~sparkanon.engine.base.Engine.collect_small` met more rows than it may collect.
 

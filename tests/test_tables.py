@@ -249,11 +249,20 @@ def _dead_pid() -> int:
 def test_a_killed_runs_lock_is_taken_over_and_its_staged_version_removed(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A run killed with SIGKILL left its lock (a dead pid of this host) and a staged version."""
+    """A run killed with SIGKILL left its lock (a dead pid of this host) and a staged version.
+
+    Its last heartbeat (here: its start, it never beat) is older than the expiry: a younger
+    one would mean alive whatever the pid says.
+    """
+    import time
+
     from sparkanon.stages.table_lock import new_owner
 
     db, cfg, target = _partition_target(spark, tmp_path, "t_takeover")
-    killed = new_owner(target.name, "ds=2026-11-21") | {"pid": _dead_pid()}
+    killed = new_owner(target.name, "ds=2026-11-21") | {
+        "pid": _dead_pid(),
+        "started": time.time() - 3600,
+    }
     assert target.catalog.create_lock(target.lock_name(), killed)
     staged = Path(target.staging().removeprefix("file:"))
     (staged / "data").mkdir(parents=True)
@@ -272,7 +281,7 @@ def test_a_killed_runs_lock_is_taken_over_and_its_staged_version_removed(
     assert not staged.exists()
     assert len([p for p in staged.parent.iterdir() if p.name.startswith("v-")]) == 1
     assert len(_rows(spark, f"{db}.out", "2026-11-21")) > 0
-    # The lock and the takeover marker were dropped at the end.
+    # The lock and the takeover fence were dropped at the end.
     assert not [t for t in spark.catalog.listTables(db) if "lock" in t.name]
 
 

@@ -10,6 +10,12 @@ one run, ``<root>/[<col>=<value>/]v-<run>/data``; a commit is one metastore upda
 points the table or partition at the new version (``CREATE TABLE ... LOCATION``,
 ``ALTER TABLE ... SET LOCATION``, ``ALTER TABLE ... ADD PARTITION ... LOCATION``), never
 a rewrite of files in place, so a reader sees the old or the new version, whole.
+
+Every identifier in a statement is quoted by :func:`~sparkanon.engine.sql.quote_identifier`
+and every string literal built by :func:`~sparkanon.engine.sql.sql_string` (table property
+values encoded by :func:`~sparkanon.engine.sql.encode_property` first), so no column
+name, partition value or property value can change a statement, whatever
+``spark.sql.parser.escapedStringLiterals`` is set to (:mod:`sparkanon.engine.sql`).
 """
 
 from __future__ import annotations
@@ -22,6 +28,13 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 
 from sparkanon.engine.base import Catalog, TableInfo
+from sparkanon.engine.sql import (
+    decode_property,
+    encode_property,
+    quote_identifier,
+    sql_string,
+    sql_type,
+)
 from sparkanon.errors import ConfigError, InputError
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -45,17 +58,20 @@ def split_name(name: str) -> tuple[str | None, str]:
 def quote_name(name: str) -> str:
     """``db.table`` as a quoted Spark SQL identifier."""
     db, table = split_name(name)
-    return f"`{db}`.`{table}`" if db else f"`{table}`"
-
-
-def sql_literal(value: str) -> str:
-    """A string as a Spark SQL literal (single quotes, backslashes and quotes escaped)."""
-    return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return f"{quote_identifier(db)}.{quote_identifier(table)}" if db else quote_identifier(table)
 
 
 def partition_clause(spec: Mapping[str, str]) -> str:
-    """``PARTITION (col='value', ...)`` of a partition spec."""
-    return "PARTITION (" + ", ".join(f"`{c}` = {sql_literal(v)}" for c, v in spec.items()) + ")"
+    """``PARTITION (`col` = 'value', ...)`` of a partition spec.
+
+    Raises:
+        ConfigError: a value holds a quote or a backslash (:func:`sql_string`).
+    """
+    parts = (
+        f"{quote_identifier(c)} = {sql_string(v, f'the value of partition column {c!r}')}"
+        for c, v in spec.items()
+    )
+    return "PARTITION (" + ", ".join(parts) + ")"
 
 
 class SparkCatalog(Catalog):
@@ -92,7 +108,7 @@ class SparkCatalog(Catalog):
                     break
                 ordered.append(r["col_name"])
         props = {
-            r["key"]: r["value"]
+            r["key"]: decode_property(r["value"])
             for r in self.spark.sql(f"SHOW TBLPROPERTIES {quote_name(qualified)}").collect()
         }
         return TableInfo(
@@ -123,7 +139,7 @@ class SparkCatalog(Catalog):
             spec = {}
             for part in str(row[0]).split("/"):
                 col, _, value = part.partition("=")
-                spec[col] = _unescape_partition_value(value)
+                spec[_unescape_partition_value(col)] = _unescape_partition_value(value)
             specs.append(spec)
         return specs
 
@@ -138,7 +154,7 @@ class SparkCatalog(Catalog):
 
         df = self.spark.table(info.name)
         for col, value in (spec or {}).items():
-            df = df.where(F.col(col).cast("string") == F.lit(value))
+            df = df.where(F.col(quote_identifier(col)).cast("string") == F.lit(value))
         return df.drop(*[c for c, _ in info.partition_columns])
 
     def database_location(self, name: str) -> str:
@@ -155,19 +171,23 @@ class SparkCatalog(Catalog):
         properties: Mapping[str, str],
     ) -> None:
         """Create a Parquet table at ``location`` (the data already there, when unpartitioned)."""
-        cols = ", ".join(f"`{c}` {t}" for c, t in [*columns, *partition_columns])
-        parts = ", ".join(f"`{c}`" for c, _ in partition_columns)
+        cols = ", ".join(
+            f"{quote_identifier(c)} {sql_type(c, t)}" for c, t in [*columns, *partition_columns]
+        )
+        parts = ", ".join(quote_identifier(c) for c, _ in partition_columns)
         statement = f"CREATE TABLE {quote_name(self.qualified(name))} ({cols}) USING parquet"
         if parts:
             statement += f" PARTITIONED BY ({parts})"
-        statement += f" LOCATION {sql_literal(location)}"
-        statement += f" TBLPROPERTIES ({_properties(properties)})"
+        statement += f" LOCATION {sql_string(location, 'the table location')}"
+        if properties:
+            statement += f" TBLPROPERTIES ({_properties(properties)})"
         self.spark.sql(statement)
 
     def point_table(self, name: str, location: str) -> None:
         """Point an unpartitioned table at another location (one metastore update)."""
         qualified = quote_name(self.qualified(name))
-        self.spark.sql(f"ALTER TABLE {qualified} SET LOCATION {sql_literal(location)}")
+        at = sql_string(location, "the table location")
+        self.spark.sql(f"ALTER TABLE {qualified} SET LOCATION {at}")
         self.spark.sql(f"REFRESH TABLE {qualified}")
 
     def point_partition(self, name: str, spec: Mapping[str, str], location: str) -> str | None:
@@ -178,11 +198,12 @@ class SparkCatalog(Catalog):
         """
         qualified = quote_name(self.qualified(name))
         clause = partition_clause(spec)
+        at = sql_string(location, "the partition location")
         old = self.partition_location(name, spec)
         if old is not None:
-            self.spark.sql(f"ALTER TABLE {qualified} {clause} SET LOCATION {sql_literal(location)}")
+            self.spark.sql(f"ALTER TABLE {qualified} {clause} SET LOCATION {at}")
         else:
-            self.spark.sql(f"ALTER TABLE {qualified} ADD {clause} LOCATION {sql_literal(location)}")
+            self.spark.sql(f"ALTER TABLE {qualified} ADD {clause} LOCATION {at}")
         self.spark.sql(f"REFRESH TABLE {qualified}")
         return old
 
@@ -210,7 +231,7 @@ class SparkCatalog(Catalog):
         try:
             self.spark.sql(
                 f"CREATE TABLE {qualified} (holder STRING) USING parquet "
-                f"TBLPROPERTIES ('sparkanon.lock' = {sql_literal(json.dumps(dict(holder)))})"
+                f"TBLPROPERTIES ({_properties({'sparkanon.lock': json.dumps(dict(holder))})})"
             )
         except Exception as exc:  # noqa: BLE001 - only "already exists" is an answer
             if "already exists" in str(exc).lower() or "TABLE_OR_VIEW_ALREADY_EXISTS" in str(exc):
@@ -229,11 +250,16 @@ class SparkCatalog(Catalog):
 
 
 def _properties(properties: Mapping[str, str]) -> str:
-    return ", ".join(f"{sql_literal(k)} = {sql_literal(v)}" for k, v in properties.items())
+    """``'key' = 'value', ...``: each value encoded (:func:`encode_property`), then a literal."""
+    return ", ".join(
+        f"{sql_string(k, 'the table property')} = "
+        f"{sql_string(encode_property(v), f'the value of table property {k!r}')}"
+        for k, v in properties.items()
+    )
 
 
 def _unescape_partition_value(value: str) -> str:
-    """A partition value as ``SHOW PARTITIONS`` prints it, unescaped (``%3A`` -> ``:``)."""
+    """A partition column or value as ``SHOW PARTITIONS`` prints it, unescaped (``%3A``: ``:``)."""
     from urllib.parse import unquote
 
     return unquote(value)

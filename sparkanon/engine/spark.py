@@ -36,6 +36,7 @@ from sparkanon.engine.expr import (
     Text,
     When,
 )
+from sparkanon.engine.sql import quote_identifier
 from sparkanon.errors import ConfigError, InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
@@ -76,7 +77,7 @@ def _ddl_of(spark_type: str) -> str:
 
 
 def _ddl(schema: Columns) -> str:
-    return ", ".join(f"`{n}` {t}" for n, t in schema)
+    return ", ".join(f"{quote_identifier(n)} {t}" for n, t in schema)
 
 
 def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
@@ -121,13 +122,13 @@ _AGGREGATIONS: dict[str, Callable[[Any], Any]] = {
 
 def _aggregation(func: str, column: str) -> Any:
     """The Spark aggregation ``func`` of a column (:meth:`Engine.aggregate` semantics)."""
-    return _AGGREGATIONS[func](F.col(f"`{column}`"))
+    return _AGGREGATIONS[func](F.col(quote_identifier(column)))
 
 
 def _column(expr: Expr) -> Any:
     """An engine expression (:mod:`sparkanon.engine.expr`) as a Spark column."""
     if isinstance(expr, Col):
-        return F.col(f"`{expr.name}`")
+        return F.col(quote_identifier(expr.name))
     if isinstance(expr, Lit):
         integral = isinstance(expr.value, (int, np.integer))
         return F.lit(int(expr.value)).cast("long") if integral else F.lit(float(expr.value))
@@ -278,9 +279,9 @@ class SparkEngine(Engine):
         # column, in a test that always holds, so every query reading it reads a data column.
         flag = F.col(_CORRUPT).isNotNull()
         if names:  # an empty file has no column (and is refused by the profile)
-            flag = flag & (F.length(F.coalesce(F.col(f"`{names[0]}`"), F.lit(""))) >= 0)
+            flag = flag & (F.length(F.coalesce(F.col(quote_identifier(names[0])), F.lit(""))) >= 0)
         # A malformed record's fields are null, as the local engine reads them.
-        fields = [F.when(~flag, F.col(f"`{n}`")).alias(n) for n in names]
+        fields = [F.when(~flag, F.col(quote_identifier(n))).alias(n) for n in names]
         return df.select(*fields, flag.cast("long").alias(MALFORMED))
 
     def _input_files(self, cfg: InputSpec) -> tuple[list[str], str | None]:
@@ -385,7 +386,10 @@ class SparkEngine(Engine):
         for split in sorted(splits, key=lambda r: (r[file], r[block])):
             offsets.append((split[file], split[block], seen - split["first"]))
             seen += split["rows"]
-        schema = f"`{file}` string, `{block}` long, `{shift}` long"
+        schema = ", ".join(
+            f"{quote_identifier(n)} {t}"
+            for n, t in ((file, "string"), (block, "long"), (shift, "long"))
+        )
         shifts = self.spark.createDataFrame(offsets, schema)
         return (
             located.join(F.broadcast(shifts), [file, block])
@@ -408,7 +412,7 @@ class SparkEngine(Engine):
             values = np.asarray(draw(hashes.to_numpy(dtype=np.int64)))
             return pd.Series(values.view(np.int64))
 
-        row_hash = F.xxhash64(*[F.col(f"`{c}`") for c in table.columns])
+        row_hash = F.xxhash64(*[F.col(quote_identifier(c)) for c in table.columns])
         ordered = table.withColumn(column, F.pandas_udf(keyed, "long")(row_hash))
         return ordered.repartition(column).sortWithinPartitions(column).drop(column)
 
@@ -466,17 +470,17 @@ class SparkEngine(Engine):
         return first.unionByName(second)
 
     def where(self, table: DataFrame, column: str, op: str, value: Any) -> DataFrame:  # noqa: D102
-        return table.where(COMPARISONS[op](F.col(f"`{column}`"), F.lit(value)))
+        return table.where(COMPARISONS[op](F.col(quote_identifier(column)), F.lit(value)))
 
     def select(self, table: DataFrame, columns: Sequence[str]) -> DataFrame:  # noqa: D102
-        return table.select(*[F.col(f"`{c}`") for c in columns])
+        return table.select(*[F.col(quote_identifier(c)) for c in columns])
 
     def aggregate(  # noqa: D102
         self, table: DataFrame, keys: Sequence[str], aggs: Mapping[str, tuple[str, str]]
     ) -> DataFrame:
         exprs = [_aggregation(func, column).alias(out) for out, (func, column) in aggs.items()]
         if keys:
-            return table.groupBy(*[F.col(f"`{k}`") for k in keys]).agg(*exprs)
+            return table.groupBy(*[F.col(quote_identifier(k)) for k in keys]).agg(*exprs)
         return table.agg(*exprs)
 
     def sample(self, table: DataFrame, fraction: float, seed: int) -> DataFrame:  # noqa: D102

@@ -75,6 +75,7 @@ from pyspark.sql.types import StructType
 from sparkanon.engine.base import Columns
 from sparkanon.engine.expr import Col, Expr
 from sparkanon.engine.spark import _column, _conform, _ddl, _empty
+from sparkanon.engine.sql import quote_identifier
 from sparkanon.errors import ConfigError, PrivacyViolationError
 
 log = logging.getLogger("sparkanon")
@@ -303,7 +304,7 @@ def _source(spark: SparkSession, spec: StreamSpec) -> DataFrame:
         reader = reader.option("maxFilesPerTrigger", spec.max_files_per_trigger)
     frame = reader.load(spec.source)
     return frame.select(
-        *[F.col(f"`{n}`") for n, _ in spec.columns],
+        *[F.col(quote_identifier(n)) for n, _ in spec.columns],
         F.col("_metadata.file_path").alias(FILE_COLUMN),
         F.col("_metadata.file_block_start").alias(SPLIT_COLUMN),
     )

@@ -45,7 +45,7 @@ from typing import Any
 from sparkanon.config import JobConfig, partition_text
 from sparkanon.config.published import published_config_yaml
 from sparkanon.engine.base import Catalog, Engine, TableInfo
-from sparkanon.errors import ConfigError, OutputExistsError
+from sparkanon.errors import ConfigError, LockLostError, OutputExistsError
 from sparkanon.safety import (
     MARKER,
     Location,
@@ -506,6 +506,7 @@ class TableTarget(OutputTarget):
                     owner["boot_id"],
                     expiry,
                     table_lock.process_start,
+                    owner["namespace"],
                 )
                 if reason is None or not table_lock.take_over(self.catalog, lock, owner, held):
                     raise self._held(lock, held)
@@ -529,7 +530,7 @@ class TableTarget(OutputTarget):
         )
 
     def release(self) -> None:
-        """Release the lock, if held (and still this run's), and the takeover marker."""
+        """Release the lock, if held (and still this run's), and the takeover fence."""
         if self._heartbeat is not None:
             self._heartbeat.stop()
             self._heartbeat = None
@@ -539,16 +540,42 @@ class TableTarget(OutputTarget):
             self.catalog.drop_lock(self._locked)
         else:
             log.warning("commit: lock %s no longer records this run; left as it is", self._locked)
-        if self._owner.get("marker"):
-            self.catalog.drop_lock(self._owner["marker"])
+        if self._owner.get("fence"):
+            self.catalog.drop_lock(self._owner["fence"])
         self._locked = None
+
+    def _check_lock(self, moment: str, outcome: str = "nothing was committed") -> None:
+        """Refuse to go on unless the lock still records this run and its fencing token.
+
+        Args:
+            moment: when, as the message says it (``"at its commit"``).
+            outcome: what the run did and did not do, as the message ends.
+
+        Raises:
+            LockLostError: another run holds the lock now (its owner record named).
+        """
+        if self._locked is None or table_lock.holds(self.catalog, self._locked, self._owner):
+            return
+        record = table_lock.read_lock(self.catalog, self._locked)
+        holder = "nobody" if record is None else table_lock.describe(record[0])
+        raise LockLostError(
+            f"{self.where}: this run's lock {self._locked} (token "
+            f"{table_lock.token_of(self._owner)}) is no longer this run's {moment} (it is "
+            f"held by {holder}): no heartbeat reached the metastore for longer than the "
+            f"expiry and another run took it over; {outcome}"
+        )
 
     def recover(self) -> None:
         """Finish a pair commit a killed run left half done; remove stale version directories.
 
-        Runs under the lock, before :meth:`check`. Nothing is done to tables partitioned
-        otherwise than the run (:meth:`check` refuses them next).
+        Runs under the lock, before :meth:`check`, and only while the lock still records
+        this run and its fencing token. Nothing is done to tables partitioned otherwise
+        than the run (:meth:`check` refuses them next).
+
+        Raises:
+            LockLostError: the lock is another run's now.
         """
+        self._check_lock("before it recovers the output")
         infos = self._infos()
         if any(i is not None and not self._matches_partitioning(i) for i in infos.values()):
             return
@@ -620,14 +647,24 @@ class TableTarget(OutputTarget):
     def _remove_stale_versions(self, locations: Mapping[str, str | None]) -> None:
         """Delete version directories no member table points at (staged by killed runs).
 
-        Only this output's (this partition's) folder is looked at, under its lock, so no
-        other run is writing there.
+        Only this output's (this partition's) folder is looked at, and only while this run
+        holds the lock with the current fencing token: a staged version's run is then gone
+        (judged so by :func:`~sparkanon.stages.table_lock.gone_reason` when its lock was
+        taken over: a heartbeat older than the expiry) or has lost the lock and cannot
+        commit. This run's own version (``v-<run id>``) is kept; a run that holds no lock
+        deletes nothing.
         """
+        if self._locked is None:
+            return
         referenced = {_leaf(v) for p, loc in locations.items() if (v := version_of(loc, p))}
+        if self._owner.get("run"):
+            referenced.add(f"v-{self._owner['run']}")
         folder = self.versions_folder()
         stale = [
             n for n in self.engine.list_names(folder) if n.startswith("v-") and n not in referenced
         ]
+        if stale:
+            self._check_lock("before it removes version directories")
         for name in stale:
             self.engine.delete_path(f"{folder}/{name}")
         if stale:
@@ -641,9 +678,13 @@ class TableTarget(OutputTarget):
             )
 
     def staging(self) -> str:
-        """The version directory, made at the first call with the mode of the permissions."""
+        """The run's version directory, ``v-<run id>``, made at the first call.
+
+        The run id is the lock's once acquired; the directory gets the permissions' mode.
+        """
         if self._staging is None:
-            staging = f"{self.versions_folder()}/v-{uuid.uuid4().hex[:12]}"
+            run = self._owner.get("run") or uuid.uuid4().hex[:12]
+            staging = f"{self.versions_folder()}/v-{run}"
             self.engine.make_dir(staging, modes(self.config.output.permissions)[0])
             self._staging = staging
         return self._staging
@@ -679,17 +720,21 @@ class TableTarget(OutputTarget):
             props["last_partition"] = partition_text(self.spec)
         return {PROPERTY_PREFIX + k: v for k, v in props.items()}
 
-    def commit(  # noqa: D102
+    def commit(
         self, staging: str, metrics: dict[str, Any], schemas: Mapping[str, list[tuple[str, str]]]
     ) -> str:
-        if self._locked is not None and not table_lock.owns(
-            self.catalog, self._locked, self._owner["run"]
-        ):
-            raise OutputExistsError(
-                f"{self.where}: this run's lock {self._locked} was taken over by another run "
-                "(no heartbeat reached the metastore for longer than the expiry); nothing was "
-                "committed"
-            )
+        """Point the table(s) at ``staging``, fenced by the lock's token (module docstring).
+
+        The lock's run and fencing token are checked before anything, again immediately
+        before the first metastore update, and once more right after the last one; the
+        version the commit replaced is deleted only when that last check passes.
+
+        Raises:
+            LockLostError: the lock moved to another run: before the updates, nothing
+                was committed; after them, the table points at this run's verified
+                version, and the replaced one is kept.
+        """
+        self._check_lock("at its commit")
         columns = {pub: [(c, _spark_type(t)) for c, t in schemas[pub]] for pub in self.members}
         infos = self._infos()
         for pub, member in self.members.items():
@@ -700,6 +745,7 @@ class TableTarget(OutputTarget):
         self.engine.set_permissions(staging, *modes(self.config.output.permissions))
         props = self.properties(metrics)
         root = self.root()
+        self._check_lock("immediately before its metastore update")
         for pub, member in self.members.items():
             if infos[pub] is None and self.spec:
                 at = self._table_location(root, pub)
@@ -721,9 +767,25 @@ class TableTarget(OutputTarget):
         for pub, member in self.members.items():
             if infos[pub] is not None:
                 self.catalog.set_properties(member, props)
+        self._check_lock_after(staging, old)
         self._delete_replaced(old, staging)
         log.info("commit: %s now points at version %s", self.where, _leaf(staging))
         return staging
+
+    def _check_lock_after(self, staging: str, old: Sequence[tuple[str, str | None]]) -> None:
+        """The check right after the updates: the lock moved meanwhile, keep what was replaced.
+
+        Raises:
+            LockLostError: the lock records another run or token now.
+        """
+        kept = sorted({_leaf(v) for p, loc in old if (v := version_of(loc, p))})
+        self._check_lock(
+            "right after its metastore update",
+            f"the update went through: the table now points at this run's verified version "
+            f"{_leaf(staging)}, and the version it replaced ({', '.join(kept) or 'none'}) was "
+            "kept. The run holding the lock replaces it when it commits; rerun to be sure "
+            "which version stays",
+        )
 
     def _delete_replaced(self, old: Sequence[tuple[str, str | None]], staging: str) -> None:
         """Delete the version directories the commit replaced, if sparkanon made them."""

@@ -3,26 +3,36 @@
 A lock is a table of the metastore, ``<db>.__sparkanon_lock_<table>[_<partition hash>]``:
 the metastore creates a name once, so of two runs racing for it exactly one gets it. The
 lock records its **owner** in a table property (``sparkanon.lock``, JSON): the host name,
-the host's boot id, the driver's pid and that process's start time, a run id and the
-run's start time; and a **heartbeat** (``sparkanon.heartbeat``, seconds since the epoch)
-that the owner renews while it runs.
+the host's boot id, the driver's **pid namespace** (:func:`pid_namespace`), its pid and
+that process's start time, a run id, the run's start time and a **fencing token** (an
+integer, 1 when the lock is made, one more at each takeover); and a **heartbeat**
+(``sparkanon.heartbeat``, seconds since the epoch) that the owner renews while it runs.
 
-An owner is **gone** (:func:`gone_reason`) when
+An owner is **gone** (:func:`gone_reason`) only when its heartbeat (its start time, before
+the first beat) is older than the expiry (``SPARKANON_LOCK_EXPIRY_SECONDS``, default
+:data:`DEFAULT_EXPIRY_SECONDS`): a heartbeat younger than that always means alive,
+whatever its pid looks like from here. Past the expiry,
 
-* it ran on this host (same host name) and the host rebooted since (another boot id), or
-  its pid is not running, or that pid is now another process (another start time); or
-* it ran on another host and its heartbeat is older than the expiry
-  (``SPARKANON_LOCK_EXPIRY_SECONDS``, default :data:`DEFAULT_EXPIRY_SECONDS`; ``0``
-  never expires a lock of another host).
+* an owner on this host *and* in this pid namespace (the same host name and namespace) is
+  gone if the host rebooted since (another boot id), its pid is not running, or that pid
+  is now another process (another start time); while that process runs it is alive;
+* any other owner (another host, or this host name in another pid namespace: a container
+  with host networking, a Kubernetes pod, whose pids mean nothing here) is gone.
 
-A lock whose owner is gone is taken over (:func:`take_over`); a lock without an owner
-record (written by an older sparkanon) is never taken over.
+``0`` never expires a heartbeat: an owner in this namespace is then judged by its pid
+alone, any other is never gone.
+
+A lock whose owner is gone is taken over (:func:`take_over`) by a compare-and-swap on
+its fencing token; a lock without an owner record (written by an older sparkanon) is
+never taken over. The token with the run id names the holder: a run re-checks both
+(:func:`holds`) immediately before and after its commit's metastore updates.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -101,14 +111,35 @@ def process_start(pid: int) -> str | None:
     return ""
 
 
+def pid_namespace() -> str:
+    """This process's pid namespace, ``""`` when unknown.
+
+    On Linux ``pid:<inode>`` of ``/proc/self/ns/pid`` (one inode per namespace on a
+    host: two containers, or a container and the host, differ). Without it, the
+    container id ``/proc/self/cgroup`` names (``container:<64 hex>``), if any.
+    """
+    try:
+        return f"pid:{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/cgroup", encoding="ascii", errors="replace") as f:
+            found = re.search(r"[0-9a-f]{64}", f.read())
+    except OSError:
+        return ""
+    return f"container:{found.group(0)}" if found else ""
+
+
 def new_owner(output: str, partition: str) -> dict[str, Any]:
-    """The owner record of a run starting now, in this process."""
+    """The owner record of a run starting now, in this process (fencing token 1)."""
     now = time.time()
     return {
         "output": output,
         "partition": partition,
         "run": uuid.uuid4().hex[:12],
+        "epoch": 1,
         "host": socket.gethostname(),
+        "namespace": pid_namespace(),
         "boot_id": boot_id(),
         "pid": os.getpid(),
         "pid_start": process_start(os.getpid()) or "",
@@ -118,12 +149,14 @@ def new_owner(output: str, partition: str) -> dict[str, Any]:
 
 
 def describe(owner: Mapping[str, Any]) -> str:
-    """The owner as messages name it (host, pid, run, start)."""
+    """The owner as messages name it (host, pid namespace, pid, run, start, token)."""
     if not owner.get("run"):
         return "an unknown owner"
+    namespace = f" ({owner['namespace']})" if owner.get("namespace") else ""
+    token = f", token {owner['epoch']}" if owner.get("epoch") else ""
     return (
-        f"run {owner.get('run')} on host {owner.get('host', '?')} pid {owner.get('pid', '?')}, "
-        f"started {owner.get('started_utc', '?')}"
+        f"run {owner.get('run')} on host {owner.get('host', '?')}{namespace} pid "
+        f"{owner.get('pid', '?')}, started {owner.get('started_utc', '?')}{token}"
     )
 
 
@@ -135,6 +168,7 @@ def gone_reason(
     this_boot: str,
     expiry: float,
     probe: Probe,
+    namespace: str = "",
 ) -> str | None:
     """Why a lock's owner is gone, or ``None`` while it may be alive (module docstring).
 
@@ -144,14 +178,21 @@ def gone_reason(
         now: the time now (seconds since the epoch).
         host: this host's name.
         this_boot: this host's boot id (``""`` unknown).
-        expiry: seconds without a heartbeat after which another host's owner is gone
-            (``0``: never).
+        expiry: seconds without a heartbeat after which an owner may be gone (``0``:
+            never; an owner in this pid namespace is then judged by its pid alone).
         probe: ``pid -> start time`` of this host's processes (:func:`process_start`).
+        namespace: this process's pid namespace (:func:`pid_namespace`); the owner's pid
+            is checked only when its host name and namespace are these.
     """
     if not all(owner.get(key) for key in ("run", "host", "pid")):
         return None
-    pid = int(owner["pid"])
-    if owner["host"] == host:
+    last = heartbeat if heartbeat is not None else float(owner.get("started") or 0.0)
+    age = now - last
+    if expiry > 0 and age <= expiry:
+        return None  # a fresh heartbeat: alive, whatever the pid looks like from here
+    theirs_ns = str(owner.get("namespace") or "")
+    if owner["host"] == host and theirs_ns == namespace:
+        pid = int(owner["pid"])
         theirs = str(owner.get("boot_id") or "")
         if theirs and this_boot and theirs != this_boot:
             return f"host {host} rebooted since the run started"
@@ -164,12 +205,22 @@ def gone_reason(
         return None
     if expiry <= 0:
         return None
-    last = heartbeat if heartbeat is not None else float(owner.get("started") or 0.0)
-    if now - last > expiry:
-        return (
-            f"no heartbeat from host {owner['host']} for {now - last:.0f} s (expiry {expiry:.0f} s)"
-        )
-    return None
+    where = f"host {owner['host']}"
+    if owner["host"] == host:
+        where += f" in another pid namespace ({theirs_ns or 'unknown'})"
+    return f"no heartbeat from {where} for {age:.0f} s (expiry {expiry:.0f} s)"
+
+
+def token_of(owner: Mapping[str, Any]) -> int:
+    """The owner's fencing token (``0`` for a record without one).
+
+    It is stored under the key ``epoch``: Spark redacts a table property whose value
+    holds ``token`` (``spark.redaction.regex``), and a redacted owner record reads as none.
+    """
+    try:
+        return int(owner.get("epoch") or 0)
+    except (TypeError, ValueError):
+        return 0
 
 
 def read_lock(catalog: Catalog, lock: str) -> tuple[dict[str, Any], float | None] | None:
@@ -193,6 +244,16 @@ def owns(catalog: Catalog, lock: str, run: str) -> bool:
     """Whether the lock exists and records ``run`` as its owner."""
     record = read_lock(catalog, lock)
     return record is not None and record[0].get("run") == run
+
+
+def holds(catalog: Catalog, lock: str, owner: Mapping[str, Any]) -> bool:
+    """Whether the lock still records this owner's run *and* fencing token."""
+    record = read_lock(catalog, lock)
+    return (
+        record is not None
+        and record[0].get("run") == owner.get("run")
+        and token_of(record[0]) == token_of(owner)
+    )
 
 
 class Heartbeat:
@@ -232,24 +293,72 @@ class Heartbeat:
                 log.warning("lock %s: heartbeat failed (%s)", self.lock, type(exc).__name__)
 
 
-def take_over(catalog: Catalog, lock: str, owner: dict[str, Any], gone: Mapping[str, Any]) -> bool:
-    """Replace the lock of a gone owner by this run's; ``False`` if another run got there.
+def fence_name(lock: str, gone: Mapping[str, Any]) -> str:
+    """The table whose creation moves the lock's token past ``gone``'s (:func:`take_over`)."""
+    return f"{lock}_fence_{token_of(gone) + 1}_{gone.get('run')}"
 
-    The metastore has no compare-and-swap, so two runs must not both drop the gone
-    owner's lock and make their own: each first creates the *takeover marker*
-    ``<lock>_takeover_<gone run id>`` (created once, like the lock), and only the run
-    that made it drops the gone lock and creates its own, recording the marker (its
-    owner drops it at release; a later takeover of this lock drops it too).
+
+def take_over(
+    catalog: Catalog,
+    lock: str,
+    owner: dict[str, Any],
+    gone: Mapping[str, Any],
+    now: Callable[[], float] = time.time,
+) -> bool:
+    """Replace a gone owner's record in the lock by this run's; ``False`` if that failed.
+
+    A compare-and-swap on the lock's fencing token, built on the one atomic step the
+    metastore offers (a table name is created once):
+
+    1. create the *fence* ``<lock>_fence_<token + 1>_<gone run>`` (:func:`fence_name`):
+       of all runs that read the same gone owner, exactly one makes it;
+    2. re-read the lock: only if it still records the gone owner's run and token (no
+       other run took it over, released it or made it anew since ``gone`` was read) is
+       it replaced; else the fence is dropped and ``False`` returned;
+    3. write this run's record, token ``+ 1``, and a heartbeat into the lock (the lock
+       table stays; its property changes), then read it back.
+
+    A run that read the lock long ago (a stalled driver) thus cannot drop or overwrite a
+    later run's lock: its fence names a token that is not current any more, or the
+    re-read shows another run. The winner records its fence in its owner record and drops
+    it at release; it drops the gone owner's fence (or the takeover marker of an older
+    sparkanon) at once.
+
+    Args:
+        catalog: the catalog holding the lock.
+        lock: the lock table.
+        owner: this run's owner record (:func:`new_owner`); on success its ``token`` and
+            ``fence`` are set.
+        gone: the owner record read from the lock and judged gone.
+        now: the clock (seconds since the epoch) of the heartbeat written.
     """
-    marker = f"{lock}_takeover_{gone['run']}"
-    if not catalog.create_lock(marker, owner):
+    fence = fence_name(lock, gone)
+    if not catalog.create_lock(fence, owner):
         return False
-    catalog.drop_lock(lock)
-    if gone.get("marker"):
-        catalog.drop_lock(str(gone["marker"]))
-    owner["marker"] = marker
-    if catalog.create_lock(lock, owner):
-        return True
-    owner.pop("marker")
-    catalog.drop_lock(marker)
-    return False
+    current = read_lock(catalog, lock)
+    if (
+        current is None
+        or current[0].get("run") != gone.get("run")
+        or token_of(current[0]) != token_of(gone)
+    ):
+        catalog.drop_lock(fence)
+        return False
+    mine = {**owner, "epoch": token_of(gone) + 1, "fence": fence}
+    mine.pop("marker", None)
+    try:
+        catalog.set_properties(
+            lock, {OWNER_PROPERTY: json.dumps(mine), HEARTBEAT_PROPERTY: f"{now():.3f}"}
+        )
+    except Exception:
+        if read_lock(catalog, lock) is not None:
+            raise
+        catalog.drop_lock(fence)  # the lock was dropped meanwhile: nothing to take over
+        return False
+    if not holds(catalog, lock, mine):
+        catalog.drop_lock(fence)
+        return False
+    owner.update(epoch=mine["epoch"], fence=fence)
+    for left in (gone.get("fence"), gone.get("marker")):
+        if left:
+            catalog.drop_lock(str(left))
+    return True
