@@ -286,6 +286,8 @@ def _hostile_job(tmp_path: Path, column: str) -> tuple[dict[str, Any], Path, Pat
 
 
 def test_a_hostile_column_name_stays_inside_the_output(tmp_path: Path, capsys) -> None:
+    from sparkanon.attributes.builders import hierarchy_file
+    from sparkanon.engine.local import LocalEngine
     from sparkanon.stages.evaluate import built_hierarchies
 
     column = "../../../../t"
@@ -298,8 +300,9 @@ def test_a_hostile_column_name_stays_inside_the_output(tmp_path: Path, capsys) -
     written = list((out / "hierarchies").iterdir())
     assert [p.name for p in written] == [safe_file_name(column) + ".csv"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["job.yaml", "t.csv", "w"]
-    # whatever reads the hierarchies back finds it under the same name
-    built = built_hierarchies(parse_config(raw), str(out))
+    # the one function that names it names it so, and the evaluation builds it again
+    assert Path(hierarchy_file(str(out), column)) == written[0]
+    built = built_hierarchies(LocalEngine(), parse_config(raw))
     assert list(built) == [column] and built[column]
 
 
