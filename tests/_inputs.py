@@ -315,3 +315,17 @@ def traced_rows(column: str) -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pipeline, "order_checks", without_the_trace)
         yield
+
+
+def dead_pid() -> int:
+    """The pid of a process of this host that has exited (a killed run's, for the lock tests)."""
+    import subprocess
+    import sys
+
+    child = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(child.stdout)

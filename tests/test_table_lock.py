@@ -36,6 +36,7 @@ from sparkanon.stages.table_lock import (
     read_lock,
     take_over,
 )
+from tests._inputs import dead_pid
 
 
 class FakeCatalog(Catalog):
@@ -422,26 +423,13 @@ def test_c_a_commit_refuses_when_the_token_moved_during_its_update(
     assert Path(old).exists() and Path(new).exists()  # neither version deleted
 
 
-def _dead_pid() -> int:
-    import subprocess
-    import sys
-
-    child = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return int(child.stdout)
-
-
 def test_a_killed_runs_expired_lock_is_taken_over_and_its_version_removed(
     setup: tuple[FakeEngine, Any],
 ) -> None:
     """This host and namespace, a dead pid, a heartbeat an hour old: gone, taken over."""
     engine, config = setup
     catalog = engine.catalog()
-    killed = new_owner("db.out", "") | {"run": "killedrun001", "pid": _dead_pid()}
+    killed = new_owner("db.out", "") | {"run": "killedrun001", "pid": dead_pid()}
     assert catalog.create_lock(LOCK, killed)
     catalog.set_properties(LOCK, {HEARTBEAT_PROPERTY: f"{time.time() - 3600:.3f}"})
     target = commit_stage.output_target(engine, config, given_table=False)

@@ -18,6 +18,7 @@ import pytest
 from sparkanon.cli import backfill_command, run_command, validate_command
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
 from tests._adult import adult_config, adult_sample, write_config
+from tests._inputs import dead_pid
 
 pytestmark = pytest.mark.spark
 
@@ -233,19 +234,6 @@ class _Lines(logging.Handler):
         self.lines.append(record.getMessage())
 
 
-def _dead_pid() -> int:
-    import subprocess
-    import sys
-
-    child = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return int(child.stdout)
-
-
 def test_a_killed_runs_lock_is_taken_over_and_its_staged_version_removed(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -260,7 +248,7 @@ def test_a_killed_runs_lock_is_taken_over_and_its_staged_version_removed(
 
     db, cfg, target = _partition_target(spark, tmp_path, "t_takeover")
     killed = new_owner(target.name, "ds=2026-11-21") | {
-        "pid": _dead_pid(),
+        "pid": dead_pid(),
         "started": time.time() - 3600,
     }
     assert target.catalog.create_lock(target.lock_name(), killed)
