@@ -442,6 +442,41 @@ def test_keyed_order(engine: Engine, data: str, tmp_path: Path) -> None:
     assert [tuple(_value(v) for v in r) for r in written.itertuples(index=False)] == ordered
 
 
+def test_word_order_and_the_join_in_place(engine: Engine, tmp_path: Path) -> None:
+    """Rows worded by their id, spread by the word, joined on it, sorted by it.
+
+    Every row keeps its side values (the join matches on word and id), the word column
+    goes, and the rows come out in word order within each written part: on the local
+    engine one part in word order, on Spark parts chosen by the word.
+    """
+    key = RunKey(bytes(range(32)), "user")
+    draw = partial(key.words, RELEASE_ORDER)
+    ids = np.arange(40, dtype=np.int64)
+    rows = engine.from_pandas(
+        pd.DataFrame({"id": ids, "a": ids * 10}), [("id", "long"), ("a", "long")]
+    )
+    side = engine.from_pandas(
+        pd.DataFrame({"id": ids[::-1], "b": [f"s{i}" for i in ids[::-1]]}),
+        [("id", "long"), ("b", "string")],
+    )
+    left = engine.spread_by_word(engine.with_word(rows, "id", draw, "w"), "w")
+    right = engine.spread_by_word(engine.with_word(side, "id", draw, "w"), "w")
+    joined = engine.join(left, right, ["w", "id"], how="left")
+    path = str(tmp_path / "worded")
+    engine.write_table(engine.in_word_order(joined, "w"), path, "parquet")
+    parts = [pd.read_parquet(p) for p in sorted(Path(path).glob("*.parquet"))]
+    assert all(list(p.columns) == ["id", "a", "b"] for p in parts)
+    written = pd.concat(parts, ignore_index=True)
+    assert sorted(written["id"]) == list(ids)
+    assert (written["a"] == written["id"] * 10).all()
+    assert (written["b"] == "s" + written["id"].astype(str)).all()
+    words = draw(ids).view(np.int64)
+    for part in parts:
+        part_words = words[part["id"].to_numpy()]
+        assert (np.diff(part_words) > 0).all()  # in word order within the part
+    assert written["id"].tolist() != list(ids)
+
+
 def _value_row(row: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(_value(v) for v in row)
 

@@ -218,10 +218,10 @@ def test_staged_values_other_than_the_verified_ones_fail(
             return batch.assign(hours=batch["hours"].round())
         return batch.assign(job=batch["job"].replace({"a": "b", "b": "a"}))
 
-    def tampered(engine: Any, publication: Any, tmp: Any, fmt: str, key: Any) -> Any:
+    def tampered(engine: Any, publication: Any, tmp: Any, fmt: str, key: Any, **how: Any) -> Any:
         t = publication.tables[MAIN]
         changed = engine.map_batches(t, change, engine.schema_of(t))
-        return real(engine, replace(publication, tables={MAIN: changed}), tmp, fmt, key)
+        return real(engine, replace(publication, tables={MAIN: changed}), tmp, fmt, key, **how)
 
     monkeypatch.setattr(stage, "staged", tampered)
     cfg = perturb_config(tmp_path, data)

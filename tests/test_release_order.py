@@ -279,3 +279,51 @@ def test_local_keyed_order_is_the_sort_by_draws() -> None:
     pd.testing.assert_frame_equal(ordered, shuffled)
     assert sorted(ordered["x"]) == list(range(300))
     assert abs(spearman(np.arange(300), ordered["x"])) < 0.2
+
+
+@pytest.mark.spark
+def test_spark_ordered_rows_join_the_kept_columns_without_a_shuffle_of_their_own(
+    spark: Any,
+) -> None:
+    """Rows worded by id: one shuffle per side (by the word); the join and sort add none.
+
+    The kept values reach their own rows, every row once, and each partition is in word
+    order, with a sort-merge join as at scale (broadcasts off here).
+    """
+    from sparkanon.attributes.schema import RID
+    from sparkanon.engine.spark import SparkEngine
+    from sparkanon.stages.kept import KeptColumns
+    from sparkanon.stages.publish import ORDER, order_words, ordered_rows
+
+    engine = SparkEngine(spark)
+    ids = np.arange(500, dtype=np.int64)
+    rows = engine.from_pandas(
+        pd.DataFrame({RID: ids, ORDER: order_words(KEY_A, 5, ids), "x": ids * 2}),
+        [(RID, "long"), (ORDER, "long"), ("x", "long")],
+    )
+    side = engine.from_pandas(
+        pd.DataFrame({RID: ids[::-1], "k": [f"k{i}" for i in ids[::-1]]}),
+        [(RID, "long"), ("k", "string")],
+    )
+    kept = KeptColumns((("k", "string"),), side)
+    previous = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    try:
+        out = ordered_rows(engine, rows, kept, ["x"], KEY_A, 5)
+        plan = out._jdf.queryExecution().executedPlan().toString()  # noqa: SLF001
+        got = out.toPandas()
+        partitions = out.rdd.glom().map(len).collect()
+    finally:
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", previous)
+    assert "SortMergeJoin" in plan
+    assert plan.count("Exchange") == 2, plan
+    assert plan.count(f"Exchange hashpartitioning({ORDER}") == 2, plan
+    assert list(got.columns) == ["x", "k"]
+    assert sorted(got["x"]) == list(ids * 2)
+    assert (got["k"] == "k" + (got["x"] // 2).astype(str)).all()
+    words = order_words(KEY_A, 5, got["x"].to_numpy() // 2)
+    start = 0
+    for size in partitions:
+        assert (np.diff(words[start : start + size]) > 0).all()
+        start += size
+    assert len([s for s in partitions if s]) > 1

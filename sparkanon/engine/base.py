@@ -226,6 +226,40 @@ class Engine(ABC):
         """
 
     @abstractmethod
+    def with_word(
+        self, table: Table, source: str, draw: Callable[[np.ndarray], np.ndarray], column: str
+    ) -> Table:
+        """``table`` with ``column``: ``draw`` of the int64 column ``source``, as int64.
+
+        Args:
+            table: the rows.
+            source: an int64 column (a row id).
+            draw: a keyed pseudorandom function of int64 counters (one uint64 or int64
+                per counter); it runs in the engine's tasks, so it must pickle.
+            column: the new column.
+        """
+
+    @abstractmethod
+    def spread_by_word(self, table: Table, column: str) -> Table:
+        """``table`` spread over partitions by the keyed word ``column``.
+
+        On Spark a hash repartitioning by ``column`` over the session's shuffle
+        partitions: which partition (part file) a row lands in is then as keyed as the
+        word. Two tables spread this way and joined on ``column`` (with other keys or
+        not) are joined in place, the join's output spread the same way. The local
+        engine holds one partition: the table as it is.
+        """
+
+    @abstractmethod
+    def in_word_order(self, table: Table, column: str) -> Table:
+        """The rows sorted by the keyed word ``column`` within each partition, ``column`` dropped.
+
+        ``table`` must be spread by ``column`` (:meth:`spread_by_word`, or a join of two
+        tables spread by it): the result is then in a keyed order on every engine, which
+        part file a row lands in included.
+        """
+
+    @abstractmethod
     def map_batches(
         self, table: Table, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
     ) -> Table:

@@ -245,6 +245,23 @@ class LocalEngine(Engine):
         order = np.argsort(values.view(np.int64), kind="stable")
         return table.iloc[order].reset_index(drop=True)
 
+    def with_word(  # noqa: D102
+        self,
+        table: pd.DataFrame,
+        source: str,
+        draw: Callable[[np.ndarray], np.ndarray],
+        column: str,
+    ) -> pd.DataFrame:
+        words = np.asarray(draw(table[source].to_numpy(dtype=np.int64)))
+        return table.assign(**{column: words.view(np.int64)})
+
+    def spread_by_word(self, table: pd.DataFrame, column: str) -> pd.DataFrame:  # noqa: D102
+        return table
+
+    def in_word_order(self, table: pd.DataFrame, column: str) -> pd.DataFrame:  # noqa: D102
+        order = np.argsort(table[column].to_numpy(dtype=np.int64), kind="stable")
+        return table.iloc[order].drop(columns=[column]).reset_index(drop=True)
+
     def map_batches(
         self, table: pd.DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
     ) -> pd.DataFrame:

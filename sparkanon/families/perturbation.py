@@ -11,9 +11,10 @@ The release declares its noise (``metrics.json`` ``noise``, ``noise.json``
 beside the data, the table properties of a catalog output), as the randomization method
 requires: whoever mines it reconstructs the distributions from that declaration.
 
-Verification joins the perturbed rows, while they still hold their internal id, with the
-encoded originals before anything is committed and checks, by aggregations only, that the
-release holds what it declares (:mod:`sparkanon.stages.perturb`): every usable row
+Verification runs the perturbation's batch function again over the encoded rows (its
+values are a function of each row and the run key alone), each perturbed value beside the
+original code of the same row, before anything is committed and checks, by aggregations
+only, that the release holds what it declares (:mod:`sparkanon.stages.perturb`): every usable row
 published once, no column beyond the declared ones (no row id), per perturbed column the
 residuals (published minus original) follow the declared noise (Kolmogorov-Smirnov
 statistic, mean, variance) or, for randomized response, the retention rate lies in its
@@ -46,15 +47,16 @@ from sparkanon.stages.perturb import (
     perturb_rows,
     published_columns,
 )
+from sparkanon.stages.publish import order_lane
 
 
 @dataclass(frozen=True)
 class _State:
-    """What verify and measure read: the column plans, the encoded and perturbed rows."""
+    """What verify and measure read: the column plans, the encoded rows, the batch function."""
 
     plans: tuple[ColumnCheck, ...]
     encoded: Any
-    internal: Any
+    perturb: Any
 
 
 def column_plan(
@@ -187,19 +189,20 @@ class PerturbationFamily(Family):
         assert isinstance(params, PerturbParams)
         plans = tuple(column_plan(i, c, schema, params) for i, c in enumerate(params.columns))
         encoded, _ = encode_input(engine, config, raw, schema, timer)
-        publication, internal = perturb_rows(
+        publication, perturb = perturb_rows(
             engine,
             encoded,
             schema,
             raw.passthrough_types,
             plans,
             run.key,
+            order_lane(config),
             timer,
             run.staging(),
             config.output.format,
             raw.kept,
         )
-        return Anonymized(publication, {}, _State(plans, encoded, internal), [encoded, internal])
+        return Anonymized(publication, {}, _State(plans, encoded, perturb), [encoded])
 
     def verify(self, run: Run, done: Anonymized) -> Verdict:  # noqa: D102
         s: _State = done.state
@@ -210,7 +213,7 @@ class PerturbationFamily(Family):
         found = check_residuals(
             run.engine,
             done.publication,
-            s.internal,
+            s.perturb,
             s.encoded,
             s.plans,
             expected,

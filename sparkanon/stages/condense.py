@@ -77,6 +77,7 @@ from sparkanon.attributes.dates import TemporalKind, numeric_values, published_t
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.expr import Col, Lit, When
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import SYNTHESIS_CATEGORIES, SYNTHESIS_ORDER
@@ -701,14 +702,16 @@ def verify_condensed(
     codes = [schema.code_columns[i] for i in plan.numeric]
     kinds = [schema.kinds[i] for i in plan.numeric]
     grouped = engine.where(placed, CLASS, ">=", 0)
-    originals = group_sums(
-        engine,
-        grouped,
-        make_terms_fn(
-            lambda b: b[codes].to_numpy(dtype=np.float64), lambda b: b[CLASS].to_numpy(), "o", d
-        ),
-        "o",
-        d,
+    originals = engine.persist(  # read again for the whole-table covariance
+        group_sums(
+            engine,
+            grouped,
+            make_terms_fn(
+                lambda b: b[codes].to_numpy(dtype=np.float64), lambda b: b[CLASS].to_numpy(), "o", d
+            ),
+            "o",
+            d,
+        )
     )
     release = condensed.publication.tables[MAIN]
 
@@ -716,12 +719,14 @@ def verify_condensed(
         cols = [kind.encode(batch[kind.name])[0] for kind in kinds]
         return np.stack(cols, axis=1) if cols else np.empty((len(batch), 0))
 
-    synthetic = group_sums(
-        engine,
-        condensed.table,
-        make_terms_fn(encoded_synthetic, lambda b: pd.to_numeric(b[GROUP]).to_numpy(), "s", d),
-        "s",
-        d,
+    synthetic = engine.persist(
+        group_sums(
+            engine,
+            condensed.table,
+            make_terms_fn(encoded_synthetic, lambda b: pd.to_numeric(b[GROUP]).to_numpy(), "s", d),
+            "s",
+            d,
+        )
     )
     joined = engine.join(originals, synthetic, [GROUP], how="outer")
     verdicts = engine.map_batches(
@@ -761,6 +766,8 @@ def verify_condensed(
         _whole_covariance(engine, table, prefix, d) * np.outer(widths, widths)
         for table, prefix in ((originals, "o"), (synthetic, "s"))
     )
+    engine.unpersist(originals)
+    engine.unpersist(synthetic)
     figures: dict[str, Any] = {
         "groups": int(totals["groups"]),
         "represented": int(totals["represented"]),
@@ -874,14 +881,17 @@ def count_copies(
     combos = engine.aggregate(
         engine.map_batches(grouped, decoded, types), names, {"_holders": ("count", names[0])}
     )
-    rare = engine.select(engine.where(combos, "_holders", "<", k), names)
     right = engine.map_batches(engine.select(synthetic, names), typed, types)
-    total = int(engine.count(right))
-    unmatched = int(
-        engine.count(engine.join(right, engine.select(combos, names), names, how="left_anti"))
+    holders = Col("_holders")  # null where no original record has the combination
+    matched = engine.with_columns(
+        engine.join(right, combos, names, how="left"),
+        {
+            "_rare": When(holders, "<", Lit(k), Lit(1), Lit(0)),
+            "_shared": When(holders, ">=", Lit(k), Lit(1), Lit(0)),
+        },
     )
-    rare_copies = total - int(engine.count(engine.join(right, rare, names, how="left_anti")))
-    return rare_copies, total - unmatched - rare_copies
+    counts = one_row(engine, matched, {"rare": ("sum", "_rare"), "shared": ("sum", "_shared")})
+    return int(counts["rare"] or 0), int(counts["shared"] or 0)
 
 
 __all__ = [

@@ -4,16 +4,20 @@
 perturbed one with its noise, drawn from the run's secret key with the row's internal id
 as counter: numeric values plus additive noise, categorical values drawn from their row of
 the transition matrix; the others as they are), then the passthrough and kept columns.
-The rows keep their internal id (``_rid``) in memory only, for verification; the
-published table carries no row id, nor anything else derived from one, so a reader cannot
-tell which input row a published row is.
+The same pass draws each row's release order word from its id
+(:func:`~sparkanon.stages.publish.order_words`). The rows keep their internal id
+(``_rid``) and word only until they are written in that order; the published table
+carries no row id, nor anything else derived from one, so a reader cannot tell which
+input row a published row is.
 
-:func:`check_residuals` checks the release against the noise it declares. It joins the
-perturbed rows (before the id is dropped) with the encoded originals on the internal id,
-and each batch reduces, per perturbed column, to a histogram of the residuals (published
-minus original) over the declared noise's support, their count, sum and sum of squares,
-or, for randomized response, the count of values published as themselves; the driver
-sums those (about a thousand numbers per column) and runs, at ``algorithm.significance``:
+:func:`check_residuals` checks the release against the noise it declares. It runs the
+stage's batch function again over the encoded rows (the noise is a function of each row's
+id and the run key, so it gives the published values again without keeping them in
+memory), and each batch reduces, per perturbed column, to a histogram of the residuals
+(published minus the original code of the same encoded row) over the declared noise's
+support, their count, sum and sum of squares, or, for randomized response, the count of
+values published as themselves; the driver sums those (about a thousand numbers per
+column) and runs, at ``algorithm.significance``:
 
 * **Kolmogorov-Smirnov**: the largest gap between the residuals' empirical CDF and the
   declared CDF, taken at the histogram's edges (never above the exact statistic, so a
@@ -27,10 +31,11 @@ sums those (about a thousand numbers per column) and runs, at ``algorithm.signif
 * **retention** (randomized response): the share of values published as themselves
   within ``p +- z sqrt(p (1 - p) / n)`` (exactly 1 when ``p = 1``).
 
-The staged table (the bytes that will be committed, read back) is then tied to the rows
-checked: the same columns as declared, the same row count as the usable input, and per
-perturbed column the same marginal (count, sum and sum of squares of a numeric column's
-values, the count of each value of a categorical one) as the verified rows.
+The same pass sums each perturbed column's marginal (count, sum and sum of squares of a
+numeric column's values, the count of each value of a categorical one). The staged table
+(the bytes that will be committed, read back) is then tied to the rows checked: the same
+columns as declared, the same row count as the usable input, and per perturbed column the
+same marginal as the verified rows.
 
 A release with a row missing or duplicated, a column beyond the declared ones (an
 original value or a row id left in), a residual of another distribution or scale, a
@@ -56,8 +61,8 @@ from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import StageTimer, log
-from sparkanon.stages.kept import KeptColumns, join_kept
-from sparkanon.stages.publish import staged
+from sparkanon.stages.kept import KeptColumns
+from sparkanon.stages.publish import ORDER, order_words, ordered_rows, staged
 
 if TYPE_CHECKING:
     from sparkanon.randomness import RunKey
@@ -120,8 +125,9 @@ def make_perturb_fn(
     passthrough: Sequence[str],
     plans: Sequence[ColumnCheck],
     key: RunKey,
+    lane: int,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
-    """Batch function: encoded rows -> their internal id and published values."""
+    """Batch function: encoded rows -> their internal id, order word and published values."""
     perturbed = {p.code_column: p for p in plans}
 
     def perturb(batch: pd.DataFrame) -> pd.DataFrame:
@@ -131,7 +137,7 @@ def make_perturb_fn(
                 frame[code] = plan.kind.raw(frame[code].to_numpy())
         ids = batch[RID].to_numpy(dtype=np.int64)
         noisy = perturb_frame(frame, ids, [p.noise for p in plans], key)
-        out: dict[str, Any] = {RID: ids}
+        out: dict[str, Any] = {RID: ids, ORDER: order_words(key, lane, ids)}
         for code, kind in zip(schema.code_columns, schema.kinds, strict=True):
             values = noisy[code].to_numpy()
             if code in perturbed and isinstance(kind, ContinuousKind):
@@ -152,39 +158,36 @@ def perturb_rows(
     passthrough_types: Sequence[tuple[str, str]],
     plans: Sequence[ColumnCheck],
     key: RunKey,
+    lane: int,
     timer: StageTimer,
     tmp_path: str | None,
     fmt: str,
     kept: KeptColumns | None = None,
-) -> tuple[Publication, Table]:
+) -> tuple[Publication, Callable[[pd.DataFrame], pd.DataFrame]]:
     """Perturb every usable row and write the table, without row ids, to the staging location.
 
-    The kept columns are joined to the perturbed rows by their internal id after the batch
-    function (:func:`~sparkanon.stages.kept.join_kept`).
+    The rows are written in their keyed release order
+    (:func:`~sparkanon.stages.publish.ordered_rows`, ``lane`` from
+    :func:`~sparkanon.stages.publish.order_lane`), the kept columns joined to them on
+    their id and word after the batch function.
 
     Returns:
-        The staged publication, and the perturbed rows with their internal id (persisted;
-        what :func:`check_residuals` joins the originals on; never written).
-
-    The rows are written in the keyed order of :func:`~sparkanon.stages.publish.staged`.
+        The staged publication, and the batch function that perturbed the rows (a
+        function of each row and the key alone: :func:`check_residuals` runs it again
+        over the encoded rows rather than keep its output in memory).
     """
     columns = published_columns(schema, passthrough_types)
     names = [c for c, _ in columns]
     passthrough = [c for c, _ in passthrough_types]
-    kept = kept or KeptColumns()
+    perturb = make_perturb_fn(schema, passthrough, plans, key, lane)
     with timer.stage("perturb"):
-        perturbed = engine.map_batches(
-            encoded,
-            make_perturb_fn(schema, passthrough, plans, key),
-            [(RID, "long"), *columns],
-        )
-        internal = engine.persist(join_kept(engine, perturbed, kept, RID, [RID, *names]))
-        table = engine.select(internal, [*names, *kept.names])
+        rows = engine.map_batches(encoded, perturb, [(RID, "long"), (ORDER, "long"), *columns])
+        table = ordered_rows(engine, rows, kept or KeptColumns(), names, key, lane)
         sensitive = passthrough[0] if passthrough else schema.qi_names[0]
         publication = Publication({MAIN: table}, MAIN, list(schema.qi_names), sensitive)
-        published = staged(engine, publication, tmp_path, fmt, key)
+        published = staged(engine, publication, tmp_path, fmt, key, ordered=True)
         log.info("perturb: %d columns perturbed", len(plans))
-    return published, internal
+    return published, perturb
 
 
 def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.DataFrame]:
@@ -281,18 +284,41 @@ def _totals(
     engine: Engine,
     table: Table,
     fn: Callable[[pd.DataFrame], pd.DataFrame],
-    plans: Sequence[ColumnCheck],
+    columns: int,
     cap: int,
 ) -> dict[int, dict[int, float]]:
-    """Per column of ``plans``, the summed statistics rows ``fn`` emits over ``table``."""
+    """Per column index ``0 .. columns - 1``, the summed statistics rows ``fn`` emits."""
     stats = engine.aggregate(
         engine.map_batches(table, fn, _STAT_COLUMNS), ["col", "bin"], {"value": ("sum", "value")}
     )
     rows = engine.collect_small(stats, cap)
-    totals: dict[int, dict[int, float]] = {c: {} for c in range(len(plans))}
+    totals: dict[int, dict[int, float]] = {c: {} for c in range(columns)}
     for c, b, v in rows[["col", "bin", "value"]].itertuples(index=False):
         totals[int(c)][int(b)] = float(v)
     return totals
+
+
+def make_verified_fn(
+    plans: Sequence[ColumnCheck], perturb: Callable[[pd.DataFrame], pd.DataFrame]
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """Batch function: encoded rows -> the residual and marginal totals of their perturbation.
+
+    Residual totals in columns ``0 .. P - 1``, the perturbed values' marginal totals in
+    ``P .. 2P - 1`` (``P`` the perturbed columns). The rows are perturbed by ``perturb``
+    (the stage's own batch function: the same values, drawn from the key and each row's
+    id), each published value beside the original code of the same encoded row.
+    """
+    residuals, margins = make_residual_fn(plans), make_margin_fn(plans)
+
+    def both(batch: pd.DataFrame) -> pd.DataFrame:
+        out = perturb(batch)
+        for plan in plans:
+            out[plan.code_column] = batch[plan.code_column].to_numpy()
+        shifted = margins(out)
+        shifted["col"] = shifted["col"] + len(plans)
+        return pd.concat([residuals(out), shifted], ignore_index=True)
+
+    return both
 
 
 def _margin_gaps(
@@ -397,7 +423,7 @@ def _retention_verdict(
 def check_residuals(
     engine: Engine,
     publication: Publication,
-    internal: Table,
+    perturb: Callable[[pd.DataFrame], pd.DataFrame],
     encoded: Table,
     plans: Sequence[ColumnCheck],
     expected: Sequence[tuple[str, str]],
@@ -408,8 +434,8 @@ def check_residuals(
     Args:
         engine: the engine.
         publication: the staged publication (no row id).
-        internal: the perturbed rows with their internal id (:func:`perturb_rows`).
-        encoded: the encoded originals.
+        perturb: the batch function that perturbed the rows (:func:`perturb_rows`).
+        encoded: the encoded rows.
         plans: the perturbed columns.
         expected: the declared published columns.
         alpha: the significance of each test.
@@ -430,25 +456,22 @@ def check_residuals(
     usable = engine.count(encoded)
     if rows != usable:
         failed.append(f"rows: {rows} published, {usable} usable rows in")
-    cap = len(plans) * (RESIDUAL_BINS + 8)
-    values = engine.select(internal, [RID, *[p.name for p in plans]])
-    originals = engine.select(encoded, [RID, *[p.code_column for p in plans]])
-    totals = _totals(
-        engine, engine.join(values, originals, [RID]), make_residual_fn(plans), plans, cap
-    )
+    margin_cap = sum(p.kind.size + 1 if isinstance(p.kind, DiscreteKind) else 4 for p in plans)
+    cap = len(plans) * (RESIDUAL_BINS + 8) + margin_cap
+    both = _totals(engine, encoded, make_verified_fn(plans, perturb), 2 * len(plans), cap)
+    totals = {c: both[c] for c in range(len(plans))}
+    verified = {c: both[c + len(plans)] for c in range(len(plans))}
     figures: dict[str, Any] = {}
     for c, plan in enumerate(plans):
         judge = _numeric_verdict if plan.noise.additive is not None else _retention_verdict
         figures[plan.name], bad = judge(plan, totals[c], alpha)
         if figures[plan.name].get("rows", 0) != usable:
-            bad.append(f"{plan.name}: {figures[plan.name].get('rows', 0)} rows joined of {usable}")
+            bad.append(f"{plan.name}: {figures[plan.name].get('rows', 0)} rows checked of {usable}")
         failed += bad
     if {p.name for p in plans} <= set(names):
-        margin_cap = sum(p.kind.size + 1 if isinstance(p.kind, DiscreteKind) else 4 for p in plans)
-        margin = make_margin_fn(plans)
         failed += _margin_gaps(
             plans,
-            _totals(engine, published, margin, plans, margin_cap),
-            _totals(engine, values, margin, plans, margin_cap),
+            _totals(engine, published, make_margin_fn(plans), len(plans), margin_cap),
+            verified,
         )
     return {"rows": rows, "failed": failed, "columns": figures}
