@@ -287,6 +287,9 @@ def test_spark_ordered_rows_join_the_kept_columns_without_a_shuffle_of_their_own
 ) -> None:
     """Rows worded by id: one shuffle per side (by the word); the join and sort add none.
 
+    The side table's words are drawn by one Python call per row, not a second one for a
+    filter the optimizer infers on the join key.
+
     The kept values reach their own rows, every row once, and each partition is in word
     order, with a sort-merge join as at scale (broadcasts off here).
     """
@@ -318,6 +321,7 @@ def test_spark_ordered_rows_join_the_kept_columns_without_a_shuffle_of_their_own
     assert "SortMergeJoin" in plan
     assert plan.count("Exchange") == 2, plan
     assert plan.count(f"Exchange hashpartitioning({ORDER}") == 2, plan
+    assert plan.count("ArrowEvalPython") == 1, plan  # the side's words drawn once
     assert list(got.columns) == ["x", "k"]
     assert sorted(got["x"]) == list(ids * 2)
     assert (got["k"] == "k" + (got["x"] // 2).astype(str)).all()

@@ -418,8 +418,11 @@ class SparkEngine(Engine):
             words = np.asarray(draw(values.to_numpy(dtype=np.int64)))
             return pd.Series(words.view(np.int64))
 
-        word = F.pandas_udf(keyed, "long")(F.col(quote_identifier(source)))
-        return table.withColumn(column, word)
+        # Marked nondeterministic (it is not: a retried task draws the same words) so the
+        # optimizer computes it once: a filter it infers on a join key built from it
+        # (``isnotnull``) would otherwise be pushed below the projection as a second call.
+        keyed_udf = F.pandas_udf(keyed, "long").asNondeterministic()
+        return table.withColumn(column, keyed_udf(F.col(quote_identifier(source))))
 
     def spread_by_word(self, table: DataFrame, column: str) -> DataFrame:  # noqa: D102
         partitions = int(self.spark.conf.get("spark.sql.shuffle.partitions") or 200)
