@@ -79,7 +79,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sparkanon.config import JobConfig
 
-__version__ = "0.1.0"
+from sparkanon._version import __version__ as __version__
+
 __all__ = ["anonymize", "evaluate"]
 
 

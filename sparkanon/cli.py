@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from sparkanon._version import __version__
 from sparkanon.errors import EXIT_INTERNAL, EXIT_OK, ConfigError, InputError, SparkanonError
 
 log = logging.getLogger("sparkanon")
@@ -168,8 +169,6 @@ def _subcommand(sub: Any, name: str, text: str) -> argparse.ArgumentParser:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from sparkanon import __version__
-
     parser = argparse.ArgumentParser(prog="sparkanon", description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"sparkanon {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")

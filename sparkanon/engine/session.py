@@ -129,9 +129,7 @@ def package_zip() -> str:
         import shutil
         import tempfile
 
-        import sparkanon
-
-        package = os.path.dirname(os.path.abspath(sparkanon.__file__))
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         folder = tempfile.mkdtemp(prefix="sparkanon_pkg_")
         _PACKAGE_ZIP = shutil.make_archive(
             os.path.join(folder, "sparkanon"), "zip", os.path.dirname(package), "sparkanon"

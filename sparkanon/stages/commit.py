@@ -42,6 +42,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from sparkanon._version import __version__
 from sparkanon.config import JobConfig, partition_text
 from sparkanon.config.published import published_config_yaml
 from sparkanon.engine.base import Catalog, Engine, TableInfo
@@ -703,10 +704,8 @@ class TableTarget(OutputTarget):
 
         The same on both tables of a pair.
         """
-        import sparkanon
-
         props = {
-            "version": sparkanon.__version__,
+            "version": __version__,
             "model": json.dumps(metrics.get("model"), sort_keys=True),
             "algorithm": json.dumps(metrics.get("algorithm"), sort_keys=True),
             "publish": str(metrics.get("publish")),
