@@ -25,8 +25,9 @@ from typing import Any
 from sparkanon.attributes.builders import hierarchy_file, published_paths, rows_text
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.config import JobConfig
+from sparkanon.config.published import published_config_yaml
 from sparkanon.engine.base import Engine, Table
-from sparkanon.errors import InternalError, PrivacyViolationError
+from sparkanon.errors import InternalError, PrivacyViolationError, StatisticsOverflowError
 from sparkanon.families import Anonymized, Family, Run, Verdict, family_of
 from sparkanon.models import describe_models
 from sparkanon.publications import Publication
@@ -37,7 +38,6 @@ from sparkanon.stages.commit import (
     RESOLVED_CONFIG,
     OutputTarget,
     opened_output,
-    resolved_config_yaml,
 )
 from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
 from sparkanon.stages.profile import Profile, built_taxonomies, profile_input
@@ -144,7 +144,7 @@ def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
         if left_out is not None:
             metrics.setdefault("warnings", []).append(left_out)
     if staging is not None:
-        texts = {METRICS: json.dumps(metrics), RESOLVED_CONFIG: resolved_config_yaml(run.config)}
+        texts = {METRICS: json.dumps(metrics), RESOLVED_CONFIG: published_config_yaml(run.config)}
         raise_failures([key_scan(engine, run.key, staging, texts, skip=scanned)[0]])
     publication = commit_verified(engine, run.target, timer, metrics, done.publication, run.config)
     return JobResult(published=publication.rows, metrics=metrics, publication=publication)
@@ -167,10 +167,12 @@ def published_hierarchies(
             continue
         values = engine.aggregate(table, [column], {"n": ("count", column)})
         nodes = len({node for path in taxonomy.paths for node in path})
-        if engine.count(values) > nodes:
+        try:  # one aggregation: more distinct values than nodes stops the collect
+            distinct = engine.collect_small(values, nodes)[column]
+        except StatisticsOverflowError:
             log.info("hierarchy of %s not written: its published values are not its nodes", column)
             continue
-        published = {str(v) for v in engine.collect_small(values, nodes)[column].dropna()}
+        published = {str(v) for v in distinct.dropna()}
         rows = published_paths(taxonomy, published)
         if rows:
             out[column] = rows

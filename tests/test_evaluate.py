@@ -12,8 +12,8 @@ import yaml
 import sparkanon
 from sparkanon.cli import main
 from sparkanon.config import load_config, parse_config
+from sparkanon.config.published import published_config_yaml
 from sparkanon.errors import EXIT_OK, EXIT_USER
-from sparkanon.stages.commit import resolved_config_yaml
 from tests._inputs import adult_rows, write_adult_csv, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,7 +24,7 @@ def test_every_resolved_config_loads_back_as_itself() -> None:
     # model list used to be written and then refused).
     for path in sorted((ROOT / "conf").glob("*.yaml")):
         config = load_config(path)
-        assert parse_config(yaml.safe_load(resolved_config_yaml(config)), str(path)) == config
+        assert parse_config(yaml.safe_load(published_config_yaml(config)), str(path)) == config
 
 
 def _adult_job(tmp_path: Path, conf: str, rows: int, **sets: str) -> tuple[Path, list[str]]:

@@ -25,13 +25,14 @@ from sparkanon.config.published import (
     ALL,
     HARMLESS_OPTIONS,
     PUBLISHED_KEYS,
+    config_sha256,
     harmless_options,
     published_config,
+    published_config_yaml,
     strip_uri_secrets,
 )
 from sparkanon.config.schema import StreamConfig
 from sparkanon.errors import EXIT_OK
-from sparkanon.stages.commit import config_sha256, resolved_config_yaml
 from tests._inputs import ROOT, make_config, rt_frame, rt_long_config, write_adult_csv
 
 SECRETS = ("S3cretS3aValue", "hunter2Passw0rd", "AKIAEXAMPLEKEYID", "tok3nValue")
@@ -94,7 +95,7 @@ def _with_paths(tmp_path: Path) -> JobConfig:
 
 def test_paths_lose_their_credentials_and_options_only_parsing(tmp_path: Path) -> None:
     config = _with_paths(tmp_path)
-    text = resolved_config_yaml(config)
+    text = published_config_yaml(config)
     for secret in (*SECRETS, "S3cret/S3a+Value", "alice", "postgresql"):
         assert secret not in text
     written = yaml.safe_load(text)

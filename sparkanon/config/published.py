@@ -24,6 +24,7 @@ spark.hadoop.fs.s3a...``, the environment, an instance profile), never in the jo
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -190,14 +191,28 @@ def published_config(config: JobConfig) -> dict[str, Any]:
 
 
 def published_config_yaml(config: JobConfig) -> str:
-    """:func:`published_config` as YAML (``config.yaml`` of a release)."""
+    """:func:`published_config` as YAML (``config.yaml`` of a release).
+
+    It loads back as a config (``scripts/verify_output.py`` and ``sparkanon evaluate``
+    read it).
+    """
     return yaml.safe_dump(published_config(config), sort_keys=False)
+
+
+def config_sha256(config: JobConfig) -> str:
+    """SHA-256 (hex) of :func:`published_config_yaml` (an output table's property).
+
+    Of the text ``config.yaml`` holds, so no option left out of it (a password) can be
+    tested against the hash.
+    """
+    return hashlib.sha256(published_config_yaml(config).encode("utf-8")).hexdigest()
 
 
 __all__ = [
     "HARMLESS_OPTIONS",
     "PUBLISHED_KEYS",
     "SECRET_WORDS",
+    "config_sha256",
     "harmless_options",
     "looks_secret",
     "published_config",

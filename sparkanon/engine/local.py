@@ -47,6 +47,8 @@ from sparkanon.safety import restrict_local_tree
 
 _PANDAS_TYPES = {"long": "int64", "double": "float64", "string": "object", "boolean": "bool"}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply}
+_ORDER = "_sparkanon_order"
+"""The column :meth:`LocalEngine.keyed_order` sorts by (dropped after the sort)."""
 
 
 def _conform(frame: pd.DataFrame, schema: Columns) -> pd.DataFrame:
@@ -241,9 +243,8 @@ class LocalEngine(Engine):
     ) -> pd.DataFrame:
         if len(table) == 0:
             return table.reset_index(drop=True)
-        values = np.asarray(draw(_row_hashes(table)))
-        order = np.argsort(values.view(np.int64), kind="stable")
-        return table.iloc[order].reset_index(drop=True)
+        words = np.asarray(draw(_row_hashes(table))).view(np.int64)
+        return self.in_word_order(table.assign(**{_ORDER: words}), _ORDER)
 
     def with_word(  # noqa: D102
         self,

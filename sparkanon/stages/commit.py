@@ -44,7 +44,7 @@ from typing import Any
 
 from sparkanon._version import __version__
 from sparkanon.config import JobConfig, partition_text
-from sparkanon.config.published import published_config_yaml
+from sparkanon.config.published import config_sha256, published_config_yaml
 from sparkanon.engine.base import Catalog, Engine, TableInfo
 from sparkanon.errors import ConfigError, LockLostError, OutputExistsError
 from sparkanon.safety import (
@@ -69,27 +69,6 @@ _TMP = ".__sparkanon_tmp_"
 _OLD = ".__sparkanon_old_"
 
 
-def resolved_config_yaml(config: JobConfig) -> str:
-    """The job's config, overrides applied, as a release publishes it (``config.yaml``).
-
-    Written from the allow-list of :mod:`sparkanon.config.published`: no reader or writer
-    option beyond how a file is parsed, no secret-looking option, no credentials or query
-    in a URI. It loads back as a config (``scripts/verify_output.py`` and ``sparkanon
-    evaluate`` read it); an empty model list (a perturbation job has no class model) is
-    left out, as the user wrote it.
-    """
-    return published_config_yaml(config)
-
-
-def config_sha256(config: JobConfig) -> str:
-    """SHA-256 of the published config (recorded in an output table's properties).
-
-    Of the text ``config.yaml`` holds, so no option left out of it (a password) can be
-    tested against the hash.
-    """
-    return hashlib.sha256(resolved_config_yaml(config).encode("utf-8")).hexdigest()
-
-
 NOISE = "noise.json"
 """A perturbed release's declared noise (``metrics.json`` key ``noise``), beside the data:
 what a reader needs to reconstruct the distributions (Aggarwal 2015, section 20.2)."""
@@ -98,7 +77,7 @@ what a reader needs to reconstruct the distributions (Aggarwal 2015, section 20.
 def write_metadata(engine: Engine, config: JobConfig, staging: str, metrics: dict) -> None:
     """``metrics.json``, the resolved config and a perturbed release's ``noise.json``."""
     engine.write_text(f"{staging}/{METRICS}", json.dumps(metrics, indent=2, sort_keys=False))
-    engine.write_text(f"{staging}/{RESOLVED_CONFIG}", resolved_config_yaml(config))
+    engine.write_text(f"{staging}/{RESOLVED_CONFIG}", published_config_yaml(config))
     if "noise" in metrics:
         engine.write_text(f"{staging}/{NOISE}", json.dumps(metrics["noise"], indent=2))
 

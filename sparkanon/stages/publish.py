@@ -23,7 +23,6 @@ and shuffle of :meth:`~sparkanon.engine.base.Engine.keyed_order`.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import replace
 from functools import partial
@@ -32,7 +31,7 @@ import numpy as np
 
 from sparkanon.attributes.schema import RID
 from sparkanon.config import JobConfig
-from sparkanon.config.published import published_config_yaml
+from sparkanon.config.published import config_sha256
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications import Publication
 from sparkanon.randomness import RunKey
@@ -49,9 +48,8 @@ def release_order(engine: Engine, table: Table, key: RunKey) -> Table:
 
 
 def order_lane(config: JobConfig) -> int:
-    """The lane of :func:`order_words`: 32 bits of the SHA-256 of the published config."""
-    digest = hashlib.sha256(published_config_yaml(config).encode("utf-8")).digest()
-    return int.from_bytes(digest[:4], "little")
+    """The lane of :func:`order_words`: 32 bits of the published config's SHA-256."""
+    return int.from_bytes(bytes.fromhex(config_sha256(config))[:4], "little")
 
 
 def order_words(key: RunKey, lane: int, ids: np.ndarray) -> np.ndarray:
