@@ -35,7 +35,7 @@ class _StopError(Exception):
 
 def adult_block(rows: int, tmp: Path) -> tuple[Any, Any, int]:
     """``(frame, context, block id)`` of the first ``rows`` Adult rows as one block."""
-    import sparkanon.stages.cluster as cluster_stage
+    import sparkanon.per_block.cluster as cluster_stage
     from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
     from sparkanon.pipeline import run_job

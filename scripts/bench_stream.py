@@ -13,7 +13,8 @@ Method (one process, Spark ``local[*]``, sparkanon from a frozen snapshot):
    groups are the stream's first state); the rest are cut into Parquet files of
    ``--file-rows`` rows each, in row order, staged outside the source folder.
 2. For each checkpoint of ``--seen`` (records seen, initial batch included), the files up
-   to it are moved (renamed) into the source folder and ``sparkanon.streaming.run_stream``
+   to it are moved (renamed) into the source folder and
+   ``sparkanon.families.synthesis.stream.run_stream``
    runs with ``trigger: available_now`` and ``max_files_per_trigger: 1``: every
    micro-batch is one file of ``--file-rows`` records; the run ends when the source is
    consumed. The next checkpoint restarts the stream on the same checkpoint folder (a
@@ -202,8 +203,8 @@ def run(args: argparse.Namespace) -> int:
     from sparkanon.cli import make_engine
     from sparkanon.config import load_config
     from sparkanon.engine.streaming import read_state
-    from sparkanon.stages.condense_stream import StreamState, summary
-    from sparkanon.streaming import run_stream
+    from sparkanon.families.synthesis.condense_stream import StreamState, summary
+    from sparkanon.families.synthesis.stream import run_stream
 
     seen_points = sorted(args.seen)
     source_rows = bench_perturb.input_file(args.data_dir, seen_points[-1], args.seed)
@@ -316,7 +317,7 @@ def search(args: argparse.Namespace) -> int:
 
     from sparkanon.algorithms.condensation.stream import assign_records
     from sparkanon.config import load_config
-    from sparkanon.stages.condense_stream import initial_state
+    from sparkanon.families.synthesis.condense_stream import initial_state
 
     config = load_config(str(args.config), ["output.path=/tmp/unused"])
     k = config.models.min_class_size()

@@ -116,7 +116,7 @@ def main() -> int:
     from sparkanon.engine.local import LocalEngine
     from sparkanon.engine.session import get_or_create_session
     from sparkanon.engine.spark import SparkEngine
-    from sparkanon.stages.starter import starter_config
+    from sparkanon.starter import starter_config
 
     spark_session = get_or_create_session(hive=not args.no_table)
     spark_session.sparkContext.setLogLevel("ERROR")

@@ -25,10 +25,10 @@ if the two differ by more than 1e-9. It also reports:
   records whose drawn income is that class (what a classifier of the release reads).
 
 **Target 2, streaming.** The dynamic algorithm the stream runs, in this process without
-Spark: :func:`sparkanon.stages.condense_stream.initial_state` on the first
+Spark: :func:`sparkanon.families.synthesis.condense_stream.initial_state` on the first
 ``--initial-share`` (default 10%) of the rows in file order, then the rest in
 ``--batches`` (default 20) equal batches, file order, through
-:class:`~sparkanon.stages.condense_stream.StreamStep` (state as bytes between batches;
+:class:`~sparkanon.families.synthesis.condense_stream.StreamStep` (state as bytes between batches;
 ``release_pending = k``, ``release_age = 3`` and ``significance = 1e-9``, the stream's
 defaults). Two readings: ``released`` = the synthetic records the stream released by its
 last batch, against ALL input rows; ``flushed`` = those plus, after the last batch, every
@@ -288,9 +288,9 @@ def run_stream(
     """Target 2, streaming: the stream's step in-process; the released and flushed readings."""
     from sparkanon.algorithms.condensation._params import CondensationParams
     from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.families.synthesis.condense_stream import StreamState, StreamStep, initial_state
     from sparkanon.randomness import RunKey
     from sparkanon.randomness.streams import SYNTHESIS_STREAM_AXES
-    from sparkanon.stages.condense_stream import StreamState, StreamStep, initial_state
 
     start = time.perf_counter()
     significance = CondensationParams(name="condensation").significance

@@ -6,7 +6,7 @@ piece is the product's: rows are perturbed by
 stage runs; noise drawn from a run key, a stream and the row id), the scale of a privacy level is
 ``scale_for_privacy`` over the column's range (min to max over the input, as the job
 reads it), the x-bins, z-bins, z-bin counts, noisy histogram and default reconstructions
-are those of ``sparkanon reconstruct`` (``stages/reconstruct.py``: ``x_edges_for``,
+are those of ``sparkanon reconstruct`` (``evaluation/reconstruct.py``: ``x_edges_for``,
 ``z_edges_for``, ``make_histogram_fn``, ``noisy_histogram``, ``reconstruct_numeric``),
 and the classifier is ``DistributionNaiveBayes.from_reconstructions``. Row ids are the
 rows' positions in ``data/adult/adult.csv`` (0-based; every row is usable), streams the
@@ -179,7 +179,7 @@ def perturbed(frame: pd.DataFrame, noises: list[Any], seed: int) -> pd.DataFrame
 
 def column_bins(name: str, spec: Any, published: np.ndarray, integer: bool) -> Any:
     """The bins ``sparkanon reconstruct`` gives a column (``--bins 50`` or ``--integer-bins``)."""
-    from sparkanon.stages import reconstruct as st
+    from sparkanon.evaluation import reconstruct as st
 
     x = st.x_edges_for(name, spec, float(published.min()), float(published.max()), BINS, integer)
     return st.ColumnBins(name, spec, x, st.z_edges_for(name, spec, x))
@@ -187,7 +187,7 @@ def column_bins(name: str, spec: Any, published: np.ndarray, integer: bool) -> A
 
 def z_counts(column: Any, published: np.ndarray, labels: np.ndarray | None) -> dict[str, Any]:
     """Per label (``""`` for all rows) the z-bin counts then below and above, by the CLI's pass."""
-    from sparkanon.stages import reconstruct as st
+    from sparkanon.evaluation import reconstruct as st
 
     frame = pd.DataFrame({column.name: published})
     by = None
@@ -236,7 +236,7 @@ def _reconstructions(
 ) -> list[tuple[str, str, Any]]:
     """(method, stop, result) of every reconstruction target 2 reports, on one histogram."""
     from sparkanon.algorithms.perturbation import reconstruct as rc
-    from sparkanon.stages import reconstruct as st
+    from sparkanon.evaluation import reconstruct as st
 
     m = len(column.z_edges) - 1
     z = counts[:m].astype(np.float64)
@@ -285,7 +285,7 @@ def run_l1(
     """Target 2: one CSV row per setting and method."""
     from sparkanon.algorithms.perturbation.perturb import ColumnNoise
     from sparkanon.algorithms.perturbation.reconstruct import l1_distance
-    from sparkanon.stages import reconstruct as st
+    from sparkanon.evaluation import reconstruct as st
 
     rows: list[dict[str, Any]] = []
     published_cache: dict[tuple[str, str, float], tuple[Any, np.ndarray]] = {}
@@ -378,7 +378,7 @@ def run_nb(
         pram_matrix,
         retention_for_epsilon,
     )
-    from sparkanon.stages import reconstruct as st
+    from sparkanon.evaluation import reconstruct as st
 
     train, test = df.iloc[:train_rows], df.iloc[train_rows:]
     y_train = (train[LABEL] == POSITIVE).to_numpy(dtype=np.int64)

@@ -42,17 +42,14 @@ Map of the package:
   once over a batch of classes) and ARE of count queries (:mod:`~sparkanon.metrics.are`).
 * :mod:`sparkanon.engine` - the engine interface, the local (pandas) engine and the
   Spark engine (the only pyspark code).
-* :mod:`sparkanon.stages` - one module per stage of the job (read, profile, encode,
-  plan_blocks, cluster, reconcile, summarise, publish, verify, measure, commit; ``kept``
-  joins the columns published unchanged; ``starter`` is ``sparkanon init``'s profile and
-  starter config), each with its driver part and the pandas functions it hands the engine.
-* :mod:`sparkanon.families` - the families of methods, one registry line each
-  (:data:`~sparkanon.families.FAMILIES`), each one module implementing the small protocol
-  of :mod:`~sparkanon.families.base`: per-block clustering and partitioning
-  (:mod:`~sparkanon.families.blocks`), full-domain generalization
-  (:mod:`~sparkanon.families.full_domain`; stage module :mod:`~sparkanon.stages.lattice`)
-  and relational-transaction data (:mod:`~sparkanon.families.transaction`; stages
-  ``items``, ``rt_cluster``, ``rt_publish``).
+* :mod:`sparkanon.stages` - the runner's shared stages (read, profile, encode, publish,
+  verify, the release checks, commit), each with its driver part and the pandas
+  functions it hands the engine.
+* :mod:`sparkanon.per_block` - the per-block spine (plan the blocks, cluster, reconcile)
+  three families share.
+* :mod:`sparkanon.families` - the families of methods, one folder and one registry line
+  each (:data:`~sparkanon.families.FAMILIES`): the family class implementing the small
+  protocol of :mod:`~sparkanon.families.base`, and the family's own stages.
 * :mod:`sparkanon.pipeline` - the runner, :func:`~sparkanon.pipeline.run_job`: read,
   profile, the family's anonymization, verify, measure, report (row accounting by
   cause), the release checks and the commit, written once for every family.
@@ -61,9 +58,9 @@ Map of the package:
   individual and global risk and SUDA2, the homogeneity, similarity, skewness and
   linkage attacks, and singling-out, linkability and inference against a control set.
 * :mod:`sparkanon.report` - the self-contained HTML report of an evaluation.
-* :mod:`sparkanon.stages.evaluate` - the evaluation of a release or an input by
+* :mod:`sparkanon.evaluation.evaluate` - the evaluation of a release or an input by
   aggregations (risk before and after, attacks, utility via
-  :mod:`sparkanon.stages.utility`); :func:`evaluate` is its Python entry point.
+  :mod:`sparkanon.evaluation.utility`); :func:`evaluate` is its Python entry point.
 * :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``, ``evaluate``,
   ``validate``, ``backfill``, ``reconstruct``, ``stream``, ``init``.
 
@@ -150,7 +147,7 @@ def evaluate(
         UserError: not an output directory or a config, a bad option, a
             quasi-identifier that is not a column.
     """
-    from sparkanon.stages.evaluate import (
+    from sparkanon.evaluation.evaluate import (
         check_evaluation_writes,
         default_out,
         evaluate_target,

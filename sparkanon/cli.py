@@ -255,7 +255,7 @@ def _add_engine_arguments(cmd: argparse.ArgumentParser) -> None:
 
 def _add_reconstruct_parser(sub: Any) -> None:
     """``sparkanon reconstruct OUTPUT_DIR ...``."""
-    from sparkanon.stages.reconstruct import DEFAULT_BINS
+    from sparkanon.evaluation.reconstruct import DEFAULT_BINS
 
     cmd = _subcommand(
         sub,
@@ -339,7 +339,7 @@ def init_command(args: argparse.Namespace) -> int:
     readable by its owner only.
     """
     from sparkanon.safety import Location, check_reads_and_writes, write_private_text
-    from sparkanon.stages.starter import is_table_name, starter_config
+    from sparkanon.starter import is_table_name, starter_config
 
     qis = args.quasi_identifiers
     try:
@@ -862,12 +862,12 @@ def reconstruct_command(
     ``out`` (default ``OUTPUT_DIR/reconstruction``) and prints a summary as JSON: per
     column and method, the iterations and the stopping rule.
     """
-    from sparkanon.safety import Location, check_reads_and_writes
-    from sparkanon.stages.reconstruct import (
+    from sparkanon.evaluation.reconstruct import (
         load_release,
         reconstruct_release,
         write_reconstruction,
     )
+    from sparkanon.safety import Location, check_reads_and_writes
 
     try:
         release = load_release(output_dir)
@@ -901,7 +901,7 @@ def evaluate_command(args: argparse.Namespace) -> int:
     Writes ``evaluation.json`` and ``report.html`` and prints a summary as JSON: the
     files, and per table evaluated its rows, classes and ARX's headline risks.
     """
-    from sparkanon.stages.evaluate import (
+    from sparkanon.evaluation.evaluate import (
         check_evaluation_writes,
         default_out,
         evaluate_target,
@@ -959,8 +959,8 @@ def stream_command(
     this run ran and the state's counts.
     """
     from sparkanon.config import load_config
+    from sparkanon.families.synthesis.stream import run_stream, stream_problems
     from sparkanon.randomness import RunKey
-    from sparkanon.streaming import run_stream, stream_problems
 
     try:
         config = load_config(config_path, list(overrides))

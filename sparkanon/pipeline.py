@@ -28,6 +28,7 @@ from sparkanon.config import JobConfig
 from sparkanon.config.published import published_config_yaml
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError, StatisticsOverflowError
+from sparkanon.evaluation.evaluate import evaluate_run, not_computed_warning
 from sparkanon.families import Anonymized, Family, Run, Verdict, family_of
 from sparkanon.models import describe_models
 from sparkanon.publications import Publication
@@ -39,7 +40,6 @@ from sparkanon.stages.commit import (
     OutputTarget,
     opened_output,
 )
-from sparkanon.stages.evaluate import evaluate_run, not_computed_warning
 from sparkanon.stages.profile import Profile, built_taxonomies, profile_input
 from sparkanon.stages.read import read_input
 from sparkanon.stages.release import check_release_size

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-import sparkanon.stages.cluster as cluster_stage
+import sparkanon.per_block.cluster as cluster_stage
 from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job

@@ -1,7 +1,7 @@
 """Evaluation dicts (schema 1) of each family shape, for the report tests.
 
 The figures are made up but consistent (class sizes sum to the rows); the sub-dicts have
-the keys :mod:`sparkanon.risk` and :mod:`sparkanon.stages.evaluate` write.
+the keys :mod:`sparkanon.risk` and :mod:`sparkanon.evaluation.evaluate` write.
 """
 
 from __future__ import annotations

@@ -20,9 +20,9 @@ import pytest
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
+from sparkanon.families.transaction.are import candidate_sets
 from sparkanon.metrics import are as qm
 from sparkanon.pipeline import run_job
-from sparkanon.stages.are import candidate_sets
 from sparkanon.stages.items import ITEMS, pack_item_sets
 from tests._inputs import rt_config, rt_frame, write_csv
 
@@ -170,7 +170,7 @@ def test_candidate_sets_are_the_capped_sample_of_smallest_keys() -> None:
 def test_candidate_sets_given_the_distinct_count_match_the_counted_ones() -> None:
     """The job passes the distinct sets it counted: same sample, one hashing pass only."""
     from sparkanon.attributes.itemsets import ItemSets
-    from sparkanon.stages.are import KEY, make_key_fn
+    from sparkanon.families.transaction.are import KEY, make_key_fn
 
     rng = np.random.default_rng(5)
     lists = [sorted(rng.choice(30, size=rng.integers(0, 4), replace=False)) for _ in range(600)]
@@ -193,7 +193,7 @@ def test_candidate_sets_given_the_distinct_count_match_the_counted_ones() -> Non
 
 def test_domains_on_distinct_rows_equal_the_per_record_domains() -> None:
     """The published domains computed on the distinct QI rows: every record's value, once."""
-    from sparkanon.stages.are import qi_domains
+    from sparkanon.families.transaction.are import qi_domains
 
     records = pd.DataFrame(
         {
@@ -217,7 +217,7 @@ def test_domains_on_distinct_rows_equal_the_per_record_domains() -> None:
 def test_bucket_of_is_the_exact_remainder_of_large_group_ids() -> None:
     """Group ids exceed 2^53; the bucket is ``group % buckets`` exactly (both engines' '%')."""
     from sparkanon.attributes.schema import CLASS
-    from sparkanon.stages.are import BUCKET, bucket_of
+    from sparkanon.families.transaction.are import BUCKET, bucket_of
 
     groups = np.array([0, 5, 2**60 + 1, 2**60 + 7, 2**62 + 3], dtype=np.int64)
     out = LocalEngine().with_columns(pd.DataFrame({CLASS: groups}), {BUCKET: bucket_of(4)})

@@ -122,7 +122,7 @@ def test_a_release_off_its_group_statistics_fails_and_writes_nothing(
     tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, mutation: str
 ) -> None:
     """Inject a synthesis other than the groups' statistics: verification must catch it."""
-    import sparkanon.stages.condense as stage
+    import sparkanon.families.synthesis.condense as stage
 
     real = stage.synthetic_records
 
@@ -143,7 +143,7 @@ def test_a_synthetic_record_copying_a_rare_original_fails(
     tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The first synthetic record of every group replaced by the group's first record."""
-    import sparkanon.stages.condense as stage
+    import sparkanon.families.synthesis.condense as stage
 
     real = stage.condense_group
 
@@ -209,8 +209,8 @@ def test_stacked_group_check_matches_the_per_group_check() -> None:
     """
     from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
     from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.families.synthesis.condense import _origin, looped_check, stacked_check
     from sparkanon.randomness import RunKey
-    from sparkanon.stages.condense import _origin, looped_check, stacked_check
 
     key = RunKey(bytes(range(32)), "user", "test")
 
@@ -249,8 +249,8 @@ def test_verification_takes_float_noise_for_zero_variance() -> None:
     """
     from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
     from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.families.synthesis.condense import FLOAT_VARIANCE, _origin, stacked_check
     from sparkanon.randomness import RunKey
-    from sparkanon.stages.condense import FLOAT_VARIANCE, _origin, stacked_check
 
     key = RunKey(bytes(range(32)), "user", "test")
     rng = np.random.default_rng(9)

@@ -100,7 +100,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     key_file = write_key_file(base / "user.key")
     out: dict[str, Any] = {"data": data, "key": RunKey.from_file(key_file), "base": base}
     captured: dict[str, list] = {}
-    import sparkanon.stages.condense as stage
+    import sparkanon.families.synthesis.condense as stage
 
     real = stage.condense_group
 

@@ -206,7 +206,7 @@ def _step_run(k: int, batches: list[np.ndarray], key: object, age: int = 0) -> l
     """The stream step over batches of records: (state before, state after, output) each."""
     import pandas as pd
 
-    from sparkanon.stages.condense_stream import StreamState, StreamStep, initial_state
+    from sparkanon.families.synthesis.condense_stream import StreamState, StreamStep, initial_state
 
     rng = np.random.default_rng(0)
     state = initial_state(rng.normal(size=(6 * k, 2)) * [1.0, 40.0] + [30, 500], k, seed=1)

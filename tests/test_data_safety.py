@@ -26,7 +26,7 @@ import pytest
 from sparkanon.cli import main, metrics_table, run_command
 from sparkanon.engine.session import _use_driver_python
 from sparkanon.errors import EXIT_OK, EXIT_USER, worker_environment_error
-from sparkanon.families.blocks import LARGE_CLASS_FACTOR, class_size_warnings
+from sparkanon.families.blocks.family import LARGE_CLASS_FACTOR, class_size_warnings
 from sparkanon.io import CsvDialect, csv_field_count, path_conflict, select_data_files
 from tests._inputs import (
     ROOT,

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import MeasureUnavailableError
+from sparkanon.evaluation.utility import ColumnSpec, _label_codes, _text_counts, utility
 from sparkanon.metrics.distribution import (
     NaiveBayes,
     categorical_binning,
@@ -20,7 +21,6 @@ from sparkanon.metrics.distribution import (
     spread_of,
     variational,
 )
-from sparkanon.stages.utility import ColumnSpec, _label_codes, _text_counts, utility
 from tests._helpers import fast
 
 AGE = numeric_binning("age", 0.0, 100.0, 10)  # bins of width 10

@@ -27,11 +27,11 @@ from sparkanon.engine.base import Engine
 from sparkanon.engine.expr import Arith, Clip, Col, Floor, Lit, Lookup, Text, When
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InternalError
+from sparkanon.families.full_domain.lattice import KEY, NodeKey, key_expression
 from sparkanon.io import MALFORMED
+from sparkanon.per_block.plan import bin_expression, leaf_expression
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import RELEASE_ORDER
-from sparkanon.stages.lattice import KEY, NodeKey, key_expression
-from sparkanon.stages.plan_blocks import bin_expression, leaf_expression
 
 ENGINES = [
     pytest.param("local", id="local"),

@@ -327,8 +327,8 @@ def test_evaluate_gives_the_same_figures_on_both_engines(spark, tmp_path, capsys
 
 def test_a_weight_column_gives_sdcmicros_weighted_individual_risk() -> None:
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.evaluation.evaluate import Subject, evaluate, settings_of
     from sparkanon.risk.sdcmicro import individual_risk
-    from sparkanon.stages.evaluate import Subject, evaluate, settings_of
 
     config = load_config(ROOT / "conf/adult_mondrian_k.yaml")
     frame = pd.DataFrame(adult_rows(40))

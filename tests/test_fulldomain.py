@@ -47,12 +47,17 @@ from sparkanon.cli import run_command
 from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
+from sparkanon.families.full_domain import rollup as driver_rollup
+from sparkanon.families.full_domain.lattice import (
+    base_column,
+    evaluate_nodes,
+    frequency_set,
+    node_key,
+)
+from sparkanon.families.full_domain.rollup import DriverEvaluator
 from sparkanon.models import ClassSummaries, EntropyLDiversity, KAnonymity, ModelSet
 from sparkanon.models.base import SensitiveDomain
 from sparkanon.pipeline import run_job
-from sparkanon.stages import rollup as driver_rollup
-from sparkanon.stages.lattice import base_column, evaluate_nodes, frequency_set, node_key
-from sparkanon.stages.rollup import DriverEvaluator
 from tests._adult import ADULT_CSV, ROOT, adult_config, adult_sample, write_config
 from tests._inputs import leftovers, traced_rows
 

@@ -21,10 +21,10 @@ from sparkanon.attributes.kinds import (
     ordinal_kind,
 )
 from sparkanon.attributes.schema import CLASS, LEVEL, SENS, Schema
+from sparkanon.families.blocks.summarise import make_summary_fn, summary_columns
 from sparkanon.metrics.ncp import class_ncp, global_certainty_penalty
 from sparkanon.metrics.registry import default_metrics, term_column
 from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
-from sparkanon.stages.summarise import make_summary_fn, summary_columns
 from tests._helpers import EDU_ARX, FIVE_LEVELS
 
 

@@ -33,7 +33,7 @@ from sparkanon.attributes.levels import (
     width_edges,
 )
 from sparkanon.errors import ConfigError
-from sparkanon.stages.lattice import BaseRule
+from sparkanon.families.full_domain.lattice import BaseRule
 
 
 def _check(
@@ -385,7 +385,7 @@ def test_decimal_labels_are_disjoint_and_hold_their_values(
     the values are the breakpoints, the rounded cuts and random numbers between them,
     snapped to 12 significant digits as decoded values are. With ``exact`` false the base
     values are the finest intervals, and each value is placed among the finest published
-    edges as the lattice places a row (:class:`~sparkanon.stages.lattice.BaseRule`).
+    edges as the lattice places a row (:class:`~sparkanon.families.full_domain.lattice.BaseRule`).
     """
     raw = data.draw(_near_duplicates(decimals), label="breakpoints")
     extra = data.draw(st.lists(_numbers(raw[0], raw[-1]), max_size=20), label="values")
@@ -521,7 +521,7 @@ def test_binned_edges_quantile_skewed_counts() -> None:
 
 def test_binned_edges_quantile_equal_counts_balanced() -> None:
     # Eight values with one row each, four quantile bins: every bin holds two rows
-    # (as pandas.qcut and the ordinal quantile bins of stages/lattice.py split them).
+    # (as pandas.qcut and the ordinal quantile bins of families/full_domain/lattice.py split them).
     values = np.arange(1.0, 9.0)
     counts = np.ones(8, dtype=np.int64)
     got = binned_edges(values, counts, "quantile", 4, 2)

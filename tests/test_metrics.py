@@ -23,6 +23,14 @@ from sparkanon.attributes.kinds import ContinuousKind, categorical_kind, nominal
 from sparkanon.attributes.schema import CLASS, LEVEL, SENS, Schema, SensitiveLevels
 from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families.blocks.measure import measure
+from sparkanon.families.blocks.summarise import (
+    HEAD,
+    carried_columns,
+    make_summary_fn,
+    summary_reads,
+    with_class_values,
+)
 from sparkanon.metrics.entropy import (
     ZERO_LOSS,
     best_by_psi,
@@ -38,14 +46,6 @@ from sparkanon.metrics.registry import ClassBatch, RunFacts, default_metrics
 from sparkanon.publications import CentroidPublisher, GeneralizedPublisher
 from sparkanon.publications.base import CLASS_VALUE_PREFIX
 from sparkanon.publications.generalized import generalized_column
-from sparkanon.stages.measure import measure
-from sparkanon.stages.summarise import (
-    HEAD,
-    carried_columns,
-    make_summary_fn,
-    summary_reads,
-    with_class_values,
-)
 from tests._helpers import ClassView
 
 H_HALF = 0.15051499783  # -0.5 lg 0.5

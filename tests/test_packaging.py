@@ -64,7 +64,7 @@ def test_wheel_holds_the_package_and_its_entry_points(wheel: Path) -> None:
     assert {
         "sparkanon/report/html.py",
         "sparkanon/risk/arx.py",
-        "sparkanon/stages/evaluate.py",
+        "sparkanon/evaluation/evaluate.py",
     } <= set(names)
     assert not [n for n in names if n.startswith(("tests/", "conf/", "data/", "scripts/"))]
     entry = next(n for n in names if n.endswith("entry_points.txt"))

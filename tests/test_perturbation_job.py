@@ -157,7 +157,7 @@ def test_a_release_off_its_declared_noise_fails_and_writes_nothing(
     tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch, mutation: str
 ) -> None:
     """Inject a perturbation other than the declared one: verification must catch it."""
-    import sparkanon.stages.perturb as stage
+    import sparkanon.families.perturbation.perturb as stage
     from sparkanon.algorithms.perturbation.noise import NoiseSpec
 
     real = stage.perturb_frame
@@ -188,7 +188,7 @@ def test_an_original_value_column_left_in_fails(
     tmp_path: Path, data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The stage publishes a column the verifier does not expect (as an original left in)."""
-    import sparkanon.families.perturbation as family
+    import sparkanon.families.perturbation.family as family
 
     real = family.published_columns
 
@@ -208,7 +208,7 @@ def test_staged_values_other_than_the_verified_ones_fail(
     """The residuals pass on the perturbed rows, but other values reach the staging area."""
     from dataclasses import replace
 
-    import sparkanon.stages.perturb as stage
+    import sparkanon.families.perturbation.perturb as stage
     from sparkanon.publications.base import MAIN
 
     real = stage.staged

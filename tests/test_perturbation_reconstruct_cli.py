@@ -23,8 +23,8 @@ from sparkanon.cli import main
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER
+from sparkanon.evaluation.reconstruct import reconstruct_release
 from sparkanon.pipeline import run_job
-from sparkanon.stages.reconstruct import reconstruct_release
 from tests._inputs import write_csv
 
 N_ROWS = 20_000

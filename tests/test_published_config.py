@@ -200,8 +200,8 @@ def test_table_properties_hold_no_option(tmp_path: Path) -> None:
 
 def test_the_report_names_the_output_without_its_credentials(tmp_path: Path) -> None:
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.evaluation.evaluate import evaluate_run
     from sparkanon.stages._common import StageTimer
-    from sparkanon.stages.evaluate import evaluate_run
     from sparkanon.stages.read import read_input
 
     cfg = make_config(tmp_path, write_adult_csv(tmp_path, 60))

@@ -31,7 +31,7 @@ from sparkanon.config import parse_config
 from sparkanon.config.builders import MaskBuilder
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, ConfigError
-from sparkanon.families.perturbation import noise_range
+from sparkanon.families.perturbation.family import noise_range
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
 from tests._inputs import ROOT, write_config, write_csv

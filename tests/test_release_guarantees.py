@@ -153,7 +153,7 @@ def test_suppression_that_shifts_the_distribution_fails_verification(
     tmp_path: Path, engine: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Suppress as ff23eba did: verification must now compare with the published rows.
-    monkeypatch.setattr("sparkanon.stages.reconcile.avoids_suppression", lambda models: False)
+    monkeypatch.setattr("sparkanon.per_block.reconcile.avoids_suppression", lambda models: False)
     cfg = _tcloseness_config(tmp_path, "out")
     with pytest.raises(PrivacyViolationError, match="violate"):
         run_job(engine, cfg)

@@ -21,11 +21,11 @@ import pytest
 
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families.transaction.publish import published_group_ids
+from sparkanon.per_block.cluster import CLASS_SHIFT
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import RELEASE_IDS, RELEASE_ORDER
-from sparkanon.stages.cluster import CLASS_SHIFT
-from sparkanon.stages.rt_publish import published_group_ids
 from tests._adult import adult_config, adult_sample
 from tests._inputs import ROOT, rt_config, rt_frame, traced_rows, write_csv
 

@@ -350,7 +350,7 @@ def test_completejourney_demo_configs(
 
 
 def test_reconcile_chunks_walk_the_tree_left_to_right() -> None:
-    from sparkanon.stages.rt_cluster import block_order_key, reconcile_chunks
+    from sparkanon.families.transaction.cluster import block_order_key, reconcile_chunks
 
     # Leaves of a tree cut at 1 -> (2, 3), 2 -> (4, 5), 5 -> (10, 11): in-order 4, 10, 11, 3.
     assert sorted([3, 4, 10, 11], key=block_order_key) == [4, 10, 11, 3]
@@ -471,7 +471,7 @@ def test_independent_verifier_reads_rt_outputs(
 
 def test_rt_jobs_read_in_small_splits_unless_configured(tmp_path: Path) -> None:
     """A set-valued job reads 16 MiB splits by default (wide records); a set value wins."""
-    from sparkanon.families.transaction import RT_SPLIT_BYTES, with_rt_defaults
+    from sparkanon.families.transaction.family import RT_SPLIT_BYTES, with_rt_defaults
 
     data = write_csv(tmp_path, rt_frame(50, seed=1))
     default = with_rt_defaults(parse_config(rt_config(tmp_path, data)))
@@ -853,9 +853,9 @@ def test_verification_counts_each_kind_of_kl_violation(engine_name: str, request
     it, frequent). Group 4 is in RT only: no size, so it fails the frequency test and
     is inconsistent.
     """
+    from sparkanon.families.transaction.publish import GROUP_ID, RT_TABLE, TT_TABLE, verify_rt
     from sparkanon.models.kl_diversity import KLDiversity
     from sparkanon.publications import Publication
-    from sparkanon.stages.rt_publish import GROUP_ID, RT_TABLE, TT_TABLE, verify_rt
 
     if engine_name == "spark":
         from sparkanon.engine.spark import SparkEngine

@@ -288,7 +288,7 @@ def _hostile_job(tmp_path: Path, column: str) -> tuple[dict[str, Any], Path, Pat
 def test_a_hostile_column_name_stays_inside_the_output(tmp_path: Path, capsys) -> None:
     from sparkanon.attributes.builders import hierarchy_file
     from sparkanon.engine.local import LocalEngine
-    from sparkanon.stages.evaluate import built_hierarchies
+    from sparkanon.evaluation.evaluate import built_hierarchies
 
     column = "../../../../t"
     raw, data, out = _hostile_job(tmp_path, column)

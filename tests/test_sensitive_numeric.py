@@ -183,7 +183,7 @@ def test_evaluate_reads_the_numeric_wage_the_same_on_both_engines(tmp_path, caps
 def _kind(tmp_path: Path, frame: pd.DataFrame, **sensitive: Any) -> str:
     from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
-    from sparkanon.stages.evaluate import read_input_rows, sensitive_kind, settings_of
+    from sparkanon.evaluation.evaluate import read_input_rows, sensitive_kind, settings_of
 
     job, _ = _write(tmp_path, frame, **sensitive)
     config = load_config(str(job))
@@ -209,7 +209,7 @@ def test_auto_reads_many_numbers_as_numeric_and_few_codes_as_categories(tmp_path
 
 def test_auto_reads_a_number_typed_column_as_numeric(tmp_path) -> None:
     from sparkanon.engine.local import LocalEngine
-    from sparkanon.stages.evaluate import sensitive_kind
+    from sparkanon.evaluation.evaluate import sensitive_kind
 
     frame = pd.DataFrame({"education": ["a"] * 4, "wage": [1, 2, 2, 3]})
     data, out = tmp_path / "x.csv", tmp_path / "out"

@@ -10,7 +10,7 @@ import pytest
 
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InputError
-from sparkanon.stages.starter import (
+from sparkanon.starter import (
     ColumnProfile,
     feasibility_lines,
     name_tokens,

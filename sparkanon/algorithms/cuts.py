@@ -7,7 +7,7 @@ rows per blocking bin and sensitive value (:class:`NodeHistogram`). The same dec
 function, :func:`decide`, runs
 
 * on Spark, level by level, on histograms aggregated over the cluster
-  (:mod:`sparkanon.stages.plan_blocks`), for the top of the tree, and
+  (:mod:`sparkanon.per_block.plan`), for the top of the tree, and
 * in pandas on a block's own rows (:func:`plan_local`), for the rest of the tree,
 
 so the tree does not depend on where a node was cut: a job that cuts the top on Spark

@@ -557,7 +557,8 @@ def level_problems(config: JobConfig) -> list[str]:
     level before's with the same first and last edge; an ordinal column's widths are
     whole numbers of ranks, its breakpoints values of its ``order``, each level's
     starting values among the level before's. Whether the data lies inside the
-    breakpoints is checked when the levels are built (:mod:`sparkanon.stages.lattice`).
+    breakpoints is checked when the levels are built
+    (:mod:`sparkanon.families.full_domain.lattice`).
 
     Returns:
         At most one problem per attribute (the first found), naming its key.

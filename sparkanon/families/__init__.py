@@ -1,13 +1,13 @@
 """The families of methods the runner runs, one registry line each.
 
-* :mod:`~sparkanon.families.blocks` - per-block clustering and partitioning (MAA-SLIE,
+* :mod:`~sparkanon.families.blocks.family` - per-block clustering and partitioning (MAA-SLIE,
   GPKC, MAA-SAE, MAA-MINIL, MDAV, (K,L) clustering, Mondrian);
-* :mod:`~sparkanon.families.full_domain` - full-domain generalization (Samarati,
+* :mod:`~sparkanon.families.full_domain.family` - full-domain generalization (Samarati,
   Incognito);
-* :mod:`~sparkanon.families.transaction` - relational-transaction data (PAA, APA);
-* :mod:`~sparkanon.families.perturbation` - perturbed releases: additive noise and
+* :mod:`~sparkanon.families.transaction.family` - relational-transaction data (PAA, APA);
+* :mod:`~sparkanon.families.perturbation.family` - perturbed releases: additive noise and
   randomized response, the noise declared with the data (Aggarwal 2015, section 20.2);
-* :mod:`~sparkanon.families.synthesis` - synthetic releases by condensation (Aggarwal
+* :mod:`~sparkanon.families.synthesis.family` - synthetic releases by condensation (Aggarwal
   and Yu 2004; Aggarwal 2015, section 20.3.1.4).
 
 :mod:`~sparkanon.families.base` holds the protocol a family implements
@@ -20,11 +20,11 @@ from __future__ import annotations
 from sparkanon.config import JobConfig
 from sparkanon.errors import InternalError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
-from sparkanon.families.blocks import BlockFamily
-from sparkanon.families.full_domain import FullDomainFamily
-from sparkanon.families.perturbation import PerturbationFamily
-from sparkanon.families.synthesis import SynthesisFamily
-from sparkanon.families.transaction import TransactionFamily
+from sparkanon.families.blocks.family import BlockFamily
+from sparkanon.families.full_domain.family import FullDomainFamily
+from sparkanon.families.perturbation.family import PerturbationFamily
+from sparkanon.families.synthesis.family import SynthesisFamily
+from sparkanon.families.transaction.family import TransactionFamily
 
 FAMILIES: tuple[Family, ...] = (
     BlockFamily(),

@@ -89,7 +89,7 @@ pred2 with ``"contains"`` and sure answers (``"certain"``, or leaf sets) goes th
 :func:`contained_hits`: a subset test of leaf bitmaps per candidate (set, combination)
 pair, the matched combinations' query bits ORed, packed. A combination of a basket holds
 about a hundred items, which the general path expands pair by pair.
-The job's stage is :mod:`sparkanon.stages.are`.
+The job's stage is :mod:`sparkanon.families.transaction.are`.
 """
 
 from __future__ import annotations

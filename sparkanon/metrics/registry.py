@@ -5,7 +5,7 @@ stage calls :meth:`Metric.block_terms` on the classes where their rows are (a ba
 classes in a pandas group), and the measure stage aggregates every term column with the
 aggregations the metric declares (one Spark aggregation for all metrics) and calls
 :meth:`Metric.finish` with the totals and the run's facts. Tests run the same two
-steps (:func:`sparkanon.stages.measure.measure` on the local engine), so the job
+steps (:func:`sparkanon.families.blocks.measure.measure` on the local engine), so the job
 computes exactly what the tests check.
 
 ========  ==========================================================  ======================

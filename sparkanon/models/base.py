@@ -369,7 +369,7 @@ class PrivacyModel(BaseModel):
             model must be bound to the distribution of the rows that are *published*:
             suppressing rows changes it, so the job verifies against the published
             rows and the algorithms avoid suppression under it
-            (:func:`sparkanon.stages.reconcile.absorb_unplaced`).
+            (:func:`sparkanon.per_block.reconcile.absorb_unplaced`).
         set_valued: the model protects a set-valued sensitive attribute (item sets
             published as anatomy's RT and TT tables) rather than one value per row.
     """

@@ -139,7 +139,7 @@ class Publisher(ABC):
 
         The per-block step can summarise its classes itself and hand each row the values
         its class publishes under the :meth:`class_value_columns` names
-        (:func:`sparkanon.stages.summarise.with_class_values`, :meth:`published_values`
+        (:func:`sparkanon.families.blocks.summarise.with_class_values`, :meth:`published_values`
         run once per class); the publication is then a renaming of columns, natively,
         the same rows as :meth:`publish` gives from the summary table.
 

@@ -1,7 +1,7 @@
 """Disclosure risk of a table, before or after anonymization: the measures and attacks.
 
 Pure code over per-class and per-bin statistics (the engine passes that produce them are
-in :mod:`sparkanon.stages.evaluate`):
+in :mod:`sparkanon.evaluation.evaluate`):
 
 * :mod:`~sparkanon.risk.view` - which columns of a table the evaluation reads as
   quasi-identifiers, sensitive attribute and weight (:class:`~sparkanon.risk.view.TableView`).

@@ -1,27 +1,30 @@
-"""The job's stages, as the runner (:func:`sparkanon.pipeline.run_job`) and the families run them.
+"""The runner's shared stages: what every family's job reads, writes and checks the same way.
 
-Each stage is one module holding both its driver part (a function the pipeline
-calls with the engine) and the pure pandas functions it hands the engine to run on
-batches or groups of rows; no stage calls back into another's functions.
+The runner (:func:`sparkanon.pipeline.run_job`) calls them in order; the families call
+``encode``, ``kept``, ``publish`` and ``verify`` from their own steps. A family's own
+stages live in its folder (:mod:`sparkanon.families`), and the per-block spine three
+families share in :mod:`sparkanon.per_block`. Stages import each other only downwards in
+this list (``_common`` first); none imports a family.
 
-* :mod:`~sparkanon.stages.read` - the output location's safety, the input table and
-  the columns the job needs.
+* :mod:`~sparkanon.stages._common` - stage timing and the collection of small statistics.
+* :mod:`~sparkanon.stages.kept` - columns published unchanged, never in the algorithms'
+  memory.
+* :mod:`~sparkanon.stages.read` - the output location's safety, the input table and the
+  columns the job needs.
+* :mod:`~sparkanon.stages.items` - the set-valued sensitive attribute: parsing,
+  profiling and encoding.
 * :mod:`~sparkanon.stages.profile` - one pass of mergeable per-batch statistics
-  (:class:`~sparkanon.stages.profile.Profile`): counts, ranges, domains, missing,
-  malformed and invalid values, the sensitive distribution; the schema and the
-  model's feasibility come from it.
-* :mod:`~sparkanon.stages.encode` - codes of every quasi-identifier and the
-  sensitive value, cached once.
-* :mod:`~sparkanon.stages.plan_blocks` - the top of the Mondrian-style tree, cut on
-  the cluster from aggregated histograms (:mod:`sparkanon.algorithms.cuts`).
-* :mod:`~sparkanon.stages.cluster` - per top block: the rest of the tree, then the
-  algorithm on every leaf, in one ``applyInPandas`` group.
-* :mod:`~sparkanon.stages.reconcile` - rows no block could place join the nearest
-  feasible block's classes (a cogroup).
-* :mod:`~sparkanon.stages.summarise` - per class: size, diversity, centroid,
-  generalized values and the metrics' per-class terms.
-* :mod:`~sparkanon.stages.publish` - the publication (written to a temporary location).
-* :mod:`~sparkanon.stages.verify` - every published equivalence class against the model.
-* :mod:`~sparkanon.stages.measure` - the metrics, by Spark aggregations.
-* :mod:`~sparkanon.stages.commit` - ``metrics.json``, the resolved config, the move into place.
+  (:class:`~sparkanon.stages.profile.Profile`); the schema and the models' feasibility.
+* :mod:`~sparkanon.stages.encode` - one code per quasi-identifier and the sensitive
+  value, cached once.
+* :mod:`~sparkanon.stages.publish` - the publication, in a keyed order, written to the
+  staging location.
+* :mod:`~sparkanon.stages.verify` - every published equivalence class against the models.
+* :mod:`~sparkanon.stages.release` - a release that publishes nothing, or too little,
+  fails.
+* :mod:`~sparkanon.stages.release_checks` - the staged release does not lead back to
+  its input (key scan, order checks).
+* :mod:`~sparkanon.stages.table_lock` - the lock a table run holds on its output.
+* :mod:`~sparkanon.stages.commit` - where the verified release goes, and the move that
+  publishes it.
 """

@@ -189,8 +189,12 @@ def test_condensed_groups_give_no_record_away(
 
 def _stream_releases(batches: int, k: int) -> tuple[list[pd.DataFrame], pd.DataFrame]:
     """A stream's successive outputs, its step driven batch by batch without Spark."""
+    from sparkanon.families.synthesis.condense_stream import (
+        StreamStep,
+        initial_state,
+        numeric_values,
+    )
     from sparkanon.randomness import RunKey
-    from sparkanon.stages.condense_stream import StreamStep, initial_state, numeric_values
 
     columns = ("age", "income_k", "hours")
     initial = correlated_people(120, 0)

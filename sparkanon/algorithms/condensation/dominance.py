@@ -28,7 +28,7 @@ gives), one merge at a time. Merging only adds contributions, so a group's remai
 by the other group's whole total; and the block's cells pass, so the merging ends with
 every group passing, at worst as one group.
 
-Pure numpy: the stage (:mod:`sparkanon.stages.condense`) applies it per block.
+Pure numpy: the stage (:mod:`sparkanon.families.synthesis.condense`) applies it per block.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 They join the ``algorithm`` union of the job config
 (:data:`sparkanon.algorithms.AlgorithmConfig`); the job hands a config naming one of them
-to :mod:`sparkanon.families.full_domain`, which searches the lattice of generalization levels
+to :mod:`sparkanon.families.full_domain.family`, which searches the lattice of generalization levels
 instead of clustering blocks.
 """
 

@@ -8,7 +8,7 @@ if generalized beyond its root). The height of a node is the sum of its levels.
 
 The searches are pure: they never see a row. They hand batches of nodes to an
 ``evaluate`` callback (the engine's frequency-set pass,
-:mod:`sparkanon.stages.lattice`) and receive one :class:`NodeVerdict` per node:
+:mod:`sparkanon.families.full_domain.lattice`) and receive one :class:`NodeVerdict` per node:
 counts of rows and classes and of the rows in classes that fail the privacy models.
 A node is *acceptable* when suppressing those rows suppresses at most MaxSup of the
 table (:func:`acceptable`).

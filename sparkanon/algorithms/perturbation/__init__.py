@@ -2,7 +2,7 @@
 
 Rows are published with their attributes perturbed; the aggregate distributions are
 reconstructed from histograms of the perturbed values and mined. No Spark, no engine and
-no config imports here: the family (:mod:`sparkanon.families.perturbation`) wires them.
+no config imports here: the family (:mod:`sparkanon.families.perturbation.family`) wires them.
 
 * :mod:`~sparkanon.algorithms.perturbation.noise` - uniform and Gaussian additive noise
   drawn from the run's secret key (:class:`~sparkanon.randomness.RunKey`, a stream per

@@ -3,7 +3,7 @@
 The job's ``input`` is the initial static batch: its records form the first groups
 (Aggarwal and Yu's static grouping), computed by the engine in one task and handed to
 the stream as the state of its one key. Then :func:`sparkanon.engine.streaming.run_stateful_stream`
-runs :class:`~sparkanon.stages.condense_stream.StreamStep` on every micro-batch of the
+runs :class:`~sparkanon.families.synthesis.condense_stream.StreamStep` on every micro-batch of the
 files arriving in ``stream.source``, keeps the groups in the checkpoint's state store and
 writes the released synthetic records to ``output.path`` (the condensed attributes only:
 no group or batch id, rows in a keyed order).
@@ -42,15 +42,15 @@ from sparkanon.algorithms.condensation._params import CondensationParams
 from sparkanon.config import JobConfig
 from sparkanon.engine.expr import Lit
 from sparkanon.errors import ConfigError, InputError
-from sparkanon.io import input_columns
-from sparkanon.randomness import RunKey
-from sparkanon.stages.condense_stream import (
+from sparkanon.families.synthesis.condense_stream import (
     StreamState,
     StreamStep,
     initial_state,
     numeric_values,
     summary,
 )
+from sparkanon.io import input_columns
+from sparkanon.randomness import RunKey
 
 log = logging.getLogger("sparkanon")
 

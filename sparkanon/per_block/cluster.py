@@ -1,6 +1,6 @@
 """Stage ``cluster``: per top block, the rest of the tree, then the algorithm on every leaf.
 
-Rows are routed to their top block natively (:func:`sparkanon.stages.plan_blocks.route`)
+Rows are routed to their top block natively (:func:`sparkanon.per_block.plan.route`)
 and grouped by it; one ``applyInPandas`` group cuts its rows down to blocks of at most
 ``max_block_rows`` with the same decision function as the top of the tree
 (:func:`sparkanon.algorithms.cuts.plan_local`) and runs the per-block algorithm
@@ -20,8 +20,8 @@ from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.cuts import plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
+from sparkanon.per_block.plan import Partitioning, TopPlan, route
 from sparkanon.stages._common import StageTimer, log, one_row, with_columns
-from sparkanon.stages.plan_blocks import Partitioning, TopPlan, route
 
 INFEASIBLE = "_inf"
 """Column of the clustered rows: 1 when the row's leaf cannot host a class."""
@@ -84,7 +84,7 @@ def make_cluster_fn(
         infeasible: top blocks already known to be infeasible.
         finish: builds the rows that leave the step from a top block's rows and the
             columns the step adds (the per-block family's
-            :func:`~sparkanon.stages.summarise.with_class_values`); without it the rows
+            :func:`~sparkanon.families.blocks.summarise.with_class_values`); without it the rows
             are the top block's with those columns.
     """
     schema = ctx.schema

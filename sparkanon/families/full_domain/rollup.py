@@ -23,7 +23,7 @@ distributed pass. :class:`DriverEvaluator` keeps the frequency set as arrays and
 
 The rolled-up frequency sets of evaluated nodes smaller than the bottom's are kept,
 oldest dropped first, while they hold at most ``budget`` entries together. The verdicts
-equal those of the distributed pass (:func:`sparkanon.stages.lattice.evaluate_nodes`),
+equal those of the distributed pass (:func:`sparkanon.families.full_domain.lattice.evaluate_nodes`),
 which sums the same counts (the weighted NCP up to the order of a float sum).
 """
 
@@ -289,7 +289,7 @@ class DriverEvaluator:
     def failing_keys(self, node: Node) -> np.ndarray:
         """The keys of the node's classes that fail a model (the classes to suppress).
 
-        Keys in the mixed radix of :func:`sparkanon.stages.lattice.node_key`, so the
+        Keys in the mixed radix of :func:`sparkanon.families.full_domain.lattice.node_key`, so the
         publication drops the rows whose native key is one of them.
         """
         _, _, keys, _, ok = self._classes(node)

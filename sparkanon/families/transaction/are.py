@@ -5,7 +5,7 @@ verified release, with the pure functions of :mod:`sparkanon.metrics.are` run in
 engine primitives. The driver holds per-column, per-query and per-bucket statistics only:
 
 1. **domains**: the distinct values of every quasi-identifier in the input, in their
-   published type (:func:`sparkanon.stages.rt_publish.published_values`: what RT shows),
+   published type (:func:`sparkanon.families.transaction.publish.published_values`: what RT shows),
    computed on the distinct rows of the quasi-identifiers (one native ``aggregate``,
    then one ``map_batches`` and ``aggregate`` over those rows);
 2. **candidate sets**: the distinct sets of the input, or a seeded sample of
@@ -59,11 +59,11 @@ from sparkanon.config import AreConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit
 from sparkanon.errors import InternalError
+from sparkanon.families.transaction.cluster import GSET, group_partitions
+from sparkanon.families.transaction.publish import published_values
 from sparkanon.metrics import are as qm
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log, one_row
 from sparkanon.stages.items import ITEMS, decode_sets
-from sparkanon.stages.rt_cluster import GSET, group_partitions
-from sparkanon.stages.rt_publish import published_values
 
 ARE_STAGE = "are"
 """The stage's name (log lines, ``metrics.json`` ``seconds``, Spark UI)."""

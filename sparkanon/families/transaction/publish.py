@@ -41,6 +41,7 @@ from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.attributes.text import trimmed_text
 from sparkanon.engine.base import Engine, Table
+from sparkanon.families.transaction.cluster import GSET
 from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.publications import Publication
 from sparkanon.randomness import RunKey
@@ -49,7 +50,6 @@ from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
 from sparkanon.stages.kept import KeptColumns, join_kept
 from sparkanon.stages.publish import staged
-from sparkanon.stages.rt_cluster import GSET
 
 RT_TABLE = "rt"
 """The relational table's name (``<output>/rt``)."""

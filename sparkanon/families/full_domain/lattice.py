@@ -66,10 +66,10 @@ from sparkanon.config import IntervalLevelsConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, Text, add
 from sparkanon.errors import ConfigError, InternalError
+from sparkanon.families.full_domain import rollup as driver_rollup
+from sparkanon.families.full_domain.rollup import Entries, bottom_entries
 from sparkanon.models import ClassSummaries, ModelSet
-from sparkanon.stages import rollup as driver_rollup
 from sparkanon.stages._common import one_row
-from sparkanon.stages.rollup import Entries, bottom_entries
 
 COUNT = "_n"
 """Rows per frequency-set entry."""
@@ -403,8 +403,8 @@ def frequency_set(
         driver_entries: a frequency set of at most this many entries (one per class of
             the bottom node, and sensitive code) is also collected to the driver, where
             the search evaluates nodes without distributed passes
-            (:mod:`sparkanon.stages.rollup`); default
-            :data:`sparkanon.stages.rollup.DRIVER_ENTRIES`.
+            (:mod:`sparkanon.families.full_domain.rollup`); default
+            :data:`sparkanon.families.full_domain.rollup.DRIVER_ENTRIES`.
     """
     keys = [base_column(i) for i in range(n_qi)] + ([SENS] if sensitive else [])
     table = engine.persist(engine.aggregate(based, keys, {COUNT: ("count", keys[0])}))

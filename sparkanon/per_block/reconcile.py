@@ -28,8 +28,8 @@ from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError
 from sparkanon.models import ModelSet
+from sparkanon.per_block.cluster import CLASS_SHIFT, INFEASIBLE, REPAIRS, BlockRun, global_class
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
-from sparkanon.stages.cluster import CLASS_SHIFT, INFEASIBLE, REPAIRS, BlockRun, global_class
 
 
 def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:

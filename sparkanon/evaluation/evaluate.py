@@ -16,7 +16,7 @@ per-attack success counts, never rows:
 * **attacks** on the release's classes (:mod:`sparkanon.risk.attacks`), and for
   perturbed and synthetic releases singling-out, linkability and inference against the
   held-out control rows (:mod:`sparkanon.risk.anonymeter`);
-* **utility** (:mod:`sparkanon.stages.utility`): per-attribute distance over the
+* **utility** (:mod:`sparkanon.evaluation.utility`): per-attribute distance over the
   original bins, the family's losses from ``metrics.json``, and a classifier trained on
   the release and scored on the held-out rows;
 * the family's own view: a perturbed release's reconstructed distributions, a synthetic
@@ -63,10 +63,10 @@ from sparkanon.config import (
 from sparkanon.config.published import strip_uri_secrets
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
+from sparkanon.evaluation.utility import ColumnSpec, utility
 from sparkanon.io import MALFORMED
 from sparkanon.risk.view import TableView
 from sparkanon.stages._common import log
-from sparkanon.stages.utility import ColumnSpec, utility
 
 EVALUATION = "evaluation.json"
 """The evaluation's figures, beside ``metrics.json``."""
@@ -699,7 +699,7 @@ def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[s
     out: dict[str, Any] = {"name": family, "reconstruction": None, "covariance": None}
     noise = subject.metrics.get("noise")
     if family == "perturbation" and noise:
-        from sparkanon.stages.reconstruct import Release, reconstruct_table
+        from sparkanon.evaluation.reconstruct import Release, reconstruct_table
 
         declared = Release(subject.source, f"{subject.source}/data", "", noise)
         with _timed(engine, "evaluate_reconstruct", "evaluate: reconstruct the distributions"):

@@ -7,7 +7,7 @@ dominates its whole block's sums is suppressed, counted as ``suppressed_dominant
 group whose sums fail the p% rule merges with its nearest group) -> condense (per group the
 first and second order sums, the eigen-decomposition of its covariance, and synthetic
 records drawn along its eigenvectors with the run's secret key; categorical attributes
-drawn from the group's frequencies: :mod:`sparkanon.stages.condense`) -> publish to the
+drawn from the group's frequencies: :mod:`sparkanon.families.synthesis.condense`) -> publish to the
 staging location, without the group ids.
 
 **Randomness.** Every synthetic draw comes from the run key (``run.key``); the job's
@@ -42,15 +42,15 @@ from sparkanon.algorithms.condensation._params import CondensationParams
 from sparkanon.attributes.schema import CLASS
 from sparkanon.engine.base import Table
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
-from sparkanon.families.blocks import Grouped, group_rows
-from sparkanon.models import ModelSet
-from sparkanon.stages.condense import (
+from sparkanon.families.synthesis.condense import (
     Condensed,
     CondensePlan,
     condense_groups,
     merge_dominant_groups,
     verify_condensed,
 )
+from sparkanon.models import ModelSet
+from sparkanon.per_block.group import Grouped, group_rows
 
 GROUPING = "mdav"
 """The per-block algorithm that forms the groups."""

@@ -14,8 +14,9 @@ requires: whoever mines it reconstructs the distributions from that declaration.
 Verification runs the perturbation's batch function again over the encoded rows (its
 values are a function of each row and the run key alone), each perturbed value beside the
 original code of the same row, before anything is committed and checks, by aggregations
-only, that the release holds what it declares (:mod:`sparkanon.stages.perturb`): every usable row
-published once, no column beyond the declared ones (no row id), per perturbed column the
+only, that the release holds what it declares
+(:mod:`sparkanon.families.perturbation.perturb`): every usable row published
+once, no column beyond the declared ones (no row id), per perturbed column the
 residuals (published minus original) follow the declared noise (Kolmogorov-Smirnov
 statistic, mean, variance) or, for randomized response, the retention rate lies in its
 binomial interval, and the staged table's marginals are those of the rows checked.
@@ -39,14 +40,14 @@ from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import Schema
 from sparkanon.errors import ConfigError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
-from sparkanon.randomness.streams import PERTURBATION
-from sparkanon.stages.encode import encode_input
-from sparkanon.stages.perturb import (
+from sparkanon.families.perturbation.perturb import (
     ColumnCheck,
     check_residuals,
     perturb_rows,
     published_columns,
 )
+from sparkanon.randomness.streams import PERTURBATION
+from sparkanon.stages.encode import encode_input
 from sparkanon.stages.publish import order_lane
 
 

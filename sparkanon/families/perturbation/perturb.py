@@ -91,7 +91,8 @@ class ColumnCheck:
         kind: its kind (continuous: raw values from codes; discrete: labels).
         noise: the noise the perturb stage adds.
         span: the width of the range a numeric column's noise is a share of (declared, or
-            the input's rounded outward: :func:`sparkanon.families.perturbation.noise_range`).
+            the input's rounded outward:
+            :func:`sparkanon.families.perturbation.family.noise_range`).
         retention: randomized response: the probability a value stays itself.
     """
 

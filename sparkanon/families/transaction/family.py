@@ -26,21 +26,21 @@ from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
-from sparkanon.metrics.ncp import fully_lost_mean
-from sparkanon.stages._common import log, one_row
-from sparkanon.stages.are import AreSetup, measure_are
-from sparkanon.stages.encode import encode_input
-from sparkanon.stages.items import ITEMS
-from sparkanon.stages.plan_blocks import Partitioning, plan_job_top
-from sparkanon.stages.profile import Profile
-from sparkanon.stages.rt_cluster import (
+from sparkanon.families.transaction.are import AreSetup, measure_are
+from sparkanon.families.transaction.cluster import (
     ITEM_LOSS,
     N_ITEMS,
     RTRun,
     cluster_rt,
     reconcile_rt,
 )
-from sparkanon.stages.rt_publish import publish_rt, rt_column_types, verify_rt
+from sparkanon.families.transaction.publish import publish_rt, rt_column_types, verify_rt
+from sparkanon.metrics.ncp import fully_lost_mean
+from sparkanon.per_block.plan import Partitioning, plan_job_top
+from sparkanon.stages._common import log, one_row
+from sparkanon.stages.encode import encode_input
+from sparkanon.stages.items import ITEMS
+from sparkanon.stages.profile import Profile
 
 RT_SPLIT_BYTES = 16 << 20
 """Default ``input.max_split_bytes`` of a relational-transaction job (16 MiB of input file)."""

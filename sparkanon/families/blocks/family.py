@@ -6,7 +6,7 @@ the repair step) -> reconcile (rows a block cannot place go to the nearest block
 classes; under a model that compares classes with the whole table, to a residual class)
 -> summarise (per-class published values and metric terms) -> publish (to the staging
 location). The per-block step summarises the classes it forms itself
-(:func:`~sparkanon.stages.summarise.with_class_values`), so when reconciliation moves no
+(:func:`~sparkanon.families.blocks.summarise.with_class_values`), so when reconciliation moves no
 row, the summary table is a filter of the clustered rows and publishing a map over them:
 one shuffle of the rows (to their top block) before they are written. When it moves rows,
 the placed rows are grouped by block again and joined with the summaries on class.
@@ -23,24 +23,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sparkanon.algorithms import ALGORITHMS, BlockContext, algorithms_of, native_target
-from sparkanon.algorithms.cuts import CutPolicy, ModelTest
-from sparkanon.attributes.schema import Schema
-from sparkanon.config import JobConfig
+from sparkanon.algorithms import algorithms_of
 from sparkanon.engine.base import Table
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
-from sparkanon.metrics.ncp import fully_lost_mean
-from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
-from sparkanon.metrics.utility import discernibility
-from sparkanon.models import ModelSet, SensitiveDomain
-from sparkanon.publications import PUBLISHERS
-from sparkanon.stages.cluster import BlockRun, Finish, cluster_rows
-from sparkanon.stages.encode import encode_input
-from sparkanon.stages.measure import measure
-from sparkanon.stages.plan_blocks import Partitioning, plan_job_top
-from sparkanon.stages.publish import staged
-from sparkanon.stages.reconcile import Reconciled, reconcile_rows
-from sparkanon.stages.summarise import (
+from sparkanon.families.blocks.measure import measure
+from sparkanon.families.blocks.summarise import (
     carried_columns,
     make_summary_fn,
     summaries_of_heads,
@@ -48,6 +35,15 @@ from sparkanon.stages.summarise import (
     summary_reads,
     with_class_values,
 )
+from sparkanon.metrics.ncp import fully_lost_mean
+from sparkanon.metrics.registry import Metric, RunFacts, default_metrics
+from sparkanon.metrics.utility import discernibility
+from sparkanon.models import ModelSet, SensitiveDomain
+from sparkanon.per_block.cluster import Finish
+from sparkanon.per_block.group import group_rows
+from sparkanon.per_block.reconcile import Reconciled
+from sparkanon.publications import PUBLISHERS
+from sparkanon.stages.publish import staged
 
 LARGE_CLASS_FACTOR = 20
 """A run warns when its largest class holds more than this many times ``k`` rows."""
@@ -73,20 +69,6 @@ def class_size_warnings(largest: int | None, k: int) -> list[str]:
     ]
 
 
-def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partitioning:
-    """The cut rule of the job and the models' test on candidate sides."""
-    policy = CutPolicy(
-        rule=ALGORITHMS[config.algorithm.name].implementation.cut_rule,
-        min_side=models.min_class_size(),
-        stop_rows=config.partitioning.max_block_rows,
-        infeasible=config.partitioning.infeasible_blocks,
-    )
-    n_values = len(schema.sensitive.values) if models.uses_sensitive else 1
-    # Without the sensitive attribute the histograms carry sizes only.
-    feasible = ModelTest(models, schema.sensitive.declared_level_of, models.uses_sensitive)
-    return Partitioning(policy, feasible, n_values)
-
-
 def loss_with_suppressed(
     measured: dict[str, Any], rows_in: int, rows_out: int, weight_sum: float
 ) -> dict[str, Any]:
@@ -109,53 +91,6 @@ def loss_with_suppressed(
             for name, value in measured["NCP_by_attribute"].items()
         },
     }
-
-
-@dataclass(frozen=True)
-class Grouped:
-    """The rows in classes, block by block: what :func:`group_rows` returns.
-
-    Attributes:
-        encoded: the encoded usable rows (cached).
-        clustered: the rows with their block and class (cached).
-        placed: the rows after reconciliation (class ``-1``: unplaced, suppressed).
-        blocks: the block statistics of the cluster stage.
-        reconciled: what reconciliation did.
-    """
-
-    encoded: Table
-    clustered: Table
-    placed: Table
-    blocks: dict[str, Any]
-    reconciled: Reconciled
-
-    @property
-    def as_clustered(self) -> bool:
-        """Whether every class is as the per-block step formed it (nothing reconciled)."""
-        return self.reconciled == Reconciled()
-
-
-def group_rows(run: Run, models: ModelSet, algorithm: str, finish: Finish | None = None) -> Grouped:
-    """Encode -> plan_blocks -> cluster (``algorithm`` on every block) -> reconcile.
-
-    The spine every per-block family shares (the clustering families, and the synthesis
-    family's groups). ``finish`` is what the per-block step adds to its rows
-    (:class:`~sparkanon.stages.cluster.Finish`); reconciliation sees the rows without it.
-    """
-    engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
-    # The input is scanned twice (profile, then encode). Caching the raw rows in the
-    # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
-    # unchanged (docs/benchmarks.md section 5).
-    encoded, _ = encode_input(engine, config, run.raw, schema, timer)
-    part = partitioning(config, schema, models)
-    plan = plan_job_top(engine, config, encoded, schema, part, run.profile.usable, timer)
-    ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
-    block_run = BlockRun(ctx, algorithm, config.seed)
-    clustered, blocks = cluster_rows(engine, encoded, plan, block_run, timer, finish)
-    added = {c for c, _ in finish.columns} if finish else set()
-    rows = engine.select(clustered, [c for c, _ in engine.schema_of(clustered) if c not in added])
-    placed, reconciled = reconcile_rows(engine, rows, blocks["unplaced"], block_run, timer)
-    return Grouped(encoded, clustered, placed, blocks, reconciled)
 
 
 @dataclass(frozen=True)

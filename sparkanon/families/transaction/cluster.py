@@ -1,6 +1,6 @@
 """Stages ``cluster`` and ``reconcile`` of a relational-transaction job (Gong et al. 2016).
 
-As for micro-aggregation (:mod:`sparkanon.stages.cluster`), rows are routed to their top
+As for micro-aggregation (:mod:`sparkanon.per_block.cluster`), rows are routed to their top
 block natively and one ``applyInPandas`` group cuts its rows down to blocks of at most
 ``max_block_rows`` records on the relational quasi-identifiers (Mondrian-style median
 cuts, :func:`sparkanon.algorithms.cuts.plan_local`); APA or PAA then runs on each
@@ -35,10 +35,10 @@ from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
 from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
+from sparkanon.per_block.cluster import block_stats, global_class, plan_leaves
+from sparkanon.per_block.plan import Partitioning, TopPlan, route
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
-from sparkanon.stages.cluster import block_stats, global_class, plan_leaves
 from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
-from sparkanon.stages.plan_blocks import Partitioning, TopPlan, route
 
 GSET = "_gset"
 """Column (``binary``): the record's published set, node ids packed as int32."""

@@ -34,14 +34,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.errors import InternalError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
-from sparkanon.metrics.ncp import fully_lost_mean
-from sparkanon.metrics.utility import discernibility_loss, ncp_loss, precision_loss, published_ncp
-from sparkanon.models import ModelSet, SensitiveDomain
-from sparkanon.publications.base import MAIN, Publication
-from sparkanon.stages._common import log
-from sparkanon.stages.encode import encode_input
-from sparkanon.stages.kept import join_kept
-from sparkanon.stages.lattice import (
+from sparkanon.families.full_domain.lattice import (
     BaseRule,
     FrequencySet,
     base_column,
@@ -51,8 +44,15 @@ from sparkanon.stages.lattice import (
     make_base_fn,
     publish_node,
 )
+from sparkanon.families.full_domain.rollup import DriverEvaluator
+from sparkanon.metrics.ncp import fully_lost_mean
+from sparkanon.metrics.utility import discernibility_loss, ncp_loss, precision_loss, published_ncp
+from sparkanon.models import ModelSet, SensitiveDomain
+from sparkanon.publications.base import MAIN, Publication
+from sparkanon.stages._common import log
+from sparkanon.stages.encode import encode_input
+from sparkanon.stages.kept import join_kept
 from sparkanon.stages.publish import staged
-from sparkanon.stages.rollup import DriverEvaluator
 
 MAX_REPORTED_NODES = 50
 """``metrics.json`` lists at most this many candidate nodes."""
@@ -230,8 +230,9 @@ def _search(
 ) -> tuple[SearchResult, DriverEvaluator | None]:
     """Run the configured search, each batch of nodes one pass.
 
-    A pass is on the driver (:class:`~sparkanon.stages.rollup.DriverEvaluator`) when the
-    frequency set was collected there, else distributed (:func:`evaluate_nodes`).
+    A pass is on the driver
+    (:class:`~sparkanon.families.full_domain.rollup.DriverEvaluator`) when the frequency set
+    was collected there, else distributed (:func:`evaluate_nodes`).
 
     Returns:
         The search's result, and the driver's evaluator when the search ran there (the
