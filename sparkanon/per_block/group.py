@@ -86,9 +86,8 @@ def group_rows(
     (:class:`~sparkanon.per_block.cluster.Finish`); reconciliation sees the rows without it.
     """
     engine, config, timer, schema = run.engine, run.config, run.timer, run.schema
-    # The input is scanned twice (profile, then encode). Caching the raw rows in the
-    # profile's pass was measured slower: 10M Parquet rows, profile 51 -> 97 s, encode
-    # unchanged (docs/benchmarks.md section 5).
+    # The input is scanned twice (profile, then encode): caching the raw rows in the
+    # profile's pass is slower at 10M rows (docs/benchmarks.md section 5 measures it).
     encoded, _ = encode_input(engine, config, run.raw, schema, timer)
     part = partitioning(config, schema, models)
     plan = plan_job_top(engine, config, encoded, schema, part, run.profile.usable, timer)
