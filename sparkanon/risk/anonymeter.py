@@ -664,7 +664,10 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     ">=": lambda x, v: x >= v,
 }
 
-Predicate = tuple[tuple[str, str, Any], ...]
+Clause = tuple[str, str, Any]
+"""One ``(column, op, value)`` test of a predicate."""
+
+Predicate = tuple[Clause, ...]
 """A conjunction of ``(column, op, value)``; ``op`` in ``== != < > <= >= isna notna``."""
 
 
@@ -853,6 +856,27 @@ def univariate_candidates(
     return list(unique.values())
 
 
+def _random_predicates(
+    rng: np.random.Generator,
+    columns: Sequence[str],
+    n_cols: int,
+    n: int,
+    clause: Callable[[int, str], Clause],
+) -> list[Predicate]:
+    """``n`` predicates, the ``i``-th on ``n_cols`` columns drawn by ``rng`` (in name order).
+
+    ``clause(i, column)`` is the ``i``-th predicate's clause on one of its columns; it is
+    called column by column after the draw, so a ``clause`` drawing from ``rng`` too
+    takes its numbers in a fixed order.
+    """
+    cols = list(columns)
+    out = []
+    for i in range(n):
+        chosen = sorted(rng.choice(cols, size=min(n_cols, len(cols)), replace=False).tolist())
+        out.append(tuple(clause(i, c) for c in chosen))
+    return out
+
+
 def multivariate_candidates(
     engine: Engine,
     release: Table,
@@ -872,22 +896,19 @@ def multivariate_candidates(
             engine.aggregate(release, [], {c: ("median", c) for c in nums}), 1
         ).iloc[0]
         medians = {c: float(row[c]) for c in nums}
-    rng = np.random.default_rng(seed + 1)
-    preds = []
-    cols = list(columns)
-    for _, r in rows.iterrows():
-        chosen = sorted(rng.choice(cols, size=min(n_cols, len(cols)), replace=False).tolist())
-        items = []
-        for c in chosen:
-            v = r[c]
-            if pd.isna(v):
-                items.append((c, "isna", None))
-            elif c in numeric:
-                items.append((c, ">=" if float(v) > medians[c] else "<=", float(v)))
-            else:
-                items.append((c, "==", v))
-        preds.append(tuple(items))
-    return preds
+    records = [r for _, r in rows.iterrows()]
+
+    def clause(i: int, c: str) -> Clause:
+        v = records[i][c]
+        if pd.isna(v):
+            return (c, "isna", None)
+        if c in numeric:
+            return (c, ">=" if float(v) > medians[c] else "<=", float(v))
+        return (c, "==", v)
+
+    return _random_predicates(
+        np.random.default_rng(seed + 1), columns, n_cols, len(records), clause
+    )
 
 
 def random_predicates(
@@ -906,21 +927,16 @@ def random_predicates(
         got = _collect_capped(engine, distinct, seed)
         values[c] = sorted(got[c].tolist(), key=lambda v: (pd.isna(v), value_text(v)))
     rng = np.random.default_rng(seed + 2)
-    cols = list(columns)
-    out = []
-    for _ in range(n):
-        chosen = sorted(rng.choice(cols, size=min(n_cols, len(cols)), replace=False).tolist())
-        items = []
-        for c in chosen:
-            v = values[c][int(rng.integers(len(values[c])))]
-            if pd.isna(v):
-                items.append((c, str(rng.choice(["isna", "notna"])), None))
-            elif c in numeric:
-                items.append((c, str(rng.choice(["==", "!=", ">", "<", ">=", "<="])), float(v)))
-            else:
-                items.append((c, str(rng.choice(["==", "!="])), v))
-        out.append(tuple(items))
-    return out
+
+    def clause(_: int, c: str) -> Clause:
+        v = values[c][int(rng.integers(len(values[c])))]
+        if pd.isna(v):
+            return (c, str(rng.choice(["isna", "notna"])), None)
+        if c in numeric:
+            return (c, str(rng.choice(["==", "!=", ">", "<", ">=", "<="])), float(v))
+        return (c, str(rng.choice(["==", "!="])), v)
+
+    return _random_predicates(rng, columns, n_cols, n, clause)
 
 
 def singling_out(
