@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -911,21 +911,33 @@ def multivariate_candidates(
     )
 
 
-def random_predicates(
-    engine: Engine,
-    release: Table,
-    columns: Sequence[str],
-    numeric: set[str],
-    n_cols: int,
-    n: int,
-    seed: int,
-) -> list[Predicate]:
-    """The baseline's predicates: random columns, random release values, random operators."""
+def release_values(
+    engine: Engine, release: Table, columns: Sequence[str], seed: int
+) -> dict[str, list[Any]]:
+    """Each column's distinct release values, sorted (a seeded sample above the cap).
+
+    The cap is :data:`MAX_CANDIDATE_ROWS` values a column (see :func:`_collect_capped`).
+    """
     values: dict[str, list[Any]] = {}
     for c in columns:
         distinct = engine.aggregate(release, [c], {"n": ("count", c)})
         got = _collect_capped(engine, distinct, seed)
         values[c] = sorted(got[c].tolist(), key=lambda v: (pd.isna(v), value_text(v)))
+    return values
+
+
+def random_predicates(
+    values: Mapping[str, Sequence[Any]], numeric: set[str], n_cols: int, n: int, seed: int
+) -> list[Predicate]:
+    """The baseline's predicates: random columns, random release values, random operators.
+
+    Args:
+        values: each attack column's release values (:func:`release_values`).
+        numeric: the numeric columns (compared with any of ``== != > < >= <=``).
+        n_cols: columns a predicate.
+        n: predicates.
+        seed: the random seed.
+    """
     rng = np.random.default_rng(seed + 2)
 
     def clause(_: int, c: str) -> Clause:
@@ -936,7 +948,7 @@ def random_predicates(
             return (c, str(rng.choice(["==", "!=", ">", "<", ">=", "<="])), float(v))
         return (c, str(rng.choice(["==", "!="])), v)
 
-    return _random_predicates(rng, columns, n_cols, n, clause)
+    return _random_predicates(rng, list(values), n_cols, n, clause)
 
 
 def singling_out(
@@ -991,7 +1003,8 @@ def singling_out(
         n_base_cols = n_cols
     main = int((count_predicates(engine, ori, kept, numeric) == 1).sum())
     ctrl = int((count_predicates(engine, ctl, kept, numeric) == 1).sum())
-    base = random_predicates(engine, rel, columns, numeric, n_base_cols, n_attacks, seed + 3)
+    values = release_values(engine, rel, columns, seed + 3)
+    base = random_predicates(values, numeric, n_base_cols, n_attacks, seed + 3)
     baseline = int((count_predicates(engine, ori, base, numeric) == 1).sum())
     for t in (rel, ctl, ori):
         engine.unpersist(t)
