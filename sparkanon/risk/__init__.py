@@ -5,9 +5,9 @@ through the engine interface (:class:`~sparkanon.engine.base.Engine` and the exp
 :mod:`sparkanon.engine.expr`; never pyspark), because those passes are the methods
 themselves: a nearest-neighbour search, a search for minimal sample uniques, each class's
 distribution of the sensitive values. Each of them has a pure part (numpy and pandas over
-statistics or over one batch of rows) and an
-``*_on_engine`` entry point that computes those statistics on the engine, so that a table
-larger than the driver's memory never leaves the engine. :mod:`sparkanon.evaluation`
+statistics or over one batch of rows) and an ``*_on_engine`` entry point that computes
+those statistics on the engine, so that a table larger than the driver's memory never
+leaves the engine. :mod:`sparkanon.evaluation`
 calls the entry points.
 
 * :mod:`~sparkanon.risk.view` (pure) - which columns of a table the evaluation reads as
