@@ -271,7 +271,7 @@ class SparkEngine(Engine):
         )
         options.update({"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT})
         # With column pruning the CSV parser tokenises only the selected columns and
-        # no longer sees that a record has too many or too few fields.
+        # does not see that a record has too many or too few fields.
         self.spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
         df = reader.options(**options).schema(schema).csv(files)
         # Spark refuses a query on a raw CSV file that reads only the corrupt-record

@@ -215,7 +215,7 @@ def nearest(distance: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, 
     """Per target row, the ``k`` nearest candidates (ties to the lower id): ``(idx, dist)``.
 
     ``k`` rounds of ``argmin`` over the candidates in id order (``argmin`` keeps the first
-    of equal values): linear in the candidates, where a sort of every row was not.
+    of equal values): linear in the candidates (a sort of every row is not).
     """
     order = np.argsort(ids, kind="stable")
     d = np.array(distance[:, order], dtype=float)

@@ -36,12 +36,12 @@ each class, with the sensitive attribute ``S`` of the view:
   published class holds the target). The known subsets default to all the
   quasi-identifiers and every subset missing one of them.
 
-  Items (seed 002): a transaction column enters as one quasi-identifier whose value is
-  the whole set in a canonical text (sorted items; the caller writes it): its groups are
-  Gong et al.'s TBuckets and ``1/|TBucket|`` their ``Risk(t_c)`` (eq. 2). On an RT/TT
-  release, the TT table with ``count_column="count"`` and the set column as the known
-  subset gives the TBuckets of the published sets; grouping TT by ``group_id`` with the
-  set as the sensitive attribute gives the homogeneity of the anatomized groups.
+  Items: a transaction column (a set of items a record) enters as one quasi-identifier
+  whose value is the whole set in a canonical text (sorted items; the caller writes it):
+  its groups are Gong et al.'s TBuckets and ``1/|TBucket|`` their ``Risk(t_c)`` (eq. 2).
+  On an RT/TT release, the TT table with ``count_column="count"`` and the set column as
+  the known subset gives the TBuckets of the published sets; grouping TT by ``group_id``
+  with the set as the sensitive attribute gives the homogeneity of the anatomized groups.
   An attacker who knows only *some* items of a set (Terrovitis et al.'s ``k^m``) matches
   every record containing them, which equal-value groups cannot count;
   :func:`pattern_match_probability` gives the textbook's bound for that attacker under
