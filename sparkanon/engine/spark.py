@@ -677,9 +677,9 @@ class SparkEngine(Engine):
         """The file's bytes in chunks: read by Python when the file is on this machine.
 
         A file of the local filesystem (under Spark Connect, or Hadoop's ``file`` scheme)
-        is read directly, not copied through the JVM gateway (which took most of the 10M
-        perturbation job's release checks: ``docs/benchmarks.md`` section 18.4); any other
-        file through its Hadoop stream.
+        is read directly, not copied through the JVM gateway (``docs/benchmarks.md``
+        section 18.4 measures the copy at most of the 10M perturbation job's release
+        checks); any other file through its Hadoop stream.
         """
         fs, jpath = self._fs(path)
         if self.connect or str(fs.getScheme()) == "file":
