@@ -32,7 +32,6 @@ from sparkanon.algorithms.cuts import (
     node_histograms,
     normalized_range,
     plan_local,
-    plan_local_numpy,
     settle_leaves,
 )
 from sparkanon.attributes.hierarchy import Taxonomy
@@ -349,12 +348,12 @@ def test_the_compiled_range_loop_is_used_for_count_models_only() -> None:
 @given(parity_cases())
 def test_the_compiled_range_loop_gives_the_numpy_paths_leaves(case: dict) -> None:
     # Regression (issue 27): same leaves (same labels in row order), same infeasible set
-    # and same cuts as plan_local_numpy, on random blocks, schemas and count models.
+    # and same cuts as the numpy path, on random blocks, schemas and count models.
     args = (case["kinds"], case["bins"], case["sens"], case["n_values"], case["policy"])
     tree, reference_tree = BlockTree(), BlockTree()
     leaf = _plan_compiled(*args, case["test"], case["root"], tree)
     assert leaf is not None  # the kernel ran
-    expected, bad = plan_local_numpy(*args, case["test"], case["root"], reference_tree)
+    expected, bad = plan_local(*args, case["test"], case["root"], reference_tree, compiled=False)
     np.testing.assert_array_equal(leaf, expected)
     assert bad == set()
     assert tree.splits == reference_tree.splits

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import MeasureUnavailableError
 from sparkanon.risk.attacks import (
+    AttackSettings,
     attacks_on_engine,
     default_known_subsets,
     linkage_on_engine,
@@ -44,7 +45,9 @@ def view(**kw) -> TableView:
 
 
 def test_worked_example_homogeneity_skewness_linkage() -> None:
-    out = attacks_on_engine(LocalEngine(), medical(), view(), bins=4, cutoffs=(0.2, 0.5))
+    out = attacks_on_engine(
+        LocalEngine(), medical(), view(), settings=AttackSettings(bins=4, cutoffs=(0.2, 0.5))
+    )
     # homogeneity: classes A (3 records) and C (1 record) -> 4 of 6 records, 2 of 3 classes
     assert out["homogeneity"] == {
         "records": 4,
@@ -100,7 +103,7 @@ def test_numeric_similarity_and_ordered_skewness() -> None:
         }
     )
     v = TableView(("age", "zip"), KINDS, "pay", "numeric")
-    out = attacks_on_engine(LocalEngine(), frame, v, similarity_share=0.1)
+    out = attacks_on_engine(LocalEngine(), frame, v, settings=AttackSettings(similarity_share=0.1))
     # class 1: 10..15 (5 <= 9) similar; class 2: 10..100 not; class 3: 90..95 similar
     assert out["similarity"]["records"] == 4
     assert out["similarity"]["reading"] == "numeric_range"
@@ -139,16 +142,18 @@ def test_numeric_values_above_max_values_are_binned_and_categories_are_left_out(
     frame = pd.DataFrame({"age": [i % 3 for i in range(40)], "zip": ["x"] * 40})
     frame["pay"] = [f"{1000 + 7.5 * i:.2f}" for i in range(40)]
     numeric = TableView(("age", "zip"), KINDS, "pay", "numeric")
-    out = attacks_on_engine(LocalEngine(), frame, numeric, max_values=8)
+    out = attacks_on_engine(LocalEngine(), frame, numeric, settings=AttackSettings(max_values=8))
     assert out["skewness"]["binned"] and out["skewness"]["values"] == 8
     categorical = TableView(("age", "zip"), KINDS, "pay", "categorical")
     with pytest.raises(MeasureUnavailableError) as caught:
-        attacks_on_engine(LocalEngine(), frame, categorical, max_values=8)
+        attacks_on_engine(LocalEngine(), frame, categorical, settings=AttackSettings(max_values=8))
     assert caught.value.parts == ("homogeneity", "similarity", "skewness")
     assert "sensitive.kind: numeric" in caught.value.reason
     order = tuple(frame["pay"])  # a declared order: compared on a line, not capped
     ordered = TableView(("age", "zip"), KINDS, "pay", "categorical", sensitive_order=order)
-    assert attacks_on_engine(LocalEngine(), frame, ordered, max_values=8)["skewness"]
+    assert attacks_on_engine(LocalEngine(), frame, ordered, settings=AttackSettings(max_values=8))[
+        "skewness"
+    ]
 
 
 def test_null_is_a_value_of_its_own() -> None:

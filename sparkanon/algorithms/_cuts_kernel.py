@@ -15,10 +15,10 @@ models (k-anonymity, p-sensitive k-anonymity, (H,p,k)-anonymity, distinct l-dive
 :meth:`~sparkanon.algorithms.cuts.ModelTest.bounds`), whose conjunction is exactly
 ``size >= k``, ``distinct values >= p`` and ``distinct levels >= h``; for any other model
 (entropy or recursive l-diversity, t-closeness, a custom callable), the ``spread`` rule
-and ``SPARKANON_NO_JIT=1`` (:func:`enabled`) the caller runs the numpy path. (A level by
-level loop calling the Python test once per level was the other choice: it keeps every
-model but pays a Python round trip per level and per attribute tried; the count models
-are those of every bundled Mondrian config.)
+and ``SPARKANON_NO_JIT=1`` (:func:`enabled`) the caller runs the numpy path. (A level-by-level
+loop calling the Python test once per level would keep every model but pay a Python
+round trip per level and per attribute tried; the count models are those of every
+bundled Mondrian config.)
 
 **Same leaves as the numpy path.** Every choice is the numpy path's, on the same numbers:
 

@@ -1,7 +1,7 @@
 """The skeleton both greedy algorithms share: form classes, then place leftovers.
 
 :class:`GreedyAlgorithm` fixes the order of work on one block (form classes
-from farthest seeds, then place the remaining rows one at a time, in a seeded
+from farthest start rows, then place the remaining rows one at a time, in a seeded
 random order, into the best existing class) and leaves to each algorithm how a
 class grows and what "best" means.
 """

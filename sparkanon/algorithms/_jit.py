@@ -8,8 +8,8 @@ Numba keys its on-disk cache by the directory of the source file. When sparkanon
 an archive (``spark-submit --py-files sparkanon.zip`` or a wheel), Spark copies the archive
 into a new directory for every application, so numba's own locators either cannot cache
 (a wheel: no locator accepts the path) or cache under a path no later application sees
-(a zip): every application compiled the kernels again, about 20 s per Python worker
-before the first block. :class:`ArchiveCacheLocator` keys the cache by the module's path
+(a zip): with them every application compiles the kernels again, about 20 s per Python
+worker before the first block. :class:`ArchiveCacheLocator` keys the cache by the module's path
 *inside* the archive instead, in the user's numba cache folder (``NUMBA_CACHE_DIR`` when
 set), and stamps it with a hash of the module's source, so a later application (or a
 later version of the archive) finds the machine code when, and only when, the source is

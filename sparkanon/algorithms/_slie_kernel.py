@@ -4,8 +4,8 @@
 cost per step (many small numpy calls). This module runs the same steps in two
 compiled loops:
 
-* :func:`form_classes_kernel`: steps 5-20 of Shi et al. 2024, Algorithm 1 (farthest-row
-  seeding, the diversity loop with the admissibility rule, filling to ``k`` by
+* :func:`form_classes_kernel`: steps 5-20 of Shi et al. 2024, Algorithm 1 (the farthest
+  row starts a class, the diversity loop with the admissibility rule, filling to ``k`` by
   largest PSI, the break rule), with per-class incremental statistics: a
   histogram and, for categorical attributes, a cost vector ``h @ C`` per discrete
   attribute, the members' codes for continuous attributes, level counts;

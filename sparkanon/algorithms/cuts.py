@@ -39,7 +39,7 @@ reached by successive cuts), continuous attributes are cut on a grid of bins
 of count models only (k, p-sensitive, (H,p,k), distinct l): their conjunction is
 ``size >= k``, ``distinct >= p``, ``levels >= h``, which the kernel applies exactly;
 any other model, the ``spread`` rule, an unsupported kind or ``SPARKANON_NO_JIT=1``
-take the numpy path (:func:`plan_local_numpy`), which gives the same leaves.
+take the numpy path (``plan_local(..., compiled=False)``), which gives the same leaves.
 """
 
 from __future__ import annotations
@@ -623,11 +623,13 @@ def plan_local(
     root: int = 1,
     tree: BlockTree | None = None,
     deal: bool = True,
+    compiled: bool = True,
 ) -> tuple[np.ndarray, set[int]]:
     """Cut one node's rows down to leaves with :func:`decide`.
 
     Compiled (:mod:`sparkanon.algorithms._cuts_kernel`) on the ``range`` rule with a
-    :class:`ModelTest` of count models, else :func:`plan_local_numpy`; the same leaves.
+    :class:`ModelTest` of count models, else in numpy node by node (the reference of
+    the compiled loop); the same leaves.
 
     Args:
         kinds: the quasi-identifier kinds.
@@ -641,15 +643,43 @@ def plan_local(
         deal: whether a node no cut can divide is dealt into blocks by position
             (:func:`split_by_position`; ``spread`` rule only). Such blocks are not
             cuts of the tree, so planning the tree's top does not deal.
+        compiled: whether the compiled loop may run; ``False``: the numpy path.
 
     Returns:
         ``(leaf of each row, infeasible leaves)``.
     """
-    if policy.rule == "range" and isinstance(feasible, ModelTest):
+    if compiled and policy.rule == "range" and isinstance(feasible, ModelTest):
         leaf = _plan_compiled(kinds, bins, sens, n_values, policy, feasible, root, tree)
         if leaf is not None:
             return leaf, set()
-    return plan_local_numpy(kinds, bins, sens, n_values, policy, feasible, root, tree, deal)
+    leaf = np.full(bins.shape[1], root, dtype=np.int64)
+    infeasible: set[int] = set()
+    stack = [(root, np.arange(bins.shape[1]))]
+    ranked = RankedBins.of(bins)
+    while stack:
+        node, idx = stack.pop()
+        if idx.size <= policy.stop_rows or node >= 1 << (MAX_DEPTH - 1):
+            continue
+        hists = NodeHistograms(ranked, idx, sens, n_values)
+        decision = decide(kinds, hists, policy, feasible)
+        if decision is None:
+            if deal and policy.rule == "spread":
+                for child, rows in split_by_position(node, idx, sens, n_values, policy, feasible):
+                    leaf[rows] = child
+            continue
+        if tree is not None:
+            tree.split(node, decision.attr, decision.cut)
+        right = bins[decision.attr, idx] > decision.cut
+        for child, rows, ok in (
+            (2 * node, idx[~right], decision.left_ok),
+            (2 * node + 1, idx[right], decision.right_ok),
+        ):
+            leaf[rows] = child
+            if ok:
+                stack.append((child, rows))
+            else:
+                infeasible.add(child)
+    return leaf, infeasible
 
 
 def _plan_compiled(
@@ -688,51 +718,6 @@ def _plan_compiled(
         for node, attr, cut in splits.tolist():
             tree.split(node, attr, cut)
     return leaf
-
-
-def plan_local_numpy(
-    kinds: Sequence[Kind],
-    bins: np.ndarray,
-    sens: np.ndarray,
-    n_values: int,
-    policy: CutPolicy,
-    feasible: Feasible,
-    root: int = 1,
-    tree: BlockTree | None = None,
-    deal: bool = True,
-) -> tuple[np.ndarray, set[int]]:
-    """:func:`plan_local` in numpy, node by node (the reference of the compiled loop).
-
-    Same arguments and result as :func:`plan_local`.
-    """
-    leaf = np.full(bins.shape[1], root, dtype=np.int64)
-    infeasible: set[int] = set()
-    stack = [(root, np.arange(bins.shape[1]))]
-    ranked = RankedBins.of(bins)
-    while stack:
-        node, idx = stack.pop()
-        if idx.size <= policy.stop_rows or node >= 1 << (MAX_DEPTH - 1):
-            continue
-        hists = NodeHistograms(ranked, idx, sens, n_values)
-        decision = decide(kinds, hists, policy, feasible)
-        if decision is None:
-            if deal and policy.rule == "spread":
-                for child, rows in split_by_position(node, idx, sens, n_values, policy, feasible):
-                    leaf[rows] = child
-            continue
-        if tree is not None:
-            tree.split(node, decision.attr, decision.cut)
-        right = bins[decision.attr, idx] > decision.cut
-        for child, rows, ok in (
-            (2 * node, idx[~right], decision.left_ok),
-            (2 * node + 1, idx[right], decision.right_ok),
-        ):
-            leaf[rows] = child
-            if ok:
-                stack.append((child, rows))
-            else:
-                infeasible.add(child)
-    return leaf, infeasible
 
 
 def settle_leaves(

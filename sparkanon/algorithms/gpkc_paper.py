@@ -17,7 +17,7 @@ Byun et al.'s definitions; see ``docs/method.md``, "GPKC as published") leaves r
   paper's weights of 1, ``w_i = 1`` as in the paper.
 * **Distance of a row to a class** (the growth and the leftover rule): the increase of
   ``IL`` when the row joins; between two rows (the anchoring rule) ``IL`` of the pair.
-* **Seeds.** The first class starts from the row farthest from the block's central row,
+* **Start rows.** The first class starts from the row farthest from the block's central row,
   each later one from the row farthest from the previous anchor (Byun's rule of the farthest
   record from the last anchor; the first anchor, random in Byun's paper, is made deterministic
   as for every algorithm here).

@@ -610,7 +610,7 @@ class VectorNominalKind(NominalKind):
     ``sqrt(0.5)`` (Table 4), and eq. 6 is the sum of squared differences, so
     two different values are at distance ``0.5 + 0.5 = 1`` and equal values at
     0: :meth:`distance_to` keeps the 0/1 matrix, used where a row is compared
-    with a single row or centre (seeding, nearest row, nearest block).
+    with a single row or centre (a class's start row, nearest row, nearest block).
 
     A class's information loss is measured against the class's *mean* vector:
     we read eq. 7's sum as a mean (a sum of ``m`` unit vectors lies ever further

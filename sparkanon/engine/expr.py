@@ -44,6 +44,16 @@ COMPARE_OPS = tuple(COMPARISONS)
 """Comparisons of :class:`When`."""
 
 
+def _check_operator(op: str, known: tuple[str, ...], what: str) -> None:
+    """Refuse an operator a node does not know.
+
+    Raises:
+        ValueError: ``op`` is not one of ``known`` (the message says ``unknown {what}``).
+    """
+    if op not in known:
+        raise ValueError(f"unknown {what} {op!r}")
+
+
 @dataclass(frozen=True)
 class Col:
     """The value of a column."""
@@ -67,8 +77,7 @@ class Arith:
     right: Expr
 
     def __post_init__(self) -> None:
-        if self.op not in ARITH_OPS:
-            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+        _check_operator(self.op, ARITH_OPS, "arithmetic operator")
 
 
 @dataclass(frozen=True)
@@ -118,8 +127,7 @@ class When:
     otherwise: Expr
 
     def __post_init__(self) -> None:
-        if self.op not in COMPARE_OPS:
-            raise ValueError(f"unknown comparison {self.op!r}")
+        _check_operator(self.op, COMPARE_OPS, "comparison")
 
 
 def add(*terms: Expr) -> Expr:

@@ -17,19 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from sparkanon.engine import expr as ex
 from sparkanon.engine.base import Columns, Engine, InputSpec
-from sparkanon.engine.expr import (
-    COMPARISONS,
-    Arith,
-    Clip,
-    Col,
-    Expr,
-    Floor,
-    Lit,
-    Lookup,
-    Text,
-    When,
-)
 from sparkanon.errors import InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
@@ -87,20 +76,20 @@ def _reduce(values: pd.Series, func: str) -> Any:
     return getattr(values, func)()
 
 
-def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+def _evaluate(expr: ex.Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """An expression's values on the rows at positions ``rows`` of ``table``.
 
-    A :class:`When` evaluates each branch on the rows that take it only.
+    A :class:`~sparkanon.engine.expr.When` evaluates each branch on the rows that take it only.
     """
-    if isinstance(expr, Col):
+    if isinstance(expr, ex.Col):
         column = table[expr.name]
         if isinstance(column.dtype, pd.DatetimeTZDtype):  # keep the unit and the zone
             return column.array.take(rows)
         return column.to_numpy()[rows]
-    if isinstance(expr, Lit):
+    if isinstance(expr, ex.Lit):
         dtype = np.int64 if isinstance(expr.value, (int, np.integer)) else np.float64
         return np.full(len(rows), expr.value, dtype=dtype)
-    if isinstance(expr, Arith):
+    if isinstance(expr, ex.Arith):
         left = _evaluate(expr.left, table, rows)
         right = _evaluate(expr.right, table, rows)
         if expr.op == "//":
@@ -108,20 +97,20 @@ def _evaluate(expr: Expr, table: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
         if expr.op == "%":
             return np.mod(left, right).astype(np.int64)
         return _ARITH[expr.op](left, right)
-    if isinstance(expr, Floor):
+    if isinstance(expr, ex.Floor):
         arg = _evaluate(expr.arg, table, rows)
         return arg.astype(np.int64) if arg.dtype.kind in "iu" else np.floor(arg).astype(np.int64)
-    if isinstance(expr, Clip):
+    if isinstance(expr, ex.Clip):
         return np.clip(_evaluate(expr.arg, table, rows), expr.low, expr.high)
-    if isinstance(expr, Lookup):
+    if isinstance(expr, ex.Lookup):
         index = _evaluate(expr.index, table, rows).astype(np.int64)
         return np.asarray(expr.values, dtype=np.int64)[index]
-    if isinstance(expr, Text):
+    if isinstance(expr, ex.Text):
         index = _evaluate(expr.index, table, rows).astype(np.int64)
         return np.asarray(expr.values, dtype=object)[index]
-    if isinstance(expr, When):
+    if isinstance(expr, ex.When):
         holds = np.asarray(
-            COMPARISONS[expr.op](
+            ex.COMPARISONS[expr.op](
                 _evaluate(expr.left, table, rows), _evaluate(expr.right, table, rows)
             ),
             dtype=bool,
@@ -337,7 +326,7 @@ class LocalEngine(Engine):
 
     def where(self, table: pd.DataFrame, column: str, op: str, value: Any) -> pd.DataFrame:  # noqa: D102
         values = table[column]
-        return table[COMPARISONS[op](values, value) & values.notna()].reset_index(drop=True)
+        return table[ex.COMPARISONS[op](values, value) & values.notna()].reset_index(drop=True)
 
     def select(self, table: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:  # noqa: D102
         return table[list(columns)]
@@ -356,7 +345,7 @@ class LocalEngine(Engine):
         return table[keep].reset_index(drop=True)
 
     def with_columns(  # noqa: D102
-        self, table: pd.DataFrame, columns: Mapping[str, Expr]
+        self, table: pd.DataFrame, columns: Mapping[str, ex.Expr]
     ) -> pd.DataFrame:
         rows = np.arange(len(table))
         values = {name: _evaluate(expr, table, rows) for name, expr in columns.items()}

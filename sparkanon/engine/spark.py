@@ -23,19 +23,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
+from sparkanon.engine import expr as ex
 from sparkanon.engine.base import Catalog, Columns, Engine, InputSpec
-from sparkanon.engine.expr import (
-    COMPARISONS,
-    Arith,
-    Clip,
-    Col,
-    Expr,
-    Floor,
-    Lit,
-    Lookup,
-    Text,
-    When,
-)
 from sparkanon.engine.sql import quote_identifier
 from sparkanon.errors import ConfigError, InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
@@ -125,14 +114,14 @@ def _aggregation(func: str, column: str) -> Any:
     return _AGGREGATIONS[func](F.col(quote_identifier(column)))
 
 
-def _column(expr: Expr) -> Any:
+def _column(expr: ex.Expr) -> Any:
     """An engine expression (:mod:`sparkanon.engine.expr`) as a Spark column."""
-    if isinstance(expr, Col):
+    if isinstance(expr, ex.Col):
         return F.col(quote_identifier(expr.name))
-    if isinstance(expr, Lit):
+    if isinstance(expr, ex.Lit):
         integral = isinstance(expr.value, (int, np.integer))
         return F.lit(int(expr.value)).cast("long") if integral else F.lit(float(expr.value))
-    if isinstance(expr, Arith):
+    if isinstance(expr, ex.Arith):
         left, right = _column(expr.left), _column(expr.right)
         if expr.op == "//":  # integral and exact for any long, rounded down as Python's
             a, b = left.cast("long"), right.cast("long")
@@ -142,18 +131,18 @@ def _column(expr: Expr) -> Any:
         if expr.op == "%":  # integral, exact for any long (no detour through a double)
             return F.pmod(left.cast("long"), right.cast("long"))
         return {"+": left + right, "-": left - right, "*": left * right}[expr.op]
-    if isinstance(expr, Floor):
+    if isinstance(expr, ex.Floor):
         return F.floor(_column(expr.arg)).cast("long")
-    if isinstance(expr, Clip):
+    if isinstance(expr, ex.Clip):
         return F.least(F.greatest(_column(expr.arg), F.lit(expr.low)), F.lit(expr.high))
-    if isinstance(expr, Lookup):
+    if isinstance(expr, ex.Lookup):
         values = F.array(*[F.lit(int(v)) for v in expr.values])
         return F.element_at(values, _column(expr.index).cast("int") + F.lit(1)).cast("long")
-    if isinstance(expr, Text):
+    if isinstance(expr, ex.Text):
         texts = F.array(*[F.lit(str(v)) for v in expr.values]).cast("array<string>")
         return F.element_at(texts, _column(expr.index).cast("int") + F.lit(1))
-    if isinstance(expr, When):
-        holds = COMPARISONS[expr.op](_column(expr.left), _column(expr.right))
+    if isinstance(expr, ex.When):
+        holds = ex.COMPARISONS[expr.op](_column(expr.left), _column(expr.right))
         return F.when(holds, _column(expr.then)).otherwise(_column(expr.otherwise))
     raise InternalError(f"not an expression: {expr!r}")
 
@@ -271,7 +260,7 @@ class SparkEngine(Engine):
         )
         options.update({"mode": "PERMISSIVE", "columnNameOfCorruptRecord": _CORRUPT})
         # With column pruning the CSV parser tokenises only the selected columns and
-        # no longer sees that a record has too many or too few fields.
+        # does not see that a record has too many or too few fields.
         self.spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
         df = reader.options(**options).schema(schema).csv(files)
         # Spark refuses a query on a raw CSV file that reads only the corrupt-record
@@ -486,7 +475,7 @@ class SparkEngine(Engine):
         return first.unionByName(second)
 
     def where(self, table: DataFrame, column: str, op: str, value: Any) -> DataFrame:  # noqa: D102
-        return table.where(COMPARISONS[op](F.col(quote_identifier(column)), F.lit(value)))
+        return table.where(ex.COMPARISONS[op](F.col(quote_identifier(column)), F.lit(value)))
 
     def select(self, table: DataFrame, columns: Sequence[str]) -> DataFrame:  # noqa: D102
         return table.select(*[F.col(quote_identifier(c)) for c in columns])
@@ -503,7 +492,7 @@ class SparkEngine(Engine):
         return table.sample(withReplacement=False, fraction=fraction, seed=seed)
 
     def with_columns(  # noqa: D102
-        self, table: DataFrame, columns: Mapping[str, Expr]
+        self, table: DataFrame, columns: Mapping[str, ex.Expr]
     ) -> DataFrame:
         return table.withColumns({name: _column(expr) for name, expr in columns.items()})
 
@@ -688,9 +677,9 @@ class SparkEngine(Engine):
         """The file's bytes in chunks: read by Python when the file is on this machine.
 
         A file of the local filesystem (under Spark Connect, or Hadoop's ``file`` scheme)
-        is read directly, not copied through the JVM gateway (which took most of the 10M
-        perturbation job's release checks: ``docs/benchmarks.md`` section 18.4); any other
-        file through its Hadoop stream.
+        is read directly, not copied through the JVM gateway (``docs/benchmarks.md``
+        section 18.4 measures the copy at most of the 10M perturbation job's release
+        checks); any other file through its Hadoop stream.
         """
         fs, jpath = self._fs(path)
         if self.connect or str(fs.getScheme()) == "file":

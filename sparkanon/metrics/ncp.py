@@ -60,10 +60,9 @@ def fully_lost_mean(
     """A mean loss that counts each suppressed unit as fully lost.
 
     Published-only losses improve as a model tightens when the units the model
-    suppresses are the most generalized ones (issue 21: item NCP 0.65 at (5,2),
-    0.30 at (50,10)). Counting a suppressed unit at the largest loss ``full``
-    restores the order: ``(published * published_count + full * lost_count) /
-    (published_count + lost_count)``.
+    suppresses are the most generalized ones (item NCP can fall as k and m grow).
+    Counting a suppressed unit at the largest loss ``full`` restores the order:
+    ``(published * published_count + full * lost_count) / (published_count + lost_count)``.
 
     Args:
         published: the mean loss over the published units (rows, classes or items).

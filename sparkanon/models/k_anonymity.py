@@ -65,6 +65,19 @@ def _check_distinct(
         )
 
 
+def _check_p_at_most_k(p: int, k: int) -> None:
+    """Refuse more distinct sensitive values a class than rows.
+
+    Raises:
+        ValueError: ``p > k``.
+    """
+    if p > k:
+        raise ValueError(
+            f"p = {p} > k = {k}: no class can hold more distinct sensitive values "
+            "than rows; lower p or raise k"
+        )
+
+
 class PSensitiveKAnonymity(PrivacyModel):
     """p-sensitive k-anonymity: at least ``k`` rows and ``p`` distinct sensitive values per class.
 
@@ -83,11 +96,7 @@ class PSensitiveKAnonymity(PrivacyModel):
 
     @model_validator(mode="after")
     def _p_at_most_k(self) -> PSensitiveKAnonymity:
-        if self.p > self.k:
-            raise ValueError(
-                f"p = {self.p} > k = {self.k}: no class can hold more distinct sensitive values "
-                "than rows; lower p or raise k"
-            )
+        _check_p_at_most_k(self.p, self.k)
         return self
 
     def min_class_size(self) -> int:
@@ -142,11 +151,7 @@ class HPKAnonymity(PrivacyModel):
 
     @model_validator(mode="after")
     def _h_p_k_ordered(self) -> HPKAnonymity:
-        if self.p > self.k:
-            raise ValueError(
-                f"p = {self.p} > k = {self.k}: no class can hold more distinct sensitive values "
-                "than rows; lower p or raise k"
-            )
+        _check_p_at_most_k(self.p, self.k)
         if self.h > self.p:
             raise ValueError(
                 f"h = {self.h} > p = {self.p}: (H,p,k)-anonymity needs h <= p <= k "

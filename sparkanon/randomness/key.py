@@ -172,12 +172,7 @@ class RunKey:
         ``u = (m + 0.5) / 2**52`` with ``m`` the top 52 bits of :meth:`words`: the
         smallest is ``2**-53``, the largest ``1 - 2**-53`` (both exact in float64; with
         53 bits the largest, ``1 - 2**-54``, would round to 1), so ``log(u)`` and
-        ``log(1 - u)`` are finite.
-
-        Args:
-            stream: the purpose, in ``[0, 2**32)``.
-            counters: integer counters (any shape).
-            lane: a sub-stream, in ``[0, 2**32)``, or an array of them (one per counter).
+        ``log(1 - u)`` are finite. The arguments are those of :meth:`words`.
 
         Returns:
             A float64 array of the shape of ``counters``.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 WIDTH = 540
 """Default plot width in pixels."""
@@ -111,6 +111,41 @@ def _y_axis(
     return out
 
 
+def _frame(
+    title: str,
+    names: Sequence[str],
+    top: float,
+    ylabel: str,
+    width: int,
+    height: int,
+    fmt: Callable[[float], str] = tick,
+) -> tuple[list[str], tuple[float, float, float, float]]:
+    """The opening of a plot with a y axis: title, legend (of two or more series), y axis.
+
+    Returns:
+        The elements so far and the plot area ``(x0, x1, y0, y1)``: x from left to
+        right, y from the bottom (the x axis) to the top.
+    """
+    x0, x1 = _MARGIN["left"], width - _MARGIN["right"]
+    y0, y1 = height - _MARGIN["bottom"], _MARGIN["top"] + 8
+    out = _open(title, width, height, title)
+    out += _legend(names, width) if len(names) > 1 else []
+    out += _y_axis(top, x0, x1, y0, y1, ylabel, fmt)
+    return out, (x0, x1, y0, y1)
+
+
+def _close(out: list[str], x0: float, x1: float, y0: float, height: int, xlabel: str) -> str:
+    """The plot's elements, its x axis line and label added, as one ``<svg>`` element."""
+    out.append(f'<line x1="{x0}" y1="{num(y0)}" x2="{x1}" y2="{num(y0)}" class="axis"/>')
+    if xlabel:
+        out.append(
+            f'<text x="{(x0 + x1) / 2:.0f}" y="{height - 6}" text-anchor="middle" '
+            f'class="axis-label">{esc(xlabel)}</text>'
+        )
+    out.append("</svg>")
+    return "".join(out)
+
+
 def bar_chart(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[float]]],
@@ -143,11 +178,9 @@ def bar_chart(
     values = [v for _, vs in series for v in vs if v is not None and math.isfinite(v)]
     top = ymax if ymax is not None else max(values, default=0.0)
     top = top if top > 0 else 1.0
-    x0, x1 = _MARGIN["left"], width - _MARGIN["right"]
-    y0, y1 = height - _MARGIN["bottom"], _MARGIN["top"] + 8
-    out = _open(title, width, height, title)
-    out += _legend([name for name, _ in series], width) if len(series) > 1 else []
-    out += _y_axis(top, x0, x1, y0, y1, ylabel, fmt)
+    out, (x0, x1, y0, y1) = _frame(
+        title, [name for name, _ in series], top, ylabel, width, height, fmt
+    )
     n = max(len(categories), 1)
     group = (x1 - x0) / n
     bar = group * 0.8 / max(len(series), 1)
@@ -175,14 +208,7 @@ def bar_chart(
                 f'<text x="{num(cx)}" y="{num(y0 + 16)}" text-anchor="middle" class="tick">'
                 f"{esc(cat)}</text>"
             )
-    out.append(f'<line x1="{x0}" y1="{num(y0)}" x2="{x1}" y2="{num(y0)}" class="axis"/>')
-    if xlabel:
-        out.append(
-            f'<text x="{(x0 + x1) / 2:.0f}" y="{height - 6}" text-anchor="middle" '
-            f'class="axis-label">{esc(xlabel)}</text>'
-        )
-    out.append("</svg>")
-    return "".join(out)
+    return _close(out, x0, x1, y0, height, xlabel)
 
 
 def hbar_chart(
@@ -264,8 +290,7 @@ def histogram(
         heights.append((name, hs))
     top = max((h for _, hs in heights for h in hs if math.isfinite(h)), default=0.0)
     top = top if top > 0 else 1.0
-    x0, x1 = _MARGIN["left"], width - _MARGIN["right"]
-    y0, y1 = height - _MARGIN["bottom"], _MARGIN["top"] + 8
+    out, (x0, x1, y0, y1) = _frame(title, [n for n, _ in heights], top, ylabel, width, height)
     lo, hi = e[0], e[-1]
     span = hi - lo if hi > lo else 1.0
 
@@ -275,9 +300,6 @@ def histogram(
     def sy(v: float) -> float:
         return y0 - max(0.0, v) / top * (y0 - y1)
 
-    out = _open(title, width, height, title)
-    out += _legend([n for n, _ in heights], width) if len(heights) > 1 else []
-    out += _y_axis(top, x0, x1, y0, y1, ylabel)
     for s, (name, hs) in enumerate(heights):
         colour = PALETTE[s % len(PALETTE)]
         pts = [f"{num(sx(e[0]))},{num(sy(0))}"]
@@ -295,14 +317,7 @@ def histogram(
             f'<text x="{num(sx(t))}" y="{num(y0 + 16)}" text-anchor="middle" class="tick">'
             f"{esc(tick(t))}</text>"
         )
-    out.append(f'<line x1="{x0}" y1="{num(y0)}" x2="{x1}" y2="{num(y0)}" class="axis"/>')
-    if xlabel:
-        out.append(
-            f'<text x="{(x0 + x1) / 2:.0f}" y="{height - 6}" text-anchor="middle" '
-            f'class="axis-label">{esc(xlabel)}</text>'
-        )
-    out.append("</svg>")
-    return "".join(out)
+    return _close(out, x0, x1, y0, height, xlabel)
 
 
 def _diverging(v: float, vmax: float) -> str:

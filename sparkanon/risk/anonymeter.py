@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -89,7 +89,7 @@ _ONE = "_an_one"
 _MASK = (1 << 63) - 1
 
 
-# --------------------------------------------------------------------------- statistics
+# -------------------------------------------------------------------- statistics (pure)
 
 
 def probit(confidence: float) -> float:
@@ -165,7 +165,7 @@ def evaluation(
     }
 
 
-# --------------------------------------------------------------------------- distance
+# ---------------------------------------------------------------------- distance (pure)
 
 
 @dataclass(frozen=True)
@@ -215,7 +215,7 @@ def nearest(distance: np.ndarray, ids: np.ndarray, k: int) -> tuple[np.ndarray, 
     """Per target row, the ``k`` nearest candidates (ties to the lower id): ``(idx, dist)``.
 
     ``k`` rounds of ``argmin`` over the candidates in id order (``argmin`` keeps the first
-    of equal values): linear in the candidates, where a sort of every row was not.
+    of equal values): linear in the candidates (a sort of every row is not).
     """
     order = np.argsort(ids, kind="stable")
     d = np.array(distance[:, order], dtype=float)
@@ -664,7 +664,10 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     ">=": lambda x, v: x >= v,
 }
 
-Predicate = tuple[tuple[str, str, Any], ...]
+Clause = tuple[str, str, Any]
+"""One ``(column, op, value)`` test of a predicate."""
+
+Predicate = tuple[Clause, ...]
 """A conjunction of ``(column, op, value)``; ``op`` in ``== != < > <= >= isna notna``."""
 
 
@@ -853,6 +856,27 @@ def univariate_candidates(
     return list(unique.values())
 
 
+def _random_predicates(
+    rng: np.random.Generator,
+    columns: Sequence[str],
+    n_cols: int,
+    n: int,
+    clause: Callable[[int, str], Clause],
+) -> list[Predicate]:
+    """``n`` predicates, the ``i``-th on ``n_cols`` columns drawn by ``rng`` (in name order).
+
+    ``clause(i, column)`` is the ``i``-th predicate's clause on one of its columns; it is
+    called column by column after the draw, so a ``clause`` drawing from ``rng`` too
+    takes its numbers in a fixed order.
+    """
+    cols = list(columns)
+    out = []
+    for i in range(n):
+        chosen = sorted(rng.choice(cols, size=min(n_cols, len(cols)), replace=False).tolist())
+        out.append(tuple(clause(i, c) for c in chosen))
+    return out
+
+
 def multivariate_candidates(
     engine: Engine,
     release: Table,
@@ -872,55 +896,59 @@ def multivariate_candidates(
             engine.aggregate(release, [], {c: ("median", c) for c in nums}), 1
         ).iloc[0]
         medians = {c: float(row[c]) for c in nums}
-    rng = np.random.default_rng(seed + 1)
-    preds = []
-    cols = list(columns)
-    for _, r in rows.iterrows():
-        chosen = sorted(rng.choice(cols, size=min(n_cols, len(cols)), replace=False).tolist())
-        items = []
-        for c in chosen:
-            v = r[c]
-            if pd.isna(v):
-                items.append((c, "isna", None))
-            elif c in numeric:
-                items.append((c, ">=" if float(v) > medians[c] else "<=", float(v)))
-            else:
-                items.append((c, "==", v))
-        preds.append(tuple(items))
-    return preds
+    records = [r for _, r in rows.iterrows()]
+
+    def clause(i: int, c: str) -> Clause:
+        v = records[i][c]
+        if pd.isna(v):
+            return (c, "isna", None)
+        if c in numeric:
+            return (c, ">=" if float(v) > medians[c] else "<=", float(v))
+        return (c, "==", v)
+
+    return _random_predicates(
+        np.random.default_rng(seed + 1), columns, n_cols, len(records), clause
+    )
 
 
-def random_predicates(
-    engine: Engine,
-    release: Table,
-    columns: Sequence[str],
-    numeric: set[str],
-    n_cols: int,
-    n: int,
-    seed: int,
-) -> list[Predicate]:
-    """The baseline's predicates: random columns, random release values, random operators."""
+def release_values(
+    engine: Engine, release: Table, columns: Sequence[str], seed: int
+) -> dict[str, list[Any]]:
+    """Each column's distinct release values, sorted (a seeded sample above the cap).
+
+    The cap is :data:`MAX_CANDIDATE_ROWS` values a column (see :func:`_collect_capped`).
+    """
     values: dict[str, list[Any]] = {}
     for c in columns:
         distinct = engine.aggregate(release, [c], {"n": ("count", c)})
         got = _collect_capped(engine, distinct, seed)
         values[c] = sorted(got[c].tolist(), key=lambda v: (pd.isna(v), value_text(v)))
+    return values
+
+
+def random_predicates(
+    values: Mapping[str, Sequence[Any]], numeric: set[str], n_cols: int, n: int, seed: int
+) -> list[Predicate]:
+    """The baseline's predicates: random columns, random release values, random operators.
+
+    Args:
+        values: each attack column's release values (:func:`release_values`).
+        numeric: the numeric columns (compared with any of ``== != > < >= <=``).
+        n_cols: columns a predicate.
+        n: predicates.
+        seed: the random seed.
+    """
     rng = np.random.default_rng(seed + 2)
-    cols = list(columns)
-    out = []
-    for _ in range(n):
-        chosen = sorted(rng.choice(cols, size=min(n_cols, len(cols)), replace=False).tolist())
-        items = []
-        for c in chosen:
-            v = values[c][int(rng.integers(len(values[c])))]
-            if pd.isna(v):
-                items.append((c, str(rng.choice(["isna", "notna"])), None))
-            elif c in numeric:
-                items.append((c, str(rng.choice(["==", "!=", ">", "<", ">=", "<="])), float(v)))
-            else:
-                items.append((c, str(rng.choice(["==", "!="])), v))
-        out.append(tuple(items))
-    return out
+
+    def clause(_: int, c: str) -> Clause:
+        v = values[c][int(rng.integers(len(values[c])))]
+        if pd.isna(v):
+            return (c, str(rng.choice(["isna", "notna"])), None)
+        if c in numeric:
+            return (c, str(rng.choice(["==", "!=", ">", "<", ">=", "<="])), float(v))
+        return (c, str(rng.choice(["==", "!="])), v)
+
+    return _random_predicates(rng, list(values), n_cols, n, clause)
 
 
 def singling_out(
@@ -975,7 +1003,8 @@ def singling_out(
         n_base_cols = n_cols
     main = int((count_predicates(engine, ori, kept, numeric) == 1).sum())
     ctrl = int((count_predicates(engine, ctl, kept, numeric) == 1).sum())
-    base = random_predicates(engine, rel, columns, numeric, n_base_cols, n_attacks, seed + 3)
+    values = release_values(engine, rel, columns, seed + 3)
+    base = random_predicates(values, numeric, n_base_cols, n_attacks, seed + 3)
     baseline = int((count_predicates(engine, ori, base, numeric) == 1).sum())
     for t in (rel, ctl, ori):
         engine.unpersist(t)

@@ -93,42 +93,42 @@ def _checked_table(class_sizes: Mapping[int, int]) -> dict[int, int]:
     return dict(sorted(table.items()))
 
 
-def _checked_fraction(sampling_fraction: float) -> float:
-    """Return the sampling fraction as a float in (0, 1].
+def _checked_unit(value: float, name: str, meaning: str) -> float:
+    """Return ``value`` as a float in (0, 1].
+
+    Args:
+        value: the argument as given.
+        name: the argument's name, which the messages name.
+        meaning: what the argument is, said when it is outside (0, 1].
 
     Raises:
-        UserError: the fraction is not a number in (0, 1] (naming ``sampling_fraction``).
+        UserError: the value is not a number in (0, 1].
     """
     try:
-        value = float(sampling_fraction)
+        number = float(value)
     except (TypeError, ValueError):
-        raise UserError(
-            f"sampling_fraction: {sampling_fraction!r} is not a number in (0, 1]"
-        ) from None
-    if not (0.0 < value <= 1.0):
-        raise UserError(
-            f"sampling_fraction: {sampling_fraction!r} is outside (0, 1]: it is the share "
-            "of the population the table holds (1 = the table is the population)"
-        )
-    return value
+        raise UserError(f"{name}: {value!r} is not a number in (0, 1]") from None
+    if not (0.0 < number <= 1.0):
+        raise UserError(f"{name}: {value!r} is outside (0, 1]: {meaning}")
+    return number
+
+
+def _checked_fraction(sampling_fraction: float) -> float:
+    """Return the sampling fraction as a float in (0, 1] (see :func:`_checked_unit`)."""
+    return _checked_unit(
+        sampling_fraction,
+        "sampling_fraction",
+        "it is the share of the population the table holds (1 = the table is the population)",
+    )
 
 
 def _checked_threshold(threshold: float) -> float:
-    """Return the risk threshold as a float in (0, 1].
-
-    Raises:
-        UserError: the threshold is not a number in (0, 1] (naming ``threshold``).
-    """
-    try:
-        value = float(threshold)
-    except (TypeError, ValueError):
-        raise UserError(f"threshold: {threshold!r} is not a number in (0, 1]") from None
-    if not (0.0 < value <= 1.0):
-        raise UserError(
-            f"threshold: {threshold!r} is outside (0, 1]: it is the highest acceptable "
-            "probability of re-identification of one record"
-        )
-    return value
+    """Return the risk threshold as a float in (0, 1] (see :func:`_checked_unit`)."""
+    return _checked_unit(
+        threshold,
+        "threshold",
+        "it is the highest acceptable probability of re-identification of one record",
+    )
 
 
 def _checked_population(population: Mapping[tuple[int, int], int]) -> dict[tuple[int, int], int]:
@@ -266,11 +266,17 @@ def sample_risks(
 # ------------------------------------------------ ARX's digamma and trigamma (Gamma.java)
 
 
-def _digamma(x: np.ndarray) -> np.ndarray:
-    """Digamma as ARX's ``Gamma.digamma`` computes it (Minka's Lightspeed port).
+def _by_region(
+    x: np.ndarray,
+    reflect: Callable[[np.ndarray], np.ndarray],
+    small_limit: float,
+    small: Callable[[np.ndarray], np.ndarray],
+    large: Callable[[np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """A polygamma function evaluated region by region, as ARX's ``Gamma`` does.
 
-    Reflection for x < 0, a Taylor term for 0 < x <= 1e-6, otherwise the recurrence up
-    to 12 and de Moivre's asymptotic series. NaN for NaN or infinite arguments.
+    NaN for NaN or infinite arguments, minus infinity at 0, ``reflect`` for x < 0,
+    ``small`` for 0 < x <= ``small_limit`` and ``large`` above it.
     """
     x = np.asarray(x, dtype=np.float64)
     out = np.full(x.shape, np.nan)
@@ -279,25 +285,42 @@ def _digamma(x: np.ndarray) -> np.ndarray:
         out[finite & (x == 0.0)] = -np.inf
         neg = finite & (x < 0.0)
         if neg.any():
-            xn = x[neg]
-            out[neg] = _digamma(1.0 - xn) + np.pi / np.tan(-np.pi * xn)
-        small = finite & (x > 0.0) & (x <= 1e-6)
-        out[small] = (-_EULER - 1.0 / x[small]) + _TRIGAMMA_1 * x[small]
-        big = finite & (x > 1e-6)
+            out[neg] = reflect(x[neg])
+        near_zero = finite & (x > 0.0) & (x <= small_limit)
+        out[near_zero] = small(x[near_zero])
+        big = finite & (x > small_limit)
         if big.any():
-            v = x[big].copy()
-            res = np.zeros_like(v)
-            low = v < 12.0
-            while low.any():
-                res[low] -= 1.0 / v[low]
-                v[low] += 1.0
-                low = v < 12.0
-            r = 1.0 / v
-            res += np.log(v) - 0.5 * r
-            r = r * r
-            res -= r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (1 / 132)))))
-            out[big] = res
+            out[big] = large(x[big].copy())
     return out
+
+
+def _digamma(x: np.ndarray) -> np.ndarray:
+    """Digamma as ARX's ``Gamma.digamma`` computes it (Minka's Lightspeed port).
+
+    Reflection for x < 0, a Taylor term for 0 < x <= 1e-6, otherwise the recurrence up
+    to 12 and de Moivre's asymptotic series. NaN for NaN or infinite arguments.
+    """
+
+    def large(v: np.ndarray) -> np.ndarray:
+        res = np.zeros_like(v)
+        low = v < 12.0
+        while low.any():
+            res[low] -= 1.0 / v[low]
+            v[low] += 1.0
+            low = v < 12.0
+        r = 1.0 / v
+        res += np.log(v) - 0.5 * r
+        r = r * r
+        res -= r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (1 / 132)))))
+        return res
+
+    return _by_region(
+        x,
+        lambda xn: _digamma(1.0 - xn) + np.pi / np.tan(-np.pi * xn),
+        1e-6,
+        lambda xs: (-_EULER - 1.0 / xs) + _TRIGAMMA_1 * xs,
+        large,
+    )
 
 
 def _trigamma(x: np.ndarray) -> np.ndarray:
@@ -309,35 +332,28 @@ def _trigamma(x: np.ndarray) -> np.ndarray:
     Pitman's closed-form likelihood equations, so it steers Newton's steps, not the
     root; it is kept so that the solver takes ARX's path.
     """
-    x = np.asarray(x, dtype=np.float64)
-    out = np.full(x.shape, np.nan)
-    with np.errstate(all="ignore"):
-        finite = np.isfinite(x)
-        out[finite & (x == 0.0)] = -np.inf
-        neg = finite & (x < 0.0)
-        if neg.any():
-            xn = x[neg]
-            r = np.pi / np.sin(-np.pi * xn)
-            out[neg] = -_trigamma(1.0 - xn) + r * r
-        small = finite & (x > 0.0) & (x <= 1e-4)
-        xs = x[small]
-        out[small] = 1.0 / (xs * xs) + _TRIGAMMA_1 + _TETRAGAMMA_1 * xs
-        big = finite & (x > 1e-4)
-        if big.any():
-            v = x[big].copy()
-            res = np.zeros_like(v)
+
+    def reflect(xn: np.ndarray) -> np.ndarray:
+        r = np.pi / np.sin(-np.pi * xn)
+        return -_trigamma(1.0 - xn) + r * r
+
+    def large(v: np.ndarray) -> np.ndarray:
+        res = np.zeros_like(v)
+        low = v < 8.0
+        while low.any():
+            res[low] += 1.0 / (v[low] * v[low])
+            v[low] += 1.0
             low = v < 8.0
-            while low.any():
-                res[low] += 1.0 / (v[low] * v[low])
-                v[low] += 1.0
-                low = v < 8.0
-            tail = v >= 12.0
-            vt = v[tail]
-            r = 1.0 / (vt * vt)
-            b2, b4, b6, b8, b10 = 1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66
-            res[tail] += 0.5 * r + (1.0 + r * (b2 + r * (b4 + r * (b6 + r * (b8 + r * b10))))) / vt
-            out[big] = res
-    return out
+        tail = v >= 12.0
+        vt = v[tail]
+        r = 1.0 / (vt * vt)
+        b2, b4, b6, b8, b10 = 1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66
+        res[tail] += 0.5 * r + (1.0 + r * (b2 + r * (b4 + r * (b6 + r * (b8 + r * b10))))) / vt
+        return res
+
+    return _by_region(
+        x, reflect, 1e-4, lambda xs: 1.0 / (xs * xs) + _TRIGAMMA_1 + _TETRAGAMMA_1 * xs, large
+    )
 
 
 def _dg(x: float) -> float:

@@ -36,12 +36,12 @@ each class, with the sensitive attribute ``S`` of the view:
   published class holds the target). The known subsets default to all the
   quasi-identifiers and every subset missing one of them.
 
-  Items (seed 002): a transaction column enters as one quasi-identifier whose value is
-  the whole set in a canonical text (sorted items; the caller writes it): its groups are
-  Gong et al.'s TBuckets and ``1/|TBucket|`` their ``Risk(t_c)`` (eq. 2). On an RT/TT
-  release, the TT table with ``count_column="count"`` and the set column as the known
-  subset gives the TBuckets of the published sets; grouping TT by ``group_id`` with the
-  set as the sensitive attribute gives the homogeneity of the anatomized groups.
+  Items: a transaction column (a set of items a record) enters as one quasi-identifier
+  whose value is the whole set in a canonical text (sorted items; the caller writes it):
+  its groups are Gong et al.'s TBuckets and ``1/|TBucket|`` their ``Risk(t_c)`` (eq. 2).
+  On an RT/TT release, the TT table with ``count_column="count"`` and the set column as
+  the known subset gives the TBuckets of the published sets; grouping TT by ``group_id``
+  with the set as the sensitive attribute gives the homogeneity of the anatomized groups.
   An attacker who knows only *some* items of a set (Terrovitis et al.'s ``k^m``) matches
   every record containing them, which equal-value groups cannot count;
   :func:`pattern_match_probability` gives the textbook's bound for that attacker under
@@ -59,6 +59,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -87,6 +88,37 @@ MAX_DOMAIN_ROWS = 1_000_000
 """Most distinct sensitive values the driver counts before deciding to bin."""
 NULL_TEXT = "\x00null"
 """The text of a null sensitive value in the domain (a value of its own)."""
+
+
+@dataclass(frozen=True)
+class AttackSettings:
+    """The parameters of the attacks on the sensitive attribute.
+
+    Attributes:
+        cutoffs: skewness distances whose exceedance is reported.
+        bins: bins of ``[0, 1]`` of the skewness histograms.
+        similarity_share: numeric similarity's share of the table's range.
+        max_values: the most sensitive codes the skewness attack compares (see
+            :data:`MAX_VALUES`).
+    """
+
+    cutoffs: Sequence[float] = DEFAULT_CUTOFFS
+    bins: int = DEFAULT_BINS
+    similarity_share: float = DEFAULT_SIMILARITY_SHARE
+    max_values: int = MAX_VALUES
+
+    def parameters(self) -> dict[str, Any]:
+        """The settings as the report's ``parameters`` (JSON-able)."""
+        return {
+            "cutoffs": [float(c) for c in self.cutoffs],
+            "bins": int(self.bins),
+            "similarity_share": float(self.similarity_share),
+            "max_values": int(self.max_values),
+        }
+
+
+DEFAULT_SETTINGS = AttackSettings()
+"""The attacks' defaults."""
 
 _CODE = "_att_code"
 _PAIR = "_att_pair"
@@ -427,12 +459,9 @@ def sensitive_attacks_on_engine(
     engine: Engine,
     table: Table,
     view: TableView,
-    cutoffs: Sequence[float] = DEFAULT_CUTOFFS,
-    bins: int = DEFAULT_BINS,
-    similarity_share: float = DEFAULT_SIMILARITY_SHARE,
-    count_column: str | None = None,
-    max_values: int = MAX_VALUES,
-    grouped: bool = False,
+    settings: AttackSettings,
+    count_column: str | None,
+    grouped: bool,
 ) -> dict[str, Any]:
     """Homogeneity, similarity and skewness of the table's classes (see the module doc).
 
@@ -440,12 +469,9 @@ def sensitive_attacks_on_engine(
         engine: the engine.
         table: the rows (the view's columns, and ``count_column`` when given).
         view: the quasi-identifiers and the sensitive attribute (required).
-        cutoffs: skewness distances whose exceedance is reported.
-        bins: bins of ``[0, 1]`` of the skewness histograms.
-        similarity_share: numeric similarity's share of the table's range.
+        settings: the cut-offs, bins, similarity share and most codes compared.
         count_column: a column of how many records each row stands for (TT's
             ``count``); ``None``: one record per row.
-        max_values: the most sensitive codes compared (see :data:`MAX_VALUES`).
         grouped: ``table`` holds one row per (quasi-identifiers, sensitive value)
             already, ``count_column`` its records (a persisted class table, e.g. the
             evaluation's): it is read as it is, not aggregated and persisted again.
@@ -460,6 +486,7 @@ def sensitive_attacks_on_engine(
             order, or more distinct values than the driver counts); its ``parts`` are
             :data:`SENSITIVE_ATTACKS`.
     """
+    cutoffs, bins = settings.cutoffs, settings.bins
     if view.sensitive is None:
         raise ValueError("the sensitive attacks need view.sensitive")
     if grouped and count_column is None:
@@ -489,7 +516,7 @@ def sensitive_attacks_on_engine(
                 "values, more than the attacks on the classes count",
                 SENSITIVE_ATTACKS,
             ) from None
-        dom = _Domain(view, counts, max_values)
+        dom = _Domain(view, counts, settings.max_values)
         types = dict(engine.schema_of(per_value))
         packed = engine.map_batches(
             per_value,
@@ -508,7 +535,9 @@ def sensitive_attacks_on_engine(
             },
         )
         per_class = engine.map_batches(
-            groups, _make_class_fn(dom, cutoffs, bins, similarity_share), _class_columns(cutoffs)
+            groups,
+            _make_class_fn(dom, cutoffs, bins, settings.similarity_share),
+            _class_columns(cutoffs),
         )
         aggs = {
             "classes": ("count", "size"),
@@ -523,7 +552,7 @@ def sensitive_attacks_on_engine(
     finally:
         if not grouped:
             engine.unpersist(per_value)
-    return _sensitive_report(rows, dom, cutoffs, bins, similarity_share)
+    return _sensitive_report(rows, dom, cutoffs, bins, settings.similarity_share)
 
 
 def _sensitive_report(
@@ -642,11 +671,8 @@ def attacks_on_engine(
     table: Table,
     view: TableView,
     known_subsets: Sequence[Sequence[str]] | None = None,
-    cutoffs: Sequence[float] = DEFAULT_CUTOFFS,
-    bins: int = DEFAULT_BINS,
-    similarity_share: float = DEFAULT_SIMILARITY_SHARE,
+    settings: AttackSettings = DEFAULT_SETTINGS,
     count_column: str | None = None,
-    max_values: int = MAX_VALUES,
     grouped: bool = False,
 ) -> dict[str, Any]:
     """Every attack of this module on one table (a raw input or a release).
@@ -658,12 +684,9 @@ def attacks_on_engine(
             attribute only the linkage attack runs.
         known_subsets: the column sets the attacker knows; ``None``:
             :func:`default_known_subsets` of the quasi-identifiers.
-        cutoffs: skewness cut-offs (default :data:`DEFAULT_CUTOFFS`).
-        bins: bins of the skewness histograms (default :data:`DEFAULT_BINS`).
-        similarity_share: numeric similarity's share of the range (default 0.1).
+        settings: the cut-offs, bins, similarity share and most codes compared.
         count_column: a column of how many records each row stands for (TT's
             ``count``), or ``None``.
-        max_values: the most sensitive codes the skewness attack compares.
         grouped: ``table`` has one row per (quasi-identifiers, sensitive value) with
             ``count_column`` its records (see :func:`sensitive_attacks_on_engine`).
 
@@ -693,25 +716,10 @@ def attacks_on_engine(
     linkage = linkage_on_engine(engine, table, subsets, count_column)
     out: dict[str, Any] = {"homogeneity": None, "similarity": None, "skewness": None}
     if view.sensitive is not None:
-        out |= sensitive_attacks_on_engine(
-            engine,
-            table,
-            view,
-            cutoffs,
-            bins,
-            similarity_share,
-            count_column,
-            max_values,
-            grouped,
-        )
+        out |= sensitive_attacks_on_engine(engine, table, view, settings, count_column, grouped)
     else:
         full = linkage_on_engine(engine, table, [view.quasi_identifiers], count_column)[0]
         out |= {"rows": full["rows"], "classes": full["groups"]}
     out["linkage"] = linkage
-    out["parameters"] = {
-        "cutoffs": [float(c) for c in cutoffs],
-        "bins": int(bins),
-        "similarity_share": float(similarity_share),
-        "max_values": int(max_values),
-    }
+    out["parameters"] = settings.parameters()
     return out

@@ -296,6 +296,9 @@ def _check_fraction(sampling_fraction: float) -> None:
         raise ValueError(f"sampling fraction must be in (0, 1], not {sampling_fraction}")
 
 
+# --------------------------------------------------------------------------- engine path
+
+
 def _risk_fn(threshold: float, grid: bool):
     """Per-batch: a class's risk, records, records x risk and records above threshold."""
 

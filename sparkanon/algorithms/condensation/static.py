@@ -87,11 +87,11 @@ def static_groups(
     while remaining.size >= k:
         u = counter_uniforms(seed, 0, np.array([step], dtype=np.int64), lane=STATIC_LANE)[0]
         pick = int(u * remaining.size)
-        seed_row = remaining[pick]
+        start_row = remaining[pick]
         others = np.delete(remaining, pick)
-        dist = np.sum((x[others] - x[seed_row]) ** 2, axis=1)
+        dist = np.sum((x[others] - x[start_row]) ** 2, axis=1)
         nearest = others[np.argsort(dist, kind="stable")[: k - 1]]
-        members = np.concatenate([[seed_row], nearest])
+        members = np.concatenate([[start_row], nearest])
         labels[members] = step
         centroids.append(x[members].mean(axis=0))
         remaining = remaining[labels[remaining] < 0]

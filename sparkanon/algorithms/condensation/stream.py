@@ -34,7 +34,7 @@ gives ``r // 2`` released to the first child (``n // 2`` records) and ``r - r //
 second (``n - n // 2``): the counts and the released counts are kept, and
 ``released <= count`` holds in each child.
 
-Every group holds ``k`` to ``2k - 1`` records once seeded by :func:`initial_groups`
+Every group holds ``k`` to ``2k - 1`` records once started by :func:`initial_groups`
 (static groups are ``k..2k-1``, groups only grow, and a ``2k`` group splits into two of
 ``k``), so every released group satisfies k-anonymity's group size.
 """
@@ -153,7 +153,7 @@ def initial_groups(
     """
     x = _as_matrix(values)
     if x.shape[0] == 0:
-        raise ValueError(f"no records to seed groups of k={k}")
+        raise ValueError(f"no records to start groups of k={k}")
     labels = static_groups(x, k, seed, scale=_check_scale(scale, x.shape[1]))
     s = _as_shift(shift, x.shape[1])
     n_groups = int(labels.max()) + 1
@@ -200,7 +200,7 @@ def assign_records(
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     if not groups.stats:
-        raise ValueError("no groups to assign records to (seed them with initial_groups)")
+        raise ValueError("no groups to assign records to (start them with initial_groups)")
     d = groups.stats[0].d
     shift = groups.stats[0].shift
     for s in groups.stats:

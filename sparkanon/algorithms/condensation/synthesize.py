@@ -98,6 +98,18 @@ def _half_widths(eigenvalues: np.ndarray) -> np.ndarray:
     return np.sqrt(3.0 * np.clip(np.asarray(eigenvalues, dtype=np.float64), 0.0, None))
 
 
+def _check_bound_arguments(n: int, alpha: float) -> None:
+    """Check the arguments of a Hoeffding bound: ``n >= 1`` records, ``alpha`` in (0, 1).
+
+    Raises:
+        ValueError: If ``n < 1`` or ``alpha`` is not in (0, 1).
+    """
+    if n < 1:
+        raise ValueError(f"n must be at least 1, got {n}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+
+
 def axis_draws(
     eigenvalues: np.ndarray,
     count: int,
@@ -225,10 +237,7 @@ def mean_tolerance(eigenvalues: np.ndarray, n: int, alpha: float) -> np.ndarray:
     Raises:
         ValueError: If ``n < 1`` or ``alpha`` is not in (0, 1).
     """
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    _check_bound_arguments(n, alpha)
     return _half_widths(eigenvalues) * math.sqrt(2.0 * math.log(2.0 / alpha) / n)
 
 
@@ -263,10 +272,7 @@ def covariance_tolerance(eigenvalues: np.ndarray, n: int, alpha: float) -> np.nd
     Raises:
         ValueError: If ``n < 1`` or ``alpha`` is not in (0, 1).
     """
-    if n < 1:
-        raise ValueError(f"n must be at least 1, got {n}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    _check_bound_arguments(n, alpha)
     a = _half_widths(eigenvalues)
     l_diag = math.log(4.0 / alpha)
     l_off = math.log(6.0 / alpha)
