@@ -295,7 +295,7 @@ def test_spark_ordered_rows_join_the_kept_columns_without_a_shuffle_of_their_own
     """
     from sparkanon.attributes.schema import RID
     from sparkanon.engine.spark import SparkEngine
-    from sparkanon.stages.kept import KeptColumns
+    from sparkanon.publications.kept import KeptColumns
     from sparkanon.stages.publish import ORDER, order_words, ordered_rows
 
     engine = SparkEngine(spark)

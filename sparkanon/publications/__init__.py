@@ -15,6 +15,10 @@ which verification checks against the models.
 Both publish one table, ``data``; a publication of several tables (anatomy: a
 quasi-identifier table and a sensitive table joined by a group id) or of synthetic
 rows implements the same two classes.
+
+:mod:`~sparkanon.publications.kept` holds the columns every family publishes unchanged
+(``input.keep``): read beside the anonymized ones, never in the algorithms' memory, and
+joined back to the published rows.
 """
 
 from sparkanon.publications.base import Publication, Publisher

@@ -13,7 +13,7 @@ from sparkanon.attributes.schema import CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.metrics.registry import ClassBatch
-from sparkanon.stages.kept import KeptColumns, join_kept
+from sparkanon.publications.kept import KeptColumns, join_kept
 
 CLASS_VALUE_PREFIX = "_pub_"
 """Prefix of the columns in which a row carries its class's published quasi-identifiers
@@ -121,7 +121,7 @@ class Publisher(ABC):
         Returns:
             A one-table publication grouped by the published quasi-identifiers: the
             :meth:`columns`, then the kept columns joined by row id
-            (:func:`~sparkanon.stages.kept.join_kept`).
+            (:func:`~sparkanon.publications.kept.join_kept`).
         """
         rows_only = engine.select(placed, [CLASS, *dict.fromkeys(self.carried())])
         per_class = engine.select(summaries, [CLASS] + [c for c, _ in self.class_columns()])

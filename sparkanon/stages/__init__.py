@@ -1,14 +1,12 @@
 """The runner's shared stages: what every family's job reads, writes and checks the same way.
 
 The runner (:func:`sparkanon.pipeline.run_job`) calls them in order; the families call
-``encode``, ``kept``, ``publish`` and ``verify`` from their own steps. A family's own
+``encode``, ``publish`` and ``verify`` from their own steps. A family's own
 stages live in its folder (:mod:`sparkanon.families`), and the per-block spine three
 families share in :mod:`sparkanon.per_block`. Stages import each other only downwards in
 this list (``_common`` first); none imports a family.
 
 * :mod:`~sparkanon.stages._common` - stage timing and the collection of small statistics.
-* :mod:`~sparkanon.stages.kept` - columns published unchanged, never in the algorithms'
-  memory.
 * :mod:`~sparkanon.stages.read` - the output location's safety, the input table and the
   columns the job needs.
 * :mod:`~sparkanon.stages.items` - the set-valued sensitive attribute: parsing,

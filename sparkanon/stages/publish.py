@@ -36,7 +36,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.publications import Publication
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import RELEASE_ORDER
-from sparkanon.stages.kept import KeptColumns
+from sparkanon.publications.kept import KeptColumns
 
 ORDER = "_release_order"
 """The column holding a row's keyed order word until the rows are staged."""

@@ -10,7 +10,7 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import MALFORMED, input_columns
 from sparkanon.stages._common import StageTimer, log
-from sparkanon.stages.kept import (
+from sparkanon.publications.kept import (
     UNLISTED_EXAMPLES,
     KeptColumns,
     Unlisted,
@@ -35,7 +35,7 @@ class RawInput:
             when they are kept columns, ``report.label`` and ``report.weight``.
         kept: the columns published unchanged (``keep`` and unlisted-kept ones) and
             their side table, joined to the published rows by row id
-            (:mod:`sparkanon.stages.kept`).
+            (:mod:`sparkanon.publications.kept`).
         unlisted: the input columns the config does not name, and ``input.unlisted``.
     """
 

@@ -51,7 +51,7 @@ from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import log
 from sparkanon.stages.encode import encode_input
-from sparkanon.stages.kept import join_kept
+from sparkanon.publications.kept import join_kept
 from sparkanon.stages.publish import staged
 
 MAX_REPORTED_NODES = 50

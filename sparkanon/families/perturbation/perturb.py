@@ -61,7 +61,7 @@ from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages._common import StageTimer, log
-from sparkanon.stages.kept import KeptColumns
+from sparkanon.publications.kept import KeptColumns
 from sparkanon.stages.publish import ORDER, order_words, ordered_rows, staged
 
 if TYPE_CHECKING:

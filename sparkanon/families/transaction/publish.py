@@ -48,7 +48,7 @@ from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import RELEASE_IDS
 from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
-from sparkanon.stages.kept import KeptColumns, join_kept
+from sparkanon.publications.kept import KeptColumns, join_kept
 from sparkanon.stages.publish import staged
 
 RT_TABLE = "rt"
