@@ -144,6 +144,24 @@ def write_config(tmp_path: Path, cfg: Mapping[str, Any], name: str = "job.yaml")
     return path
 
 
+def run_local(
+    tmp_path: Path,
+    cfg: Mapping[str, Any],
+    overrides: list[str] | None = None,
+    key_file: str | None = None,
+) -> int:
+    """``sparkanon run`` of a config on the local engine: the exit code.
+
+    The config is written as ``tmp_path / "job.yaml"`` (:func:`write_config`) and run by
+    :func:`sparkanon.cli.run_command` with the ``key=value`` ``overrides`` and the run key
+    of ``key_file`` (a key drawn for the run when ``None``).
+    """
+    from sparkanon.cli import run_command
+
+    path = str(write_config(tmp_path, cfg))
+    return run_command(path, overrides or [], engine_name="local", key_file=key_file)
+
+
 def attribute(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
     """The ``attributes`` entry of column ``name`` (to edit it in place)."""
     return next(a for a in cfg["attributes"] if a["name"] == name)
@@ -172,6 +190,28 @@ def leftovers(out: Path) -> list[Path]:
     """The output path (if it exists) and every ``<out>.__sparkanon_*`` sibling."""
     found = sorted(out.parent.glob(f"{out.name}.__sparkanon_*"))
     return ([out] if out.exists() else []) + found
+
+
+def local_session_builder(app_name: str) -> Any:
+    """The tests' SparkSession builder: ``local[2]``, UI off, 2 shuffle partitions.
+
+    As sparkanon's own sessions (``sparkanon/engine/session.py``) it turns adaptive
+    execution off (it would run every shuffle as a job of its own) and Arrow-based pandas
+    UDFs on. Used by the session fixture of ``tests/conftest.py`` and by the streaming
+    test's child process (``tests/_stream_child.py``).
+    """
+    from pyspark.sql import SparkSession
+
+    return (
+        SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
 
 
 # ---------------------------------------------------------------------------
