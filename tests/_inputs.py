@@ -137,6 +137,16 @@ def merge_sections(cfg: dict[str, Any], sections: Mapping[str, Any]) -> dict[str
     return cfg
 
 
+def csv_input(path: Path | str) -> dict[str, Any]:
+    """A config's ``input`` section: the CSV file at ``path``, with a header."""
+    return {"format": "csv", "path": str(path), "options": {"header": True}}
+
+
+def attributes_of(kinds: Mapping[str, str]) -> list[dict[str, Any]]:
+    """A config's ``attributes`` section: one entry ``{name, kind}`` per column of ``kinds``."""
+    return [{"name": name, "kind": kind} for name, kind in kinds.items()]
+
+
 def write_config(tmp_path: Path, cfg: Mapping[str, Any], name: str = "job.yaml") -> Path:
     """Write a config mapping as YAML and return its path."""
     path = tmp_path / name
