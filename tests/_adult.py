@@ -1,4 +1,5 @@
-"""Helpers to build Adult samples and job configs for the end-to-end tests."""
+"""Helpers to build Adult samples and job configs for the end-to-end tests, and the blocks
+the kernel tests compare on (:func:`adult_blocks`, :class:`KernelParity`)."""
 
 from __future__ import annotations
 

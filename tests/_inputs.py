@@ -1,4 +1,5 @@
-"""Small inputs for the config and bad-input tests: Adult samples and job configs.
+"""Small inputs for the job tests: Adult samples, job configs and their sections, a run of
+a config on the local engine, and the tests' SparkSession builder.
 
 Everything is written under a test's ``tmp_path``; the bundled data is only read.
 """
@@ -164,7 +165,7 @@ def run_local(
 
     The config is written as ``tmp_path / "job.yaml"`` (:func:`write_config`) and run by
     :func:`sparkanon.cli.run_command` with the ``key=value`` ``overrides`` and the run key
-    of ``key_file`` (a key drawn for the run when ``None``).
+    of ``key_file`` (without one, ``SPARKANON_KEY`` or a key drawn for the run).
     """
     from sparkanon.cli import run_command
 
@@ -268,7 +269,7 @@ def long_pairs(frame: pd.DataFrame) -> list[tuple[int, str]]:
 def rt_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
     """A PAA job on ``data`` (CSV) with k = 4, l = 3, blocks of at most 300 records."""
     cfg: dict[str, Any] = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "id", "kind": "identifier"},
             {"name": "age", "kind": "continuous"},

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY
-from tests._inputs import correlated_people, leftovers, run_local, write_csv
+from tests._inputs import correlated_people, csv_input, leftovers, run_local, write_csv
 
 N_ROWS = 1500
 
@@ -35,7 +35,7 @@ def condense_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any
     kinds = {"age": "continuous", "income_k": "continuous", "hours": "continuous"}
     kinds |= {"sex": "nominal", "job": "nominal"}
     cfg: dict[str, Any] = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [{"name": n, "kind": k} for n, k in kinds.items()],
         "sensitive": {"name": "label"},
         "model": {"name": "k", "k": 5},

@@ -59,7 +59,7 @@ from sparkanon.models import ClassSummaries, EntropyLDiversity, KAnonymity, Mode
 from sparkanon.models.base import SensitiveDomain
 from sparkanon.pipeline import run_job
 from tests._adult import ADULT_CSV, ROOT, adult_config, adult_sample, write_config
-from tests._inputs import leftovers, traced_rows
+from tests._inputs import csv_input, leftovers, traced_rows
 
 Node = tuple[int, ...]
 
@@ -1070,7 +1070,7 @@ def _traced_samarati(
     data = tmp_path / "input.csv"
     source.to_csv(data, index=False)
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "rid", "kind": "keep"},
             *({"name": c, "kind": "continuous", "levels": lv} for c, lv in levels.items()),

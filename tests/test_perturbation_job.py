@@ -25,7 +25,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, PrivacyViolationError
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
-from tests._inputs import leftovers, run_local, write_csv
+from tests._inputs import csv_input, leftovers, run_local, write_csv
 
 N_ROWS = 4000
 
@@ -58,7 +58,7 @@ def perturb_config(tmp_path: Path, data: Path, **algorithm: Any) -> dict[str, An
         {"name": "job", "noise": "randomized_response", "retention": 0.7},
     ]
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [{"name": name, "kind": kind} for name, kind in KINDS.items()],
         "sensitive": {"name": "income"},
         "algorithm": {"name": "perturb", "columns": columns} | algorithm,

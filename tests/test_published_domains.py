@@ -75,7 +75,7 @@ def patients(n: int = 320, seed: int = 5) -> pd.DataFrame:
 def safe_harbor_config(tmp_path: Path, data: Path) -> dict[str, Any]:
     """ZIP codes by a mask builder (exact leaves), ages by interval builders, k = 5."""
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {
                 "name": "zip",

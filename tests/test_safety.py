@@ -41,6 +41,7 @@ from sparkanon.safety import (
 )
 from tests._inputs import (
     HIERARCHIES,
+    csv_input,
     file_modes,
     make_config,
     write_adult_csv,
@@ -281,7 +282,7 @@ def _hostile_job(tmp_path: Path, column: str) -> tuple[dict[str, Any], Path, Pat
     frame.to_csv(data, index=False)
     out = tmp_path / "w" / "x" / "out"
     raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "age", "kind": "continuous"},
             {
@@ -381,7 +382,7 @@ def _perturbed_release(tmp_path: Path, hours: str) -> Path:
     data = tmp_path / "people.csv"
     frame.to_csv(data, index=False)
     raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "age", "kind": "continuous"},
             {"name": hours, "kind": "continuous"},
