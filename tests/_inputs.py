@@ -155,7 +155,7 @@ def write_config(tmp_path: Path, cfg: Mapping[str, Any], name: str = "job.yaml")
     return path
 
 
-def run_local(
+def cli_exit_code(
     tmp_path: Path,
     cfg: Mapping[str, Any],
     overrides: list[str] | None = None,

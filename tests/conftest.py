@@ -14,7 +14,7 @@ from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.schema import Schema
 from sparkanon.errors import EXIT_USER
 from tests._helpers import edu_taxonomy_in, mixed_schema_of
-from tests._inputs import leftovers, local_session_builder, run_local
+from tests._inputs import cli_exit_code, leftovers, local_session_builder
 
 # The jobs the tests start in processes of their own (the command line, spark-submit) run
 # on a few hundred rows: 2 shuffle partitions, as this process's session, not the 8
@@ -54,21 +54,22 @@ def mixed_schema(edu_taxonomy: Taxonomy) -> Schema:
 
 
 @pytest.fixture
-def refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> Callable[[Mapping[str, Any], str], str]:
-    """A check that a config is refused: ``refused(cfg, key)`` returns the run's stderr.
+def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., str]:
+    """A check that a config is refused: ``refused(cfg, *needles)`` returns the run's stderr.
 
     The config runs as ``sparkanon run`` on the local engine
-    (:func:`tests._inputs.run_local`, written under ``tmp_path``); the check asserts exit
-    code 2, ``key`` in stderr and nothing at ``cfg["output"]["path"]``.
+    (:func:`tests._inputs.cli_exit_code`, written under ``tmp_path``); the check asserts
+    exit code 2, every needle in stderr, no internal error and nothing at
+    ``cfg["output"]["path"]``.
     """
 
-    def check(cfg: Mapping[str, Any], key: str) -> str:
-        code = run_local(tmp_path, cfg)
+    def check(cfg: Mapping[str, Any], *needles: str) -> str:
+        code = cli_exit_code(tmp_path, cfg)
         err = capsys.readouterr().err
         assert code == EXIT_USER, err
-        assert key in err, err
+        assert "internal error" not in err, err
+        for needle in needles:
+            assert needle in err, f"{needle!r} not in: {err}"
         assert leftovers(Path(cfg["output"]["path"])) == []
         return err
 

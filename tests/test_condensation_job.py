@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY
-from tests._inputs import correlated_people, csv_input, leftovers, run_local, write_csv
+from tests._inputs import cli_exit_code, correlated_people, csv_input, leftovers, write_csv
 
 N_ROWS = 1500
 
@@ -63,7 +63,7 @@ def test_groups_are_released_as_synthetic_records_of_their_statistics(
     tmp_path: Path, data: Path
 ) -> None:
     cfg = condense_config(tmp_path, data)
-    assert run_local(tmp_path, cfg) == EXIT_OK
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK
     out = Path(cfg["output"]["path"])
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     table = published(out)
@@ -91,7 +91,7 @@ def test_groups_are_released_as_synthetic_records_of_their_statistics(
 
 def test_alpha_sets_the_synthetic_records_per_group(tmp_path: Path, data: Path) -> None:
     cfg = condense_config(tmp_path, data, algorithm={"name": "condensation", "alpha": 2.0})
-    assert run_local(tmp_path, cfg) == EXIT_OK
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK
     out = Path(cfg["output"]["path"])
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     table = published(out)
@@ -107,7 +107,7 @@ def test_the_same_table_on_a_rerun_with_the_same_key_file(tmp_path: Path, data: 
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         cfg = condense_config(tmp_path / name, data)
-        assert run_local(tmp_path / name, cfg, key_file=key_file) == EXIT_OK
+        assert cli_exit_code(tmp_path / name, cfg, key_file=key_file) == EXIT_OK
         frame = published(Path(cfg["output"]["path"]))
         tables.append(frame.sort_values(list(frame.columns)).reset_index(drop=True))
     pd.testing.assert_frame_equal(tables[0], tables[1])
@@ -131,7 +131,7 @@ def test_a_release_off_its_group_statistics_fails_and_writes_nothing(
 
     monkeypatch.setattr(stage, "synthetic_records", wrong)
     cfg = condense_config(tmp_path, data, model={"name": "k", "k": 30})
-    assert run_local(tmp_path, cfg) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 
@@ -156,7 +156,7 @@ def test_a_synthetic_record_copying_a_rare_original_fails(
 
     monkeypatch.setattr(stage, "condense_group", copying)
     cfg = condense_config(tmp_path, data)
-    assert run_local(tmp_path, cfg) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert "equal an original record on every quasi-identifier" in capsys.readouterr().err
     assert leftovers(Path(cfg["output"]["path"])) == []
 

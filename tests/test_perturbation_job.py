@@ -25,7 +25,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, PrivacyViolationError
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
-from tests._inputs import csv_input, leftovers, run_local, write_csv
+from tests._inputs import cli_exit_code, csv_input, leftovers, write_csv
 
 N_ROWS = 4000
 
@@ -177,7 +177,7 @@ def test_a_release_off_its_declared_noise_fails_and_writes_nothing(
 
     monkeypatch.setattr(stage, "perturb_frame", wrong)
     cfg = perturb_config(tmp_path, data)
-    assert run_local(tmp_path, cfg) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 
@@ -194,7 +194,7 @@ def test_an_original_value_column_left_in_fails(
 
     monkeypatch.setattr(family, "published_columns", fewer)
     cfg = perturb_config(tmp_path, data)
-    assert run_local(tmp_path, cfg) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 
