@@ -1,18 +1,24 @@
-"""Helpers to build Adult samples and job configs for the end-to-end tests."""
+"""Helpers to build Adult samples and job configs for the end-to-end tests, and the blocks
+the kernel tests compare on (:func:`adult_blocks`, :class:`KernelParity`)."""
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
 
 import sparkanon.per_block.cluster as cluster_stage
+from sparkanon.algorithms import Block, cluster_block, place_rows
 from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
+from tests._helpers import both_paths
 from tests._inputs import ADULT_CONF, ADULT_CSV, ROOT, merge_sections, write_config
 
 __all__ = [
@@ -108,3 +114,91 @@ def clustered_blocks(conf: Path, overrides: list[str]) -> list[tuple[Any, Any, i
     finally:
         mp.undo()
     return seen
+
+
+Blocks = list[tuple[Any, Any, int]]
+"""Blocks as :func:`clustered_blocks` records them: ``(rows, context, block id)``."""
+
+
+def adult_blocks(
+    tmp: Path,
+    conf: Path,
+    rows: int,
+    max_block_rows: int | None = None,
+    fnlwgt_digits: int | None = None,
+    least: int = 1,
+) -> Blocks:
+    """:func:`clustered_blocks` of a config on the first ``rows`` Adult rows.
+
+    The sample and the output path are written under ``tmp``; ``max_block_rows``, when
+    given, overrides the config's ``partitioning.max_block_rows``; ``fnlwgt_digits`` as
+    for :func:`adult_sample`. Asserts that there are at least ``least`` blocks.
+    """
+    sample = adult_sample(tmp, rows, fnlwgt_digits=fnlwgt_digits)
+    overrides = [f"input.path={sample}", f"output.path={tmp / 'out'}"]
+    if max_block_rows is not None:
+        overrides.append(f"partitioning.max_block_rows={max_block_rows}")
+    seen = clustered_blocks(conf, overrides)
+    assert len(seen) >= least
+    return seen
+
+
+@dataclass(frozen=True)
+class KernelParity:
+    """A compiled kernel of ``algorithm`` against its numpy path, on recorded blocks.
+
+    Each side runs through :func:`tests._helpers.both_paths` (the numpy side with
+    ``SPARKANON_NO_JIT=1``) with the random seed ``seed``.
+    """
+
+    monkeypatch: pytest.MonkeyPatch
+    algorithm: str
+    seed: int
+
+    def assert_blocks(
+        self,
+        blocks: Blocks,
+        context: Callable[[Any], Any] = lambda ctx: ctx,
+        pack: Callable[[Block], Any] | None = None,
+    ) -> list[Any]:
+        """Each block's labels are the same from the compiled kernel and from numpy.
+
+        ``context`` may change each block's context first; with ``pack`` (the kernel's
+        packing function) the first block is asserted to be packed, so that the kernel,
+        not its numpy fallback, is what is compared.
+
+        Returns:
+            The numpy labels of each block, in the blocks' order.
+        """
+        if pack is not None:
+            assert pack(Block(blocks[0][0], blocks[0][1])) is not None
+        references = []
+        for frame, ctx, block_id in blocks:
+            c = context(ctx)
+            compiled, reference = both_paths(
+                self.monkeypatch,
+                lambda f=frame, c=c, b=block_id: cluster_block(f, c, self.algorithm, self.seed, b),
+            )
+            assert np.array_equal(compiled, reference), f"block {block_id}"
+            references.append(reference)
+        return references
+
+    def assert_placement(self, blocks: Blocks, rows: int | None = None) -> Any:
+        """Rows of the second block placed into the first block's classes, by both paths.
+
+        The placement of cross-block reconciliation: the first block clustered, then the
+        first ``rows`` rows of the second block (all by default) placed with the compiled
+        kernel and with numpy; the two placements are asserted equal.
+
+        Returns:
+            The numpy labels of the placed rows.
+        """
+        (own, ctx, block_id), (extra, _, _) = blocks[0], blocks[1]
+        labels = cluster_block(own, ctx, self.algorithm, self.seed, block_id)
+        placed = extra if rows is None else extra.iloc[:rows]
+        compiled, reference = both_paths(
+            self.monkeypatch,
+            lambda: place_rows(own, labels, placed, ctx, self.algorithm, self.seed, block_id),
+        )
+        assert np.array_equal(compiled, reference)
+        return reference

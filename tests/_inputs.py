@@ -1,4 +1,5 @@
-"""Small inputs for the config and bad-input tests: Adult samples and job configs.
+"""Small inputs for the job tests: Adult samples, job configs and their sections, a run of
+a config on the local engine, and the tests' SparkSession builder.
 
 Everything is written under a test's ``tmp_path``; the bundled data is only read.
 """
@@ -137,11 +138,39 @@ def merge_sections(cfg: dict[str, Any], sections: Mapping[str, Any]) -> dict[str
     return cfg
 
 
+def csv_input(path: Path | str) -> dict[str, Any]:
+    """A config's ``input`` section: the CSV file at ``path``, with a header."""
+    return {"format": "csv", "path": str(path), "options": {"header": True}}
+
+
+def attributes_of(kinds: Mapping[str, str]) -> list[dict[str, Any]]:
+    """A config's ``attributes`` section: one entry ``{name, kind}`` per column of ``kinds``."""
+    return [{"name": name, "kind": kind} for name, kind in kinds.items()]
+
+
 def write_config(tmp_path: Path, cfg: Mapping[str, Any], name: str = "job.yaml") -> Path:
     """Write a config mapping as YAML and return its path."""
     path = tmp_path / name
     path.write_text(yaml.safe_dump(dict(cfg), sort_keys=False), encoding="utf-8")
     return path
+
+
+def cli_exit_code(
+    tmp_path: Path,
+    cfg: Mapping[str, Any],
+    overrides: list[str] | None = None,
+    key_file: str | None = None,
+) -> int:
+    """``sparkanon run`` of a config on the local engine: the exit code.
+
+    The config is written as ``tmp_path / "job.yaml"`` (:func:`write_config`) and run by
+    :func:`sparkanon.cli.run_command` with the ``key=value`` ``overrides`` and the run key
+    of ``key_file`` (without one, ``SPARKANON_KEY`` or a key drawn for the run).
+    """
+    from sparkanon.cli import run_command
+
+    path = str(write_config(tmp_path, cfg))
+    return run_command(path, overrides or [], engine_name="local", key_file=key_file)
 
 
 def attribute(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:
@@ -172,6 +201,28 @@ def leftovers(out: Path) -> list[Path]:
     """The output path (if it exists) and every ``<out>.__sparkanon_*`` sibling."""
     found = sorted(out.parent.glob(f"{out.name}.__sparkanon_*"))
     return ([out] if out.exists() else []) + found
+
+
+def local_session_builder(app_name: str) -> Any:
+    """The tests' SparkSession builder: ``local[2]``, UI off, 2 shuffle partitions.
+
+    As sparkanon's own sessions (``sparkanon/engine/session.py``) it turns adaptive
+    execution off (it would run every shuffle as a job of its own) and Arrow-based pandas
+    UDFs on. Used by the session fixture of ``tests/conftest.py`` and by the streaming
+    test's child process (``tests/_stream_child.py``).
+    """
+    from pyspark.sql import SparkSession
+
+    return (
+        SparkSession.builder.master("local[2]")
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -218,7 +269,7 @@ def long_pairs(frame: pd.DataFrame) -> list[tuple[int, str]]:
 def rt_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any]:
     """A PAA job on ``data`` (CSV) with k = 4, l = 3, blocks of at most 300 records."""
     cfg: dict[str, Any] = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "id", "kind": "identifier"},
             {"name": "age", "kind": "continuous"},

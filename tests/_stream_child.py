@@ -19,22 +19,15 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
 
 import pandas as pd  # noqa: E402
-from pyspark.sql import SparkSession  # noqa: E402
 
 from sparkanon.engine.streaming import StreamSpec, run_stateful_stream  # noqa: E402
+from tests._inputs import local_session_builder  # noqa: E402
 from tests._stream_step import INPUT_COLUMNS, OUTPUT_SCHEMA, count_state, counting_step  # noqa: E402
 
 
 def main(folder: Path, trigger: str) -> None:
     """Run the stream of ``folder`` with ``trigger``."""
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparkanon-stream-child")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
+    spark = local_session_builder("sparkanon-stream-child").getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     spec = StreamSpec(
         source=str(folder / "in"),

@@ -1,16 +1,20 @@
-"""Shared fixtures: one session-scoped SparkSession, the property tests' mixed schema."""
+"""Shared fixtures: one session-scoped SparkSession, the mixed schema, the ``refused`` check."""
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.schema import Schema
+from sparkanon.errors import EXIT_USER
 from tests._helpers import edu_taxonomy_in, mixed_schema_of
+from tests._inputs import cli_exit_code, leftovers, local_session_builder
 
 # The jobs the tests start in processes of their own (the command line, spark-submit) run
 # on a few hundred rows: 2 shuffle partitions, as this process's session, not the 8
@@ -26,23 +30,9 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     warehouse in a temporary folder of the run, as sparkanon sets them up in local mode.
     """
     os.environ.setdefault("PYARROW_IGNORE_TIMEZONE", "1")
-    from pyspark.sql import SparkSession
-
     from sparkanon.engine.session import local_warehouse_conf
 
-    builder = (
-        SparkSession.builder.master("local[2]")
-        .appName("sparkanon-tests")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        # As sparkanon's own sessions (engine/session.py): adaptive execution would run
-        # every shuffle as a job of its own.
-        .config("spark.sql.adaptive.enabled", "false")
-        .config("spark.default.parallelism", "2")
-        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-        .config("spark.ui.showConsoleProgress", "false")
-        .enableHiveSupport()
-    )
+    builder = local_session_builder("sparkanon-tests").enableHiveSupport()
     for key, value in local_warehouse_conf(str(tmp_path_factory.mktemp("warehouse"))).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
@@ -61,6 +51,29 @@ def edu_taxonomy(tmp_path_factory: pytest.TempPathFactory) -> Taxonomy:
 def mixed_schema(edu_taxonomy: Taxonomy) -> Schema:
     """The property tests' schema: all four kinds of quasi-identifier, ``FIVE_LEVELS``."""
     return mixed_schema_of(edu_taxonomy)
+
+
+@pytest.fixture
+def refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., str]:
+    """A check that a config is refused: ``refused(cfg, *needles)`` returns the run's stderr.
+
+    The config runs as ``sparkanon run`` on the local engine
+    (:func:`tests._inputs.cli_exit_code`, written under ``tmp_path``); the check asserts
+    exit code 2, every needle in stderr, no internal error and nothing at
+    ``cfg["output"]["path"]``.
+    """
+
+    def check(cfg: Mapping[str, Any], *needles: str) -> str:
+        code = cli_exit_code(tmp_path, cfg)
+        err = capsys.readouterr().err
+        assert code == EXIT_USER, err
+        assert "internal error" not in err, err
+        for needle in needles:
+            assert needle in err, f"{needle!r} not in: {err}"
+        assert leftovers(Path(cfg["output"]["path"])) == []
+        return err
+
+    return check
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ exits 3 and writes nothing; bad settings exit 2 naming the key. Spark publishes 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkanon.cli import run_command
-from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER
-from tests._inputs import correlated_people, leftovers, write_config, write_csv
+from sparkanon.errors import EXIT_OK, EXIT_PRIVACY
+from tests._inputs import cli_exit_code, correlated_people, csv_input, leftovers, write_csv
 
 N_ROWS = 1500
 
@@ -35,7 +35,7 @@ def condense_config(tmp_path: Path, data: Path, **changes: Any) -> dict[str, Any
     kinds = {"age": "continuous", "income_k": "continuous", "hours": "continuous"}
     kinds |= {"sex": "nominal", "job": "nominal"}
     cfg: dict[str, Any] = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [{"name": n, "kind": k} for n, k in kinds.items()],
         "sensitive": {"name": "label"},
         "model": {"name": "k", "k": 5},
@@ -54,10 +54,6 @@ def data(tmp_path: Path) -> Path:
     return write_csv(tmp_path, people(), "people.csv")
 
 
-def _run(cfg: dict[str, Any], tmp_path: Path, key_file: str | None = None) -> int:
-    return run_command(str(write_config(tmp_path, cfg)), [], engine_name="local", key_file=key_file)
-
-
 def published(out: Path) -> pd.DataFrame:
     files = sorted((out / "data").glob("*.parquet"))
     return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
@@ -67,7 +63,7 @@ def test_groups_are_released_as_synthetic_records_of_their_statistics(
     tmp_path: Path, data: Path
 ) -> None:
     cfg = condense_config(tmp_path, data)
-    assert _run(cfg, tmp_path) == EXIT_OK
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK
     out = Path(cfg["output"]["path"])
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     table = published(out)
@@ -95,7 +91,7 @@ def test_groups_are_released_as_synthetic_records_of_their_statistics(
 
 def test_alpha_sets_the_synthetic_records_per_group(tmp_path: Path, data: Path) -> None:
     cfg = condense_config(tmp_path, data, algorithm={"name": "condensation", "alpha": 2.0})
-    assert _run(cfg, tmp_path) == EXIT_OK
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK
     out = Path(cfg["output"]["path"])
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
     table = published(out)
@@ -111,7 +107,7 @@ def test_the_same_table_on_a_rerun_with_the_same_key_file(tmp_path: Path, data: 
     for name in ("a", "b"):
         (tmp_path / name).mkdir()
         cfg = condense_config(tmp_path / name, data)
-        assert _run(cfg, tmp_path / name, key_file) == EXIT_OK
+        assert cli_exit_code(tmp_path / name, cfg, key_file=key_file) == EXIT_OK
         frame = published(Path(cfg["output"]["path"]))
         tables.append(frame.sort_values(list(frame.columns)).reset_index(drop=True))
     pd.testing.assert_frame_equal(tables[0], tables[1])
@@ -135,7 +131,7 @@ def test_a_release_off_its_group_statistics_fails_and_writes_nothing(
 
     monkeypatch.setattr(stage, "synthetic_records", wrong)
     cfg = condense_config(tmp_path, data, model={"name": "k", "k": 30})
-    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 
@@ -160,7 +156,7 @@ def test_a_synthetic_record_copying_a_rare_original_fails(
 
     monkeypatch.setattr(stage, "condense_group", copying)
     cfg = condense_config(tmp_path, data)
-    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert "equal an original record on every quasi-identifier" in capsys.readouterr().err
     assert leftovers(Path(cfg["output"]["path"])) == []
 
@@ -184,20 +180,14 @@ BAD = [
 
 @pytest.mark.parametrize(("changes", "key"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_condensation_settings_exit_2_naming_the_key(
-    tmp_path: Path,
-    data: Path,
-    capsys: pytest.CaptureFixture[str],
-    changes: dict[str, Any],
-    key: str,
+    tmp_path: Path, data: Path, refused: Callable[..., str], changes: dict[str, Any], key: str
 ) -> None:
     cfg = condense_config(tmp_path, data, **changes)
     if "output" in changes:
         cfg["output"] = {"path": str(tmp_path / "out"), "format": "parquet"} | {
             k: v for k, v in changes["output"].items() if k != "path"
         }
-    assert _run(cfg, tmp_path) == EXIT_USER
-    err = capsys.readouterr().err
-    assert key in err, err
+    refused(cfg, key)
     assert leftovers(tmp_path / "out") == []
 
 

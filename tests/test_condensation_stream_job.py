@@ -19,7 +19,7 @@ import pytest
 from sparkanon.cli import main
 from sparkanon.errors import EXIT_OK, EXIT_USER
 from sparkanon.randomness import RunKey, write_key_file
-from tests._inputs import correlated_people, write_config
+from tests._inputs import correlated_people, csv_input, write_config
 
 COLUMNS = ["age", "income_k", "hours"]
 
@@ -33,7 +33,7 @@ def stream_config(tmp_path: Path, **stream: Any) -> dict[str, Any]:
     initial = tmp_path / "initial.csv"
     records(120, 0).to_csv(initial, index=False)
     return {
-        "input": {"format": "csv", "path": str(initial), "options": {"header": True}},
+        "input": csv_input(initial),
         "attributes": [{"name": c, "kind": "continuous"} for c in COLUMNS],
         "sensitive": {"name": "label"},
         "model": {"name": "k", "k": 5},

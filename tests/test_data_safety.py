@@ -32,6 +32,7 @@ from tests._inputs import (
     ROOT,
     adult_header,
     adult_rows,
+    cli_exit_code,
     leftovers,
     make_config,
     write_adult_csv,
@@ -39,10 +40,6 @@ from tests._inputs import (
 )
 
 VERIFY = ROOT / "scripts" / "verify_output.py"
-
-
-def _run(tmp_path: Path, cfg: dict, overrides: list[str] | None = None) -> int:
-    return run_command(str(write_config(tmp_path, cfg)), overrides or [], engine_name="local")
 
 
 def _tree(path: Path) -> dict[str, bytes]:
@@ -93,7 +90,7 @@ def test_output_on_around_or_inside_the_input_is_refused(
     inp, out = _layouts(tmp_path)[case]
     before = _tree(tmp_path / "data")
     cfg = make_config(tmp_path, inp, sections={"output": {"path": out, "mode": "overwrite"}})
-    code = _run(tmp_path, cfg)
+    code = cli_exit_code(tmp_path, cfg)
     err = capsys.readouterr().err
     assert code == EXIT_USER, err
     assert "output.path" in err and repr(out) in err and repr(inp) in err, err
@@ -106,7 +103,7 @@ def test_output_beside_the_input_directory_is_allowed(tmp_path: Path, capsys) ->
     data.mkdir()
     write_adult_csv(data, 60, name="in.csv")
     cfg = make_config(tmp_path, data, sections={"output": {"path": str(tmp_path / "data_out")}})
-    assert _run(tmp_path, cfg) == EXIT_OK, capsys.readouterr().err
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK, capsys.readouterr().err
     assert (tmp_path / "data_out" / "metrics.json").exists()
 
 
@@ -125,7 +122,7 @@ def _ragged(tmp_path: Path) -> Path:
 
 def test_ragged_csv_is_an_error_naming_the_line(tmp_path: Path, capsys) -> None:
     cfg = make_config(tmp_path, _ragged(tmp_path))
-    code = _run(tmp_path, cfg)
+    code = cli_exit_code(tmp_path, cfg)
     err = capsys.readouterr().err
     assert code == EXIT_USER, err
     assert "internal error" not in err
@@ -137,7 +134,7 @@ def test_ragged_csv_is_an_error_naming_the_line(tmp_path: Path, capsys) -> None:
 
 def test_ragged_csv_rows_dropped_and_counted_on_request(tmp_path: Path, capsys) -> None:
     cfg = make_config(tmp_path, _ragged(tmp_path), sections={"input": {"on_malformed": "drop"}})
-    assert _run(tmp_path, cfg) == EXIT_OK, capsys.readouterr().err
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK, capsys.readouterr().err
     metrics = json.loads((Path(cfg["output"]["path"]) / "metrics.json").read_text())
     assert metrics["rows_in"] == 60
     assert metrics["suppressed_malformed_records"] == 2
@@ -182,7 +179,7 @@ def test_non_data_files_in_the_input_directory_are_skipped_and_named(
     (data / ".part-0.csv.crc").write_bytes(b"\x00\x01")
     cfg = make_config(tmp_path, data)
     with caplog.at_level(logging.WARNING, logger="sparkanon"):
-        assert _run(tmp_path, cfg) == EXIT_OK, capsys.readouterr().err
+        assert cli_exit_code(tmp_path, cfg) == EXIT_OK, capsys.readouterr().err
     metrics = json.loads((Path(cfg["output"]["path"]) / "metrics.json").read_text())
     assert metrics["rows_in"] == 40
     assert "README.txt" in caplog.text and "_SUCCESS" in caplog.text
@@ -195,7 +192,7 @@ def test_parquet_output_directory_read_back_as_input(tmp_path: Path, capsys) -> 
     cfg = make_config(
         tmp_path, write_adult_csv(tmp_path, 80), sections={"report": {"enabled": True}}
     )
-    assert _run(tmp_path, cfg) == EXIT_OK
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK
     first = Path(cfg["output"]["path"])
     assert {p.name for p in first.iterdir()} == {
         "data",
@@ -207,7 +204,7 @@ def test_parquet_output_directory_read_back_as_input(tmp_path: Path, capsys) -> 
     }
     again = make_config(tmp_path, first, out=tmp_path / "again")
     again["input"].update(format="parquet")
-    assert _run(tmp_path, again) == EXIT_OK, capsys.readouterr().err
+    assert cli_exit_code(tmp_path, again) == EXIT_OK, capsys.readouterr().err
     metrics = json.loads((tmp_path / "again" / "metrics.json").read_text())
     assert metrics["rows_in"] == 80
 
@@ -228,7 +225,7 @@ def test_parquet_output_directory_read_back_as_input(tmp_path: Path, capsys) -> 
 )
 def test_booleans_and_strings_are_not_numbers(tmp_path: Path, capsys, override, key) -> None:
     cfg = make_config(tmp_path, write_adult_csv(tmp_path, 20))
-    code = _run(tmp_path, cfg, [override])
+    code = cli_exit_code(tmp_path, cfg, [override])
     err = capsys.readouterr().err
     assert code == EXIT_USER, err
     assert f"{key}: expected" in err, err
@@ -307,7 +304,7 @@ def test_every_run_reports_warnings_and_largest_class(tmp_path: Path, capsys) ->
     cfg = make_config(tmp_path, write_adult_csv(tmp_path, 200))
     cfg["model"] = {"name": "k", "k": 2}
     cfg["algorithm"] = {"name": "mdav"}
-    assert _run(tmp_path, cfg) == EXIT_OK
+    assert cli_exit_code(tmp_path, cfg) == EXIT_OK
     metrics = json.loads((Path(cfg["output"]["path"]) / "metrics.json").read_text())
     assert metrics["warnings"] == []
     assert metrics["class_size"]["max"] <= LARGE_CLASS_FACTOR * 2

@@ -59,7 +59,7 @@ from sparkanon.models import ClassSummaries, EntropyLDiversity, KAnonymity, Mode
 from sparkanon.models.base import SensitiveDomain
 from sparkanon.pipeline import run_job
 from tests._adult import ADULT_CSV, ROOT, adult_config, adult_sample, write_config
-from tests._inputs import leftovers, traced_rows
+from tests._inputs import csv_input, leftovers, traced_rows
 
 Node = tuple[int, ...]
 
@@ -484,15 +484,7 @@ def test_evaluate_nodes_matches_the_independent_evaluator(
     )
     fset = frequency_set(engine, based, table.d, models.uses_sensitive)
     assert fset.rows == table.rows
-    got = evaluate_nodes(
-        engine,
-        fset,
-        table.hierarchies(),
-        nodes,
-        models,
-        _schema(table.n_values),
-        list(table.weights),
-    )
+    got = _evaluate(engine, fset, table, nodes, models)
     assert set(got) == set(nodes)
     for n in nodes:
         want = verdict(table, models, n)
@@ -516,6 +508,16 @@ def _fset(engine: Any, table: Table, models: ModelSet, driver_entries: int | Non
         columns = [(base_column(j), "long") for j in range(table.d)] + [(SENS, "long")]
         based = engine.from_pandas(based, columns)
     return frequency_set(engine, based, table.d, models.uses_sensitive, driver_entries)
+
+
+def _evaluate(engine: Any, fset: Any, table: Table, nodes: list[Node], models: ModelSet) -> Any:
+    """:func:`evaluate_nodes` of ``nodes`` on the table's frequency set ``fset``.
+
+    With the table's hierarchies and weights and its sensitive values in one level.
+    """
+    hierarchies = table.hierarchies()
+    schema = _schema(table.n_values)
+    return evaluate_nodes(engine, fset, hierarchies, nodes, models, schema, list(table.weights))
 
 
 def failing_rows(table: Table, models: ModelSet, node: Node) -> np.ndarray:
@@ -673,15 +675,7 @@ def test_spark_rollup_matches_the_driver(spark: Any) -> None:
     fset = _fset(SparkEngine(spark), table, models, 0)
     assert fset.local is None
     nodes = _subset_nodes(table.heights)
-    got = evaluate_nodes(
-        SparkEngine(spark),
-        fset,
-        table.hierarchies(),
-        nodes,
-        models,
-        _schema(table.n_values),
-        list(table.weights),
-    )
+    got = _evaluate(SparkEngine(spark), fset, table, nodes, models)
     want = _driver(table, models, None).evaluate(nodes)
     for n in nodes:
         _assert_same_verdict(got[n], want[n], n)
@@ -908,26 +902,16 @@ def test_published_interval_holds_the_original_decimal_value(
     tmp_path: Path, levels: dict[str, Any], n: int, k: int, sizes: list[int]
 ) -> None:
     """A continuous column of two-decimal values: every published interval holds the value."""
-    data = tmp_path / "scores.csv"
-    pd.DataFrame(
+    source = pd.DataFrame(
         {
             "rid": range(n),
             "score": [round(i / 100, 2) for i in range(n)],
             "disease": [("a", "b", "c")[i % 3] for i in range(n)],
         }
-    ).to_csv(data, index=False)
+    )
+    raw = _traced_samarati(tmp_path, source, {"score": levels}, k, format="csv")
     out = tmp_path / "out"
-    raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
-        "attributes": [
-            {"name": "rid", "kind": "keep"},
-            {"name": "score", "kind": "continuous", "levels": levels},
-        ],
-        "sensitive": {"name": "disease"},
-        "model": {"name": "k", "k": k},
-        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
-        "output": {"path": str(out), "format": "csv", "publish": "generalized", "mode": "error"},
-    }
+    data = raw["input"]["path"]
     with traced_rows("rid"):
         code = run_command(str(write_config(tmp_path, raw)), [], engine_name="local")
     assert code == EXIT_OK
@@ -1070,6 +1054,39 @@ def test_good_continuous_levels_run(small_adult: Path, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- output.decimals
 
 
+def _traced_samarati(
+    tmp_path: Path,
+    source: pd.DataFrame,
+    levels: dict[str, dict[str, Any]],
+    k: int,
+    **output: Any,
+) -> dict[str, Any]:
+    """A Samarati job over ``source`` (written to ``tmp_path``), its rows traced by ``rid``.
+
+    ``rid`` is kept, each column of ``levels`` is continuous with those levels, the last
+    column is sensitive; k-anonymity with ``k``, no suppression, the height metric; the
+    generalized table published under ``tmp_path / "out"`` with the ``output`` keys added.
+    """
+    data = tmp_path / "input.csv"
+    source.to_csv(data, index=False)
+    return {
+        "input": csv_input(data),
+        "attributes": [
+            {"name": "rid", "kind": "keep"},
+            *({"name": c, "kind": "continuous", "levels": lv} for c, lv in levels.items()),
+        ],
+        "sensitive": {"name": source.columns[-1]},
+        "model": {"name": "k", "k": k},
+        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
+        "output": {
+            "path": str(tmp_path / "out"),
+            "publish": "generalized",
+            "mode": "error",
+            **output,
+        },
+    }
+
+
 def _decimals_case(
     tmp_path: Path, decimals: int | None, engine: str
 ) -> tuple[JobRun, pd.DataFrame]:
@@ -1077,7 +1094,6 @@ def _decimals_case(
     (distinct, published in its finest of 3 equal-width bins, edges of many digits)."""
     n = 60
     tmp_path.mkdir(parents=True, exist_ok=True)
-    data = tmp_path / "values.csv"
     source = pd.DataFrame(
         {
             "rid": range(n),
@@ -1086,25 +1102,9 @@ def _decimals_case(
             "s": [("x", "y")[i % 2] for i in range(n)],
         }
     )
-    source.to_csv(data, index=False)
-    raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
-        "attributes": [
-            {"name": "rid", "kind": "keep"},
-            {"name": "a", "kind": "continuous", "levels": {"widths": [1]}},
-            {
-                "name": "b",
-                "kind": "continuous",
-                "levels": {"bins": {"method": "equal_width", "count": 3}},
-            },
-        ],
-        "sensitive": {"name": "s"},
-        "model": {"name": "k", "k": 3},
-        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
-        "output": {"path": str(tmp_path / "out"), "publish": "generalized", "mode": "error"},
-    }
-    if decimals is not None:
-        raw["output"]["decimals"] = decimals
+    levels = {"a": {"widths": [1]}, "b": {"bins": {"method": "equal_width", "count": 3}}}
+    decimal_places = {} if decimals is None else {"decimals": decimals}
+    raw = _traced_samarati(tmp_path, source, levels, 3, **decimal_places)
     with traced_rows("rid"):
         run = _run_cli(tmp_path, raw, [], engine)
     assert run.code == EXIT_OK
@@ -1142,26 +1142,9 @@ def test_decimals_quantile_intervals_are_disjoint(tmp_path: Path) -> None:
     fall in ``[50, 183)`` with the six below, and the rest in ``[183, 269]``.
     """
     wages = [50.3, 61.0, 88.8, 120.0, 150.2, 182.5, 182.7, 183.0, 190.4, 221.9, 250.0, 268.2]
-    data = tmp_path / "wages.csv"
     source = pd.DataFrame({"rid": range(12), "wage": wages, "s": ["x", "y"] * 6})
-    source.to_csv(data, index=False)
     levels = {"exact": False, "bins": {"method": "quantile", "count": 2}}
-    raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
-        "attributes": [
-            {"name": "rid", "kind": "keep"},
-            {"name": "wage", "kind": "continuous", "levels": levels},
-        ],
-        "sensitive": {"name": "s"},
-        "model": {"name": "k", "k": 2},
-        "algorithm": {"name": "samarati", "max_suppression": 0.0, "metric": "height"},
-        "output": {
-            "path": str(tmp_path / "out"),
-            "publish": "generalized",
-            "mode": "error",
-            "decimals": 0,
-        },
-    }
+    raw = _traced_samarati(tmp_path, source, {"wage": levels}, 2, decimals=0)
     with traced_rows("rid"):
         run = _run_cli(tmp_path, raw, [], "local")
     assert run.code == EXIT_OK

@@ -27,7 +27,13 @@ from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
-from tests._adult import ROOT, adult_config, adult_sample, clustered_blocks
+from tests._adult import (
+    ROOT,
+    KernelParity,
+    adult_blocks,
+    adult_config,
+    adult_sample,
+)
 from tests._helpers import FIVE_LEVELS, both_paths, make_frame
 
 KL_CONF = ROOT / "conf" / "adult_kl_seed001.yaml"
@@ -52,48 +58,29 @@ def assert_kl(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> N
 
 
 @pytest.fixture(scope="module")
-def adult_blocks(tmp_path_factory: pytest.TempPathFactory) -> list:
+def kl_blocks(tmp_path_factory: pytest.TempPathFactory) -> list:
     """The blocks the local pipeline clusters for the first 2,400 Adult rows (blocks of 600)."""
     tmp = tmp_path_factory.mktemp("adult_kl")
-    sample = adult_sample(tmp, 2400)
-    overrides = [
-        f"input.path={sample}",
-        f"output.path={tmp / 'out'}",
-        "partitioning.max_block_rows=600",
-    ]
-    seen = clustered_blocks(KL_CONF, overrides)
-    assert len(seen) >= 3
-    return seen
+    return adult_blocks(tmp, KL_CONF, 2400, max_block_rows=600, least=3)
 
 
-def test_adult_blocks_kernel_equals_numpy(adult_blocks, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert kernel.pack(Block(adult_blocks[0][0], adult_blocks[0][1])) is not None
-    for frame, ctx, block_id in adult_blocks:
-        compiled, reference = both_paths(
-            monkeypatch, lambda f=frame, c=ctx, b=block_id: cluster_block(f, c, "kl_cluster", 1, b)
-        )
-        assert np.array_equal(compiled, reference), f"block {block_id}"
+def test_adult_blocks_kernel_equals_numpy(kl_blocks, monkeypatch: pytest.MonkeyPatch) -> None:
+    parity = KernelParity(monkeypatch, "kl_cluster", 1)
+    for reference in parity.assert_blocks(kl_blocks, pack=kernel.pack):
         assert (reference >= 0).all()
     # Rows of one block placed into the classes of another (cross-block reconciliation).
-    (own, ctx, block_id), (extra, _, _) = adult_blocks[0], adult_blocks[1]
-    labels = cluster_block(own, ctx, "kl_cluster", 1, block_id)
-    rows = extra.iloc[:200]
-    placed, placed_ref = both_paths(
-        monkeypatch, lambda: place_rows(own, labels, rows, ctx, "kl_cluster", 1, block_id)
-    )
-    assert np.array_equal(placed, placed_ref)
-    assert (placed_ref >= 0).all()
+    assert (parity.assert_placement(kl_blocks, rows=200) >= 0).all()
 
 
-def test_each_kernel_function_compiles_once(adult_blocks) -> None:
+def test_each_kernel_function_compiles_once(kl_blocks) -> None:
     """One type per argument: a literal argument would compile a second version.
 
     Checked when this process compiled the kernel (a cold numba cache, as on CI); a
     kernel loaded from the on-disk cache holds no signatures of its inner functions.
     """
-    frame, ctx, block_id = adult_blocks[0]
+    frame, ctx, block_id = kl_blocks[0]
     labels = cluster_block(frame, ctx, "kl_cluster", 1, block_id)
-    place_rows(frame, labels, adult_blocks[1][0].iloc[:20], ctx, "kl_cluster", 1, block_id)
+    place_rows(frame, labels, kl_blocks[1][0].iloc[:20], ctx, "kl_cluster", 1, block_id)
     if not kernel.cluster_kernel.stats.cache_misses:
         pytest.skip("the kernel was loaded from numba's cache, not compiled here")
     compiled = {

@@ -201,26 +201,29 @@ def test_continuous_levels_with_decimals_round_the_edges() -> None:
     edges = [np.array([0.0, 4 / 3, 8 / 3])]
     plain = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5)
     assert plain.labels[1] == ("[0, 1.33333333333)", "[1.33333333333, 2.66666666667]")
-    # decimals 1: the cut 1.333 rounds to 1.3, the last edge 2.667 up to 2.7; the values
-    # keep their intervals. NCP over the range 2.25: [0, 1.3) clipped to [0.25, 1.3) is
-    # 1.05; [1.3, 2.7] clipped to [1.3, 2.5] is 1.2.
-    one = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=1)
-    _check(
-        one,
-        maps=[[0, 1, 2, 3], [0, 0, 0, 1], [0, 0, 0, 0]],
-        labels=[("0.2", "1.2", "1.2", "2.5"), ("[0, 1.3)", "[1.3, 2.7]"), ("*",)],
-        ncp=[[0, 0, 0, 0], [1.05 / 2.25, 1.2 / 2.25], [1.0]],
-    )
-    # decimals 0: the cut rounds to 1, so 1.234 and 1.249 now lie in [1, 3], the interval
-    # whose label holds them (not in [0, 2), which overlapped [1, 3]). NCP: [0, 1) clipped
-    # to [0.25, 1) is 0.75; [1, 3] clipped to [1, 2.5] is 1.5.
-    whole = continuous_levels("x", values, edges, exact=True, low=0.25, high=2.5, decimals=0)
-    _check(
-        whole,
-        maps=[[0, 1, 2, 3], [0, 1, 1, 1], [0, 0, 0, 0]],
-        labels=[("0", "1", "1", "2"), ("[0, 1)", "[1, 3]"), ("*",)],
-        ncp=[[0, 0, 0, 0], [0.75 / 2.25, 1.5 / 2.25], [1.0]],
-    )
+    rounded = {
+        # decimals 1: the cut 1.333 rounds to 1.3, the last edge 2.667 up to 2.7; the values
+        # keep their intervals. NCP over the range 2.25: [0, 1.3) clipped to [0.25, 1.3) is
+        # 1.05; [1.3, 2.7] clipped to [1.3, 2.5] is 1.2.
+        1: (
+            [[0, 1, 2, 3], [0, 0, 0, 1], [0, 0, 0, 0]],
+            [("0.2", "1.2", "1.2", "2.5"), ("[0, 1.3)", "[1.3, 2.7]"), ("*",)],
+            [[0, 0, 0, 0], [1.05 / 2.25, 1.2 / 2.25], [1.0]],
+        ),
+        # decimals 0: the cut rounds to 1, so 1.234 and 1.249 now lie in [1, 3], the interval
+        # whose label holds them (not in [0, 2), which overlapped [1, 3]). NCP: [0, 1) clipped
+        # to [0.25, 1) is 0.75; [1, 3] clipped to [1, 2.5] is 1.5.
+        0: (
+            [[0, 1, 2, 3], [0, 1, 1, 1], [0, 0, 0, 0]],
+            [("0", "1", "1", "2"), ("[0, 1)", "[1, 3]"), ("*",)],
+            [[0, 0, 0, 0], [0.75 / 2.25, 1.5 / 2.25], [1.0]],
+        ),
+    }
+    for decimals, (maps, labels, ncp) in rounded.items():
+        levels = continuous_levels(
+            "x", values, edges, exact=True, low=0.25, high=2.5, decimals=decimals
+        )
+        _check(levels, maps=maps, labels=labels, ncp=ncp)
 
 
 @pytest.mark.parametrize(

@@ -10,6 +10,7 @@ yes/no sensitive attribute, where the literal rule (``apf_rule: literal``) makes
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -59,6 +60,16 @@ FAST = fast(30)
 PSK_TABLES = random_tables(rows=(6, 90), max_k=10, levels=False)
 LOG2_3 = math.log2(3)  # 1.5849625007
 ENT_2_1 = LOG2_3 - 2 / 3  # Ent of {a, a, b}: (1/3) log2 3 + (2/3) log2 1.5 = 0.9182958341
+
+
+def psk_property(argname: str, values: list[str]) -> Callable[[Callable], Callable]:
+    """A property test for each of ``values``: a ``case`` of PSK_TABLES and a ``seed``."""
+
+    def wrap(test: Callable) -> Callable:
+        cases = given(case=PSK_TABLES, seed=st.integers(0, 1000))(test)
+        return pytest.mark.parametrize(argname, values)(FAST(cases))
+
+    return wrap
 
 
 # ---------------------------------------------------------------------------
@@ -319,9 +330,7 @@ class _MinilUnpruned(MaaMinil):
         return np.ones(len(ila_low), dtype=bool)
 
 
-@pytest.mark.parametrize("rule", RULES)
-@FAST
-@given(case=PSK_TABLES, seed=st.integers(0, 1000))
+@psk_property("rule", RULES)
 def test_pruning_of_merge_candidates_changes_nothing(
     rule: ApfRule, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
 ) -> None:
@@ -469,9 +478,7 @@ def test_default_context_rule_is_gain_then_loss() -> None:
     assert get_args(MaaSaeParams.model_fields["apf_rule"].annotation) == get_args(ApfRule)
 
 
-@pytest.mark.parametrize("algorithm", ALGOS)
-@FAST
-@given(case=PSK_TABLES, seed=st.integers(0, 1000))
+@psk_property("algorithm", ALGOS)
 def test_rules_keep_the_model_and_leave_minil_alone(
     algorithm: str, case: tuple[pd.DataFrame, HPKAnonymity], seed: int, mixed_schema: Schema
 ) -> None:

@@ -30,7 +30,7 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.models import HPKAnonymity
-from tests._adult import ROOT, adult_sample, clustered_blocks
+from tests._adult import ROOT, adult_blocks
 from tests._helpers import FIVE_LEVELS, both_paths, make_frame
 
 
@@ -105,12 +105,8 @@ def test_blocks_with_fewer_rows_than_attributes(n: int, edu_taxonomy, monkeypatc
 
 def test_adult_blocks_kernel_equals_reference(tmp_path) -> None:
     # The blocks of the golden MDAV config (3 kinds: continuous, ordinal, categorical).
-    sample = adult_sample(tmp_path, 2000)
-    seen = clustered_blocks(
-        ROOT / "conf" / "adult_mdav_k.yaml",
-        [f"input.path={sample}", f"output.path={tmp_path / 'out'}", "partitioning.max_block_rows=800"],
-    )  # fmt: skip
-    assert len(seen) >= 2
+    conf = ROOT / "conf" / "adult_mdav_k.yaml"
+    seen = adult_blocks(tmp_path, conf, 2000, max_block_rows=800, least=2)
     for frame, ctx, block_id in seen:
         block = Block(frame.sort_values(RID).reset_index(drop=True), ctx)
         compiled = kernel.cluster(block, ctx.model.k)

@@ -11,6 +11,7 @@ Spark publishes the same table: ``tests/test_golden.py``'s Spark check runs the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,10 @@ import pytest
 from sparkanon.cli import run_command
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
-from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, EXIT_USER, PrivacyViolationError
+from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, PrivacyViolationError
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
-from tests._inputs import leftovers, write_config, write_csv
+from tests._inputs import cli_exit_code, csv_input, leftovers, write_csv
 
 N_ROWS = 4000
 
@@ -57,7 +58,7 @@ def perturb_config(tmp_path: Path, data: Path, **algorithm: Any) -> dict[str, An
         {"name": "job", "noise": "randomized_response", "retention": 0.7},
     ]
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [{"name": name, "kind": kind} for name, kind in KINDS.items()],
         "sensitive": {"name": "income"},
         "algorithm": {"name": "perturb", "columns": columns} | algorithm,
@@ -145,10 +146,6 @@ def test_same_table_on_every_batch_split_and_rerun_with_one_key(tmp_path: Path, 
     assert published(Path(cfg["output"]["path"])).to_csv(index=False) != digests[0]
 
 
-def _run(cfg: dict[str, Any], tmp_path: Path) -> int:
-    return run_command(str(write_config(tmp_path, cfg)), [], engine_name="local")
-
-
 @pytest.mark.parametrize(
     "mutation",
     ["double_the_noise", "no_noise", "no_randomized_response"],
@@ -180,7 +177,7 @@ def test_a_release_off_its_declared_noise_fails_and_writes_nothing(
 
     monkeypatch.setattr(stage, "perturb_frame", wrong)
     cfg = perturb_config(tmp_path, data)
-    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 
@@ -197,7 +194,7 @@ def test_an_original_value_column_left_in_fails(
 
     monkeypatch.setattr(family, "published_columns", fewer)
     cfg = perturb_config(tmp_path, data)
-    assert _run(cfg, tmp_path) == EXIT_PRIVACY
+    assert cli_exit_code(tmp_path, cfg) == EXIT_PRIVACY
     assert leftovers(Path(cfg["output"]["path"])) == []
 
 
@@ -244,21 +241,13 @@ BAD = [
 
 @pytest.mark.parametrize(("column", "key"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
 def test_bad_perturbation_settings_exit_2_naming_the_key(
-    tmp_path: Path,
-    data: Path,
-    capsys: pytest.CaptureFixture[str],
-    column: dict[str, Any],
-    key: str,
+    tmp_path: Path, data: Path, refused: Callable[..., str], column: dict[str, Any], key: str
 ) -> None:
-    key = f"algorithm.columns.{key}"
-    cfg = perturb_config(tmp_path, data, columns=[column])
-    assert _run(cfg, tmp_path) == EXIT_USER
-    assert key in capsys.readouterr().err
-    assert leftovers(Path(cfg["output"]["path"])) == []
+    refused(perturb_config(tmp_path, data, columns=[column]), f"algorithm.columns.{key}")
 
 
 def test_one_valued_columns_exit_2_after_profiling(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, refused: Callable[..., str]
 ) -> None:
     frame = people().assign(job="a", hours=40.0)
     data = write_csv(tmp_path, frame, "flat.csv")
@@ -269,10 +258,7 @@ def test_one_valued_columns_exit_2_after_profiling(
         ),
         ({"name": "hours", "noise": "uniform", "privacy": 0.5}, "algorithm.columns.0.privacy"),
     ):
-        cfg = perturb_config(tmp_path, data, columns=[column])
-        assert _run(cfg, tmp_path) == EXIT_USER
-        assert key in capsys.readouterr().err
-        assert leftovers(Path(cfg["output"]["path"])) == []
+        refused(perturb_config(tmp_path, data, columns=[column]), key)
 
 
 def test_a_model_is_refused_and_other_families_still_need_one(tmp_path: Path, data: Path) -> None:

@@ -32,34 +32,25 @@ from sparkanon.algorithms.perturbation.randomized_response import (
     retention_for_epsilon,
 )
 from sparkanon.randomness import RunKey
+from tests.attacks.splitmix import GAMMA, MASK, mix64
 
 N = 10**6
 KEY = RunKey(bytes(range(32)), "user", "test key")
 OTHER_KEY = RunKey(bytes(range(1, 33)), "user", "another test key")
-MASK = (1 << 64) - 1
-GAMMA = 0x9E3779B97F4A7C15
 
 
-# ----------------------------------------------------------------- helpers (independent)
-
-
-def _ref_mix(z: int) -> int:
-    """splitmix64's output function in plain Python ints (the reference)."""
-    z &= MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
-    return z ^ (z >> 31)
+# ------------------------- helpers (independent of sparkanon: splitmix64 from tests/attacks)
 
 
 def _ref_uniform(seed: int, stream: int, lane: int, row_id: int) -> float:
     """The documented construction, scalar and exact, for cross-checking the numpy one."""
     h = 0
     for word in (seed & MASK, stream & MASK, lane & MASK):
-        h = _ref_mix((h ^ word) + GAMMA)
-    k1 = _ref_mix((h ^ 1) + GAMMA)
-    k2 = _ref_mix((h ^ 2) + GAMMA)
-    x = _ref_mix(k1 + (row_id & MASK) * GAMMA)
-    x = _ref_mix(x ^ k2)
+        h = mix64((h ^ word) + GAMMA)
+    k1 = mix64((h ^ 1) + GAMMA)
+    k2 = mix64((h ^ 2) + GAMMA)
+    x = mix64(k1 + (row_id & MASK) * GAMMA)
+    x = mix64(x ^ k2)
     return ((x >> 12) + 0.5) / 2.0**52
 
 

@@ -25,7 +25,7 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER
 from sparkanon.evaluation.reconstruct import reconstruct_release
 from sparkanon.pipeline import run_job
-from tests._inputs import write_csv
+from tests._inputs import csv_input, write_csv
 
 N_ROWS = 20_000
 JOB_VALUES = ["a", "b", "c", "d"]
@@ -56,7 +56,7 @@ def job_config(tmp_path: Path, data: Path) -> dict[str, Any]:
     ]
     kinds = {"age": "continuous", "hours": "continuous", "job": "nominal"}
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [{"name": name, "kind": kind} for name, kind in kinds.items()],
         "sensitive": {"name": "income"},
         "algorithm": {"name": "perturb", "columns": columns},

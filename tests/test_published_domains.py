@@ -34,7 +34,7 @@ from sparkanon.errors import EXIT_OK, ConfigError
 from sparkanon.families.perturbation.family import noise_range
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
-from tests._inputs import ROOT, write_config, write_csv
+from tests._inputs import ROOT, attributes_of, csv_input, write_config, write_csv
 
 VERIFY = ROOT / "scripts" / "verify_output.py"
 KEY = RunKey(bytes(range(32)), "user", "test")
@@ -75,7 +75,7 @@ def patients(n: int = 320, seed: int = 5) -> pd.DataFrame:
 def safe_harbor_config(tmp_path: Path, data: Path) -> dict[str, Any]:
     """ZIP codes by a mask builder (exact leaves), ages by interval builders, k = 5."""
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {
                 "name": "zip",
@@ -168,12 +168,8 @@ def odd_people(n: int = 600, seed: int = 2) -> pd.DataFrame:
 
 def noise_config(tmp_path: Path, data: Path, **age: Any) -> dict[str, Any]:
     return {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
-        "attributes": [
-            {"name": "age", "kind": "continuous"},
-            {"name": "hours", "kind": "continuous"},
-            {"name": "sex", "kind": "nominal"},
-        ],
+        "input": csv_input(data),
+        "attributes": attributes_of({"age": "continuous", "hours": "continuous", "sex": "nominal"}),
         "sensitive": {"name": "income"},
         "algorithm": {
             "name": "perturb",

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
-from tests._inputs import traced_rows
+from tests._inputs import attributes_of, csv_input, traced_rows
 
 GRADES = ("Preschool", "1st-4th", "5th-6th", "7th-8th", "9th", "HS-grad", "Some-college")
 """Ordinal labels, several holding ``-`` (the old ``[a-b]`` format was ambiguous on them)."""
@@ -54,11 +54,9 @@ def job_config(
         model = {"name": "k", "k": k}
         algo = {"name": "mdav"}
     return {
-        "input": {"format": "csv", "path": str(input_path), "options": {"header": True}},
+        "input": csv_input(input_path),
         "attributes": [
-            {"name": "id", "kind": "keep"},
-            {"name": "amount", "kind": "continuous"},
-            {"name": "temp", "kind": "continuous"},
+            *attributes_of({"id": "keep", "amount": "continuous", "temp": "continuous"}),
             {"name": "grade", "kind": "ordinal", "order": list(GRADES)},
         ],
         "sensitive": {
@@ -132,23 +130,18 @@ def check_job(
     return joined
 
 
-# Hand-picked rows: the QA report's bounds 53.68 and 522.32, values with one, two and
-# three decimals, a negative column whose ranges read [-2, -1] and not [-2--1], and
-# the grade labels holding "-".
-FIXED_ROWS = [
-    (53.68, -1.0, "7th-8th", "a"),
-    (522.32, -2.0, "HS-grad", "b"),
-    (54.0, -1.5, "5th-6th", "c"),
-    (100.05, -0.25, "9th", "a"),
-    (99.999, -12.75, "1st-4th", "b"),
-    (0.3, -3.125, "Preschool", "c"),
-    (0.7, -7.0, "Some-college", "d"),
-    (410.5, -0.5, "7th-8th", "a"),
-    (250.0, -20.04, "HS-grad", "d"),
-    (1.7, -0.01, "9th", "b"),
-    (2.3, -4.4, "5th-6th", "c"),
-    (377.77, -9.99, "1st-4th", "d"),
-]
+# Hand-picked rows (amount, temp, grade, job): the QA report's bounds 53.68 and 522.32,
+# values with one, two and three decimals, a negative column whose ranges read [-2, -1]
+# and not [-2--1], and the grade labels holding "-".
+FIXED_ROWS = list(
+    zip(
+        [53.68, 522.32, 54.0, 100.05, 99.999, 0.3, 0.7, 410.5, 250.0, 1.7, 2.3, 377.77],
+        [-1.0, -2.0, -1.5, -0.25, -12.75, -3.125, -7.0, -0.5, -20.04, -0.01, -4.4, -9.99],
+        [GRADES[i] for i in (3, 5, 2, 4, 1, 0, 6, 3, 5, 4, 2, 1)],
+        "abcabcdadbcd",
+        strict=True,
+    )
+)
 
 
 @pytest.mark.parametrize("decimals", [0, 1, None], ids=["decimals0", "decimals1", "exact"])

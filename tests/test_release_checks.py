@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -89,22 +90,22 @@ def test_record_id_equal_to_input_position_fails(engine: LocalEngine) -> None:
         rc.raise_failures(checks)
 
 
-def test_input_position_as_id_in_random_order_fails(engine: LocalEngine) -> None:
+def _linked(engine: LocalEngine, order: np.ndarray, record_ids: np.ndarray) -> dict[str, Any]:
+    """The "linked to input rows" check of the input published in ``order`` with ids."""
     original = _input()
+    checks = rc.order_checks(engine, {"data": _published(original, order, record_ids)}, original)
+    return next(c for c in checks if "linked to input rows" in c["attack"])
+
+
+def test_input_position_as_id_in_random_order_fails(engine: LocalEngine) -> None:
     order = np.random.default_rng(5).permutation(ROWS)
-    table = _published(original, order, order.astype(np.int64) + 1)
-    checks = rc.order_checks(engine, {"data": table}, original)
-    linked = next(c for c in checks if "linked to input rows" in c["attack"])
+    linked = _linked(engine, order, order.astype(np.int64) + 1)
     assert linked["passed"] is False
     assert "'record_id' minus one" in linked["outcome"]
 
 
 def test_kept_input_order_fails_without_any_id(engine: LocalEngine) -> None:
-    original = _input()
-    order = np.arange(ROWS)
-    table = _published(original, order, np.random.default_rng(2).permutation(ROWS))
-    checks = rc.order_checks(engine, {"data": table}, original)
-    linked = next(c for c in checks if "linked to input rows" in c["attack"])
+    linked = _linked(engine, np.arange(ROWS), np.random.default_rng(2).permutation(ROWS))
     assert linked["passed"] is False
     assert "published row position" in linked["outcome"]
 

@@ -35,7 +35,7 @@ from sparkanon.attributes.schema import RID, SENS, Schema
 from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.metrics.entropy import sensitive_entropy
 from sparkanon.models import HPKAnonymity
-from tests._adult import ROOT, adult_sample, clustered_blocks
+from tests._adult import ROOT, KernelParity, adult_blocks
 from tests._helpers import FIVE_LEVELS, assert_model_holds, both_paths, make_frame
 
 SEED003_CONF = ROOT / "conf" / "adult_psk_seed003.yaml"
@@ -66,13 +66,7 @@ def seed003_blocks(
     Blocks of at most 300 rows keep the numpy reference fast.
     """
     tmp = tmp_path_factory.mktemp("adult003")
-    sample = adult_sample(tmp, 1500, fnlwgt_digits=6)
-    seen = clustered_blocks(
-        SEED003_CONF,
-        [f"input.path={sample}", f"output.path={tmp / 'out'}", "partitioning.max_block_rows=300"],
-    )
-    assert len(seen) >= 4
-    return seen
+    return adult_blocks(tmp, SEED003_CONF, 1500, max_block_rows=300, fnlwgt_digits=6, least=4)
 
 
 def test_seed003_blocks_are_packed(seed003_blocks) -> None:
@@ -88,24 +82,15 @@ def test_seed003_blocks_are_packed(seed003_blocks) -> None:
 def test_seed003_blocks_kernel_equals_numpy(
     seed003_blocks, algorithm: str, rule: ApfRule, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for frame, ctx, block_id in seed003_blocks:
-        c = with_rule(ctx, rule)
-        compiled, reference = both_paths(
-            monkeypatch, lambda f=frame, c=c, b=block_id: cluster_block(f, c, algorithm, 7, b)
-        )
-        assert np.array_equal(compiled, reference), f"block {block_id}"
+    parity = KernelParity(monkeypatch, algorithm, 7)
+    for reference in parity.assert_blocks(seed003_blocks, lambda ctx: with_rule(ctx, rule)):
         assert (reference >= 0).any()
 
 
 @pytest.mark.parametrize("algorithm", ["maa_sae", "maa_minil"])
 def test_seed003_placement_kernel_equals_numpy(seed003_blocks, algorithm: str, monkeypatch) -> None:
     # Rows of one block placed into the classes of another (cross-block reconciliation).
-    (own, ctx, block_id), (extra, _, _) = seed003_blocks[0], seed003_blocks[1]
-    labels = cluster_block(own, ctx, algorithm, 7, block_id)
-    compiled, reference = both_paths(
-        monkeypatch, lambda: place_rows(own, labels, extra, ctx, algorithm, 7, block_id)
-    )
-    assert np.array_equal(compiled, reference)
+    reference = KernelParity(monkeypatch, algorithm, 7).assert_placement(seed003_blocks)
     assert (reference >= 0).all()
 
 

@@ -41,6 +41,7 @@ from sparkanon.safety import (
 )
 from tests._inputs import (
     HIERARCHIES,
+    csv_input,
     file_modes,
     make_config,
     write_adult_csv,
@@ -50,36 +51,50 @@ from tests._inputs import (
 # ---------------------------------------------------------------- pure: locations
 
 
+PATH_RELATIONS: dict[str | None, list[tuple[str, str]]] = {
+    "is": [("/d/in.csv", "/d/in.csv"), ("/d/in", "/d/in/")],
+    "contains": [
+        ("/d/in/x.csv", "/d"),
+        ("/d/in", "/"),
+        ("hdfs://nn:8020/data/in", "hdfs://nn:8020/data"),
+    ],
+    "lies inside": [
+        ("/d/in", "/d/in/out"),
+        ("hdfs://nn:8020/data/in", "hdfs://nn:8020/data/in/out"),
+    ],
+    None: [
+        ("/d/in", "/d/in2"),  # a shared prefix is not containment
+        ("/d/in2", "/d/in"),
+        ("hdfs://nn:8020/data/in", "hdfs://other:8020/data/in"),  # another cluster
+        ("s3a://bucket/in", "hdfs://bucket/in"),  # another filesystem
+        ("s3a://bucket/in", "/bucket/in"),
+    ],
+}
+"""Pairs of locations by how the first relates to the second (``None``: unrelated)."""
+
+
 @pytest.mark.parametrize(
     ("first", "second", "relation"),
     [
-        ("/d/in.csv", "/d/in.csv", "is"),
-        ("/d/in", "/d/in/", "is"),
-        ("/d/in/x.csv", "/d", "contains"),
-        ("/d/in", "/", "contains"),
-        ("/d/in", "/d/in/out", "lies inside"),
-        ("/d/in", "/d/in2", None),  # a shared prefix is not containment
-        ("/d/in2", "/d/in", None),
-        ("hdfs://nn:8020/data/in", "hdfs://nn:8020/data", "contains"),
-        ("hdfs://nn:8020/data/in", "hdfs://nn:8020/data/in/out", "lies inside"),
-        ("hdfs://nn:8020/data/in", "hdfs://other:8020/data/in", None),  # another cluster
-        ("s3a://bucket/in", "hdfs://bucket/in", None),  # another filesystem
-        ("s3a://bucket/in", "/bucket/in", None),
+        (first, second, relation)
+        for relation, pairs in PATH_RELATIONS.items()
+        for first, second in pairs
     ],
 )
 def test_path_relation(first: str, second: str, relation: str | None) -> None:
     assert path_relation(first, second) == relation
 
 
-@pytest.mark.parametrize(
-    ("uri", "normal"),
-    [
-        ("S3A://Bucket/x/../y/", "s3a://bucket/y"),
-        ("hdfs://nn:8020//a/./b/", "hdfs://nn:8020/a/b"),
-        ("hdfs://nn:8020/", "hdfs://nn:8020"),
-        ("hdfs://nn/a/../../..", "hdfs://nn"),
-    ],
-)
+NORMAL_URIS = {
+    "S3A://Bucket/x/../y/": "s3a://bucket/y",
+    "hdfs://nn:8020//a/./b/": "hdfs://nn:8020/a/b",
+    "hdfs://nn:8020/": "hdfs://nn:8020",
+    "hdfs://nn/a/../../..": "hdfs://nn",
+}
+"""URIs and their normal form (:func:`normalize_uri`)."""
+
+
+@pytest.mark.parametrize(("uri", "normal"), NORMAL_URIS.items())
 def test_normalize_uri(uri: str, normal: str) -> None:
     assert normalize_uri(uri) == normal
 
@@ -267,7 +282,7 @@ def _hostile_job(tmp_path: Path, column: str) -> tuple[dict[str, Any], Path, Pat
     frame.to_csv(data, index=False)
     out = tmp_path / "w" / "x" / "out"
     raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "age", "kind": "continuous"},
             {
@@ -367,7 +382,7 @@ def _perturbed_release(tmp_path: Path, hours: str) -> Path:
     data = tmp_path / "people.csv"
     frame.to_csv(data, index=False)
     raw = {
-        "input": {"format": "csv", "path": str(data), "options": {"header": True}},
+        "input": csv_input(data),
         "attributes": [
             {"name": "age", "kind": "continuous"},
             {"name": hours, "kind": "continuous"},

@@ -29,7 +29,7 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels
 from sparkanon.metrics.entropy import QUANTUM, best_by_psi, quantise
 from sparkanon.models import HPKAnonymity
-from tests._adult import ADULT_CONF, adult_sample, clustered_blocks
+from tests._adult import ADULT_CONF, KernelParity, adult_blocks
 from tests._helpers import both_paths, make_frame
 
 THREE_LEVELS = SensitiveLevels(
@@ -56,36 +56,22 @@ def assert_hpk(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> 
 
 
 @pytest.fixture(scope="module")
-def adult_blocks(
+def demo_blocks(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> list[tuple[pd.DataFrame, BlockContext, int]]:
     """The blocks the local pipeline clusters for the first 6,000 Adult rows (demo config)."""
-    tmp = tmp_path_factory.mktemp("adult")
-    sample = adult_sample(tmp, 6000)
-    seen = clustered_blocks(ADULT_CONF, [f"input.path={sample}", f"output.path={tmp / 'out'}"])
-    assert len(seen) >= 3
-    return seen
+    return adult_blocks(tmp_path_factory.mktemp("adult"), ADULT_CONF, 6000, least=3)
 
 
-def test_adult_blocks_kernel_equals_numpy(adult_blocks, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert kernel.pack(Block(adult_blocks[0][0], adult_blocks[0][1])) is not None
-    for frame, ctx, block_id in adult_blocks:
-        compiled, reference = both_paths(
-            monkeypatch, lambda f=frame, c=ctx, b=block_id: cluster_block(f, c, "maa_slie", 42, b)
-        )
-        assert np.array_equal(compiled, reference), f"block {block_id}"
+def test_adult_blocks_kernel_equals_numpy(demo_blocks, monkeypatch: pytest.MonkeyPatch) -> None:
+    parity = KernelParity(monkeypatch, "maa_slie", 42)
+    for reference in parity.assert_blocks(demo_blocks, pack=kernel.pack):
         assert (reference >= 0).any()
 
 
-def test_adult_placement_kernel_equals_numpy(adult_blocks, monkeypatch) -> None:
+def test_adult_placement_kernel_equals_numpy(demo_blocks, monkeypatch) -> None:
     # Rows of one block placed into the classes of another (cross-block reconciliation).
-    (own, ctx, block_id), (extra, _, _) = adult_blocks[0], adult_blocks[1]
-    labels = cluster_block(own, ctx, "maa_slie", 42, block_id)
-    rows = extra.iloc[:300]
-    compiled, reference = both_paths(
-        monkeypatch, lambda: place_rows(own, labels, rows, ctx, "maa_slie", 42, block_id)
-    )
-    assert np.array_equal(compiled, reference)
+    reference = KernelParity(monkeypatch, "maa_slie", 42).assert_placement(demo_blocks, rows=300)
     assert (reference >= 0).all()
 
 

@@ -31,7 +31,7 @@ from sparkanon.stages._common import StageTimer
 from sparkanon.stages.encode import encode_input, encoded_columns
 from sparkanon.stages.profile import profile_input
 from sparkanon.stages.read import read_input
-from tests._inputs import rt_config, rt_frame
+from tests._inputs import attributes_of, rt_config, rt_frame
 
 EXTRA = 150
 """Columns the configs do not name (``x000`` is a unique row key)."""
@@ -207,8 +207,7 @@ def test_unlisted_keep_full_domain(tmp_path: Path, wide: Path) -> None:
         "keep",
         attributes=[
             {"name": "age", "kind": "continuous", "levels": {"widths": [10, 20, 40]}},
-            {"name": "member", "kind": "nominal"},
-            {"name": "zone", "kind": "nominal"},
+            *attributes_of({"member": "nominal", "zone": "nominal"}),
         ],
         algorithm={"name": "samarati", "max_suppression": 0.05},
     )
@@ -230,10 +229,7 @@ def test_unlisted_keep_perturbation(tmp_path: Path, wide: Path) -> None:
         tmp_path,
         wide,
         "keep",
-        attributes=[
-            {"name": "age", "kind": "continuous"},
-            {"name": "member", "kind": "nominal"},
-        ],
+        attributes=attributes_of({"age": "continuous", "member": "nominal"}),
         algorithm={
             "name": "perturb",
             "columns": [

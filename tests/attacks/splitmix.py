@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import numpy as np
 
-_MASK = (1 << 64) - 1
-_GAMMA = 0x9E3779B97F4A7C15
+MASK = (1 << 64) - 1
+GAMMA = 0x9E3779B97F4A7C15
 
 
-def _mix(z: int) -> int:
-    z &= _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+def mix64(z: int) -> int:
+    """splitmix64's output function in plain Python ints."""
+    z &= MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
     return z ^ (z >> 31)
 
 
@@ -34,12 +35,12 @@ def _mix_array(z: np.ndarray) -> np.ndarray:
 def uniforms(seed: int, stream: int, ids: np.ndarray, lane: int = 0) -> np.ndarray:
     """The counter uniform of each row id."""
     h = 0
-    for word in (seed & _MASK, stream & _MASK, lane & _MASK):
-        h = _mix(((h ^ word) + _GAMMA) & _MASK)
-    k1, k2 = _mix((h ^ 1) + _GAMMA), _mix((h ^ 2) + _GAMMA)
+    for word in (seed & MASK, stream & MASK, lane & MASK):
+        h = mix64(((h ^ word) + GAMMA) & MASK)
+    k1, k2 = mix64((h ^ 1) + GAMMA), mix64((h ^ 2) + GAMMA)
     x = np.asarray(ids, dtype=np.int64).view(np.uint64).copy()
     with np.errstate(over="ignore"):
-        x = x * np.uint64(_GAMMA) + np.uint64(k1)
+        x = x * np.uint64(GAMMA) + np.uint64(k1)
         x = _mix_array(_mix_array(x) ^ np.uint64(k2))
     return ((x >> np.uint64(12)).astype(np.float64) + 0.5) * 2.0**-52
 
