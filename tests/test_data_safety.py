@@ -38,7 +38,7 @@ from tests._inputs import (
     write_config,
 )
 
-VERIFY = ROOT / "scripts" / "verify_output.py"
+VERIFY = ["-m", "sparkanon.tools.verify_release"]
 
 
 def _run(tmp_path: Path, cfg: dict, overrides: list[str] | None = None) -> int:
@@ -275,7 +275,7 @@ def test_metrics_file_and_readable_table(tmp_path: Path, capsys) -> None:
 
 def _verify(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(VERIFY), *args], capture_output=True, text=True, check=False
+        [sys.executable, *VERIFY, *args], capture_output=True, text=True, check=False
     )
 
 

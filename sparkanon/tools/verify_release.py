@@ -1,9 +1,10 @@
 """Check a published table against its privacy models, independently of sparkanon.
 
-This script does not import sparkanon: it reads the published Parquet/CSV files with
-pandas and the job's YAML config with PyYAML, groups the rows by their published
-quasi-identifier values and checks every group against every model of the config,
-with its own implementation of each:
+This module imports nothing else of sparkanon (it is in the package so that the wheel
+carries it; its checks are its own, not the job's ``verify`` stage): it reads the
+published Parquet/CSV files with pandas and the job's YAML config with PyYAML, groups the
+rows by their published quasi-identifier values and checks every group against every
+model of the config, with its own implementation of each:
 
 * ``k``: at least ``k`` rows; ``p_sensitive``: and ``p`` distinct sensitive values;
   ``hpk``: and ``h`` distinct sensitivity levels (Shi et al. 2024, definition 7);
@@ -59,7 +60,7 @@ job's input itself (a test tool: the whole input is read on this machine) and ch
   columns) hold the usable input's values, each as many times (compared as sorted
   columns); per numeric column the published values against the input's convolved with
   the declared noise: a two-sample Kolmogorov-Smirnov test against ten copies of the
-  usable input plus noise this script draws itself (``numpy``'s generator seeded from the
+  usable input plus noise this module draws itself (``numpy``'s generator seeded from the
   operating system; critical value ``c(alpha) sqrt((n + m) / (n m))``, ``c`` the
   asymptotic Kolmogorov quantile; the copies share the input's values, which only makes
   the test conservative), the mean (``|mean(published) - mean(input)| <= z sqrt(var /
@@ -71,7 +72,7 @@ job's input itself (a test tool: the whole input is read on this machine) and ch
   when the matrix keeps every value), ``z'`` the normal quantile of ``1 - alpha / (2 k)``.
 
 For a directory input the files are read in path order, and for a catalog table the
-order is the table's; this script reads one file only, so for those the row count, the
+order is the table's; this module reads one file only, so for those the row count, the
 input's ranges and domains and the marginals are not checked, a ``NOT CHECKED`` line
 says so, and the rest decides the exit code. What is never checked: that each row's
 noise is its own (a marginal test cannot see rows swapped among themselves), that the
@@ -89,8 +90,9 @@ synthetic record copies an input record whose quasi-identifier combination fewer
 
 Usage::
 
-    python scripts/verify_output.py OUTPUT_DIR                       # the config the job ran
-    python scripts/verify_output.py CONFIG OUTPUT_DIR [--set key=value ...]
+    sparkanon-verify OUTPUT_DIR                       # the config the job ran
+    sparkanon-verify CONFIG OUTPUT_DIR [--set key=value ...]
+    python -m sparkanon.tools.verify_release OUTPUT_DIR    # the same, without the entry point
 
 With one argument it reads ``OUTPUT_DIR/config.yaml``, the config the job wrote
 beside its metrics with every ``--set`` override applied. With a CONFIG it applies
@@ -291,11 +293,7 @@ REL_TOL = 1e-9
 
 
 class Report:
-    """What a perturbed or synthetic release's check found: a line per figure, per failure.
-
-    A plain class, not a dataclass: the tests load this script by path, without
-    registering it in ``sys.modules``, which ``dataclass`` needs.
-    """
+    """What a perturbed or synthetic release's check found: a line per figure, per failure."""
 
     def __init__(self) -> None:
         """An empty report."""
@@ -969,6 +967,11 @@ def check_synthetic(cfg: dict, output_dir: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Check the release of ``[CONFIG] OUTPUT_DIR``; 0 when every check holds, else 1.
+
+    Args:
+        argv: The command line after the program name (``sys.argv[1:]`` when ``None``).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="+", metavar="[CONFIG] OUTPUT_DIR")
     parser.add_argument("--set", dest="overrides", action="append", default=[])
