@@ -38,7 +38,7 @@ from sparkanon.models import HPKAnonymity
 from tests._adult import ROOT, adult_sample, clustered_blocks
 from tests._helpers import FIVE_LEVELS, assert_model_holds, both_paths, make_frame
 
-SEED003_CONF = ROOT / "conf" / "adult_psk_seed003.yaml"
+YANG2014_CONF = ROOT / "conf" / "adult_psk_yang2014.yaml"
 RULES: list[ApfRule] = ["gain_then_loss", "literal"]
 # (algorithm name, apf_rule): MAA-MINIL ignores the rule.
 VARIANTS: list[tuple[str, ApfRule]] = [
@@ -58,25 +58,25 @@ def with_rule(ctx: BlockContext, rule: ApfRule) -> BlockContext:
 
 
 @pytest.fixture(scope="module")
-def seed003_blocks(
+def yang2014_blocks(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> list[tuple[pd.DataFrame, BlockContext, int]]:
-    """The blocks the local pipeline clusters for 1,500 Adult rows (conf/adult_psk_seed003.yaml).
+    """The blocks the local pipeline clusters for 1,500 Adult rows (conf/adult_psk_yang2014.yaml).
 
     Blocks of at most 300 rows keep the numpy reference fast.
     """
     tmp = tmp_path_factory.mktemp("adult003")
     sample = adult_sample(tmp, 1500, fnlwgt_digits=6)
     seen = clustered_blocks(
-        SEED003_CONF,
+        YANG2014_CONF,
         [f"input.path={sample}", f"output.path={tmp / 'out'}", "partitioning.max_block_rows=300"],
     )
     assert len(seen) >= 4
     return seen
 
 
-def test_seed003_blocks_are_packed(seed003_blocks) -> None:
-    frame, ctx, _ = seed003_blocks[0]
+def test_yang2014_blocks_are_packed(yang2014_blocks) -> None:
+    frame, ctx, _ = yang2014_blocks[0]
     packed = pack(Block(frame, ctx), extended=True)
     assert packed is not None
     assert VECTOR_NOMINAL in packed.kind.tolist() and SEMANTIC in packed.kind.tolist()
@@ -85,10 +85,10 @@ def test_seed003_blocks_are_packed(seed003_blocks) -> None:
 
 
 @pytest.mark.parametrize(("algorithm", "rule"), VARIANTS)
-def test_seed003_blocks_kernel_equals_numpy(
-    seed003_blocks, algorithm: str, rule: ApfRule, monkeypatch: pytest.MonkeyPatch
+def test_yang2014_blocks_kernel_equals_numpy(
+    yang2014_blocks, algorithm: str, rule: ApfRule, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for frame, ctx, block_id in seed003_blocks:
+    for frame, ctx, block_id in yang2014_blocks:
         c = with_rule(ctx, rule)
         compiled, reference = both_paths(
             monkeypatch, lambda f=frame, c=c, b=block_id: cluster_block(f, c, algorithm, 7, b)
@@ -98,9 +98,11 @@ def test_seed003_blocks_kernel_equals_numpy(
 
 
 @pytest.mark.parametrize("algorithm", ["maa_sae", "maa_minil"])
-def test_seed003_placement_kernel_equals_numpy(seed003_blocks, algorithm: str, monkeypatch) -> None:
+def test_yang2014_placement_kernel_equals_numpy(
+    yang2014_blocks, algorithm: str, monkeypatch
+) -> None:
     # Rows of one block placed into the classes of another (cross-block reconciliation).
-    (own, ctx, block_id), (extra, _, _) = seed003_blocks[0], seed003_blocks[1]
+    (own, ctx, block_id), (extra, _, _) = yang2014_blocks[0], yang2014_blocks[1]
     labels = cluster_block(own, ctx, algorithm, 7, block_id)
     compiled, reference = both_paths(
         monkeypatch, lambda: place_rows(own, labels, extra, ctx, algorithm, 7, block_id)

@@ -3,13 +3,13 @@
 Anonymeter 1.1.0 requires ``numpy<1.27``, which this project's numpy 2 excludes, so the
 two cannot share one environment. The check runs in two steps over a directory:
 
-1. ``python scripts/exp_anonymeter_check.py ours DIR`` (project venv) writes three small
+1. ``python -m experiments.exp_anonymeter_check ours DIR`` (project venv) writes three small
    deterministic tables (``ori.csv``, ``syn.csv``, ``ctl.csv``: a continuous column so
    that no two distances tie) and ``ours.json``: our success counts of the inference
    attack, the linkability attack (``n_neighbors = 1``) and the univariate singling-out
    attack, each with ``n_attacks`` = every row, so the draw of targets cannot change the
    count (every row is attacked, and every singling-out candidate kept);
-2. ``python scripts/exp_anonymeter_check.py theirs DIR`` (a venv with ``pip install
+2. ``python -m experiments.exp_anonymeter_check theirs DIR`` (a venv with ``pip install
    anonymeter``, no sparkanon import) runs anonymeter's evaluators on the same files,
    writes ``theirs.json`` and prints both side by side, exiting 1 when a count differs.
 """

@@ -74,7 +74,7 @@ def test_weighted_ordinal_bin_span_uses_the_weighted_distance() -> None:
     assert WEIGHTED.bin_span(1, 3) == pytest.approx(5 / 6)
 
 
-def test_unit_rank_weights_are_seed000_eq6_exactly() -> None:
+def test_unit_rank_weights_are_shi2024_eq6_exactly() -> None:
     order = tuple("abcdefg")
     default = ordinal_kind("x", 1.0, order)
     ones = ordinal_kind("x", 1.0, order, rank_weights=(1.0,) * 6)
@@ -417,7 +417,7 @@ def test_class_stats_score_semantic_classes_like_block_loss() -> None:
 
 
 @pytest.mark.parametrize("algorithm", ["maa_slie", "gpkc"])
-def test_algorithms_run_on_seed003_kinds(algorithm: str) -> None:
+def test_algorithms_run_on_yang2014_kinds(algorithm: str) -> None:
     frame, schema = _block_frame(60, 5)
     ctx = BlockContext(schema=schema, model=HPKAnonymity(k=4, p=2, h=2))
     labels = cluster_block(frame, ctx, algorithm, seed=1, block_id=0)
@@ -439,7 +439,7 @@ def _six_digit_rows(n: int) -> list[dict[str, str]]:
     return rows[:n]
 
 
-def _seed003_config(tmp_path: Path, input_path: Path) -> dict:
+def _yang2014_config(tmp_path: Path, input_path: Path) -> dict:
     demo = demo_config()
     education = next(a for a in demo["attributes"] if a["name"] == "education")
     return {
@@ -466,9 +466,9 @@ def _seed003_config(tmp_path: Path, input_path: Path) -> dict:
     }
 
 
-def test_end_to_end_with_seed003_kinds(tmp_path: Path) -> None:
+def test_end_to_end_with_yang2014_kinds(tmp_path: Path) -> None:
     rows = _six_digit_rows(400)
-    cfg = parse_config(_seed003_config(tmp_path, write_rows(tmp_path, rows)))
+    cfg = parse_config(_yang2014_config(tmp_path, write_rows(tmp_path, rows)))
     result = run_job(LocalEngine(batch_rows=120), cfg, commit=False)
     m = result.metrics
     assert m["verified"] is True
@@ -493,7 +493,7 @@ def test_end_to_end_with_seed003_kinds(tmp_path: Path) -> None:
 def test_semantic_code_of_the_wrong_length_is_an_input_error(tmp_path: Path) -> None:
     rows = _six_digit_rows(60)
     rows[17]["fnlwgt"] = "12345"
-    cfg = parse_config(_seed003_config(tmp_path, write_rows(tmp_path, rows)))
+    cfg = parse_config(_yang2014_config(tmp_path, write_rows(tmp_path, rows)))
     with pytest.raises(InputError) as err:
         run_job(LocalEngine(), cfg, commit=False)
     text = str(err.value)

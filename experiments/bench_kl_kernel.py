@@ -1,7 +1,7 @@
 """Per-block time of (K,L) clustering: the numpy path against the compiled kernel.
 
 For each ``--rows`` N, the first N rows of the bundled Adult CSV are encoded as
-``conf/adult_kl_seed001.yaml`` does (K = 10, L = 3) into one block of N rows (the job
+``conf/adult_kl_chai2015.yaml`` does (K = 10, L = 3) into one block of N rows (the job
 runs up to its cluster stage, which is stopped at the first block); that block is then
 clustered in process by the numpy path (``SPARKANON_NO_JIT=1``) and by the kernel
 (after one untimed call that compiles or loads it), ``--repeat`` times each, best time
@@ -10,7 +10,7 @@ fresh interpreter with an empty ``NUMBA_CACHE_DIR`` clusters a 300-row block.
 
 Run from the repository root::
 
-    PYTHONPATH=$PWD python scripts/bench_kl_kernel.py --rows 2000 10000 --compile
+    python -m experiments.bench_kl_kernel --rows 2000 10000 --compile
 """
 
 from __future__ import annotations
@@ -24,48 +24,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-CONF = ROOT / "conf" / "adult_kl_seed001.yaml"
-ADULT = ROOT / "data" / "adult" / "adult.csv"
+from experiments import _bench
 
-
-class _StopError(Exception):
-    """Raised by the recording cluster stage once it has the block."""
+ROOT = _bench.REPO_ROOT
+CONF = ROOT / "conf" / "adult_kl_chai2015.yaml"
 
 
 def adult_block(rows: int, tmp: Path) -> tuple[Any, Any, int]:
-    """``(frame, context, block id)`` of the first ``rows`` Adult rows as one block."""
-    import sparkanon.per_block.cluster as cluster_stage
-    from sparkanon.config import load_config
-    from sparkanon.engine.local import LocalEngine
-    from sparkanon.pipeline import run_job
-
-    lines = ADULT.read_text(encoding="utf-8").splitlines()[: rows + 1]
-    sample = tmp / f"adult_{rows}.csv"
-    sample.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    seen: list[tuple[Any, Any, int]] = []
-    original = cluster_stage.cluster_block_counted
-
-    def record(frame, ctx, algorithm, seed, block_id):  # noqa: ANN001, ANN202
-        seen.append((frame.copy(), ctx, int(block_id)))
-        raise _StopError
-
-    overrides = [
-        f"input.path={sample}",
-        f"output.path={tmp / 'out'}",
-        f"partitioning.max_block_rows={rows}",
-    ]
-    cluster_stage.cluster_block_counted = record
-    here = Path.cwd()
-    os.chdir(ROOT)  # the config's relative hierarchy paths
-    try:
-        run_job(LocalEngine(), load_config(CONF, overrides), commit=False)
-    except _StopError:
-        pass
-    finally:
-        os.chdir(here)
-        cluster_stage.cluster_block_counted = original
-    return seen[0]
+    """``(frame, context, block id)`` of the first ``rows`` Adult rows as one (K,L) block."""
+    return _bench.first_block(CONF, rows, tmp)
 
 
 def timed(frame: Any, ctx: Any, block_id: int, jit: bool, repeat: int) -> tuple[float, Any]:
@@ -119,7 +86,7 @@ def cold_compile() -> str:
     code = (
         "import time, tempfile, numpy as np\n"
         "from pathlib import Path\n"
-        "import bench_kl_kernel as b\n"
+        "from experiments import bench_kl_kernel as b\n"
         "frame, ctx, block_id = b.adult_block(300, Path(tempfile.mkdtemp()))\n"
         "from sparkanon.algorithms import Block\n"
         "from sparkanon.algorithms import _kl_kernel as kernel\n"
@@ -132,7 +99,7 @@ def cold_compile() -> str:
     )
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "scripts"), str(ROOT)])
+        env["PYTHONPATH"] = str(ROOT)
         done = subprocess.run(
             [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
         )

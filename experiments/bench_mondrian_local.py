@@ -33,7 +33,7 @@ Gong's code runs unmodified from ``--gong-dir`` (a checkout; nothing of it is co
 here) through a small launcher: it sets the loader's quasi-identifiers (above), and, as
 Python 3.11 rejects the file mode ``'rU'`` his reader opens the data with, drops the
 ``U`` before calling ``open``. sparkanon runs from a frozen copy of ``sparkanon/``
-(``scripts/_bench.py``, ``code_sha``) with ``--engine local`` and the config as it is
+(``experiments/_bench.py``, ``code_sha``) with ``--engine local`` and the config as it is
 (report and verification included) but for the input and output paths.
 
 The table gives, per tool: wall seconds, CPU seconds, peak RSS, the algorithm's own
@@ -45,8 +45,8 @@ encodings of the categorical attributes). One JSON line per run goes to
 
 Usage::
 
-    python scripts/bench_mondrian_local.py --gong-dir /tmp/gong_mondrian
-    python scripts/bench_mondrian_local.py --gong-dir DIR --rows 100000 --repeats 2
+    python -m experiments.bench_mondrian_local --gong-dir /tmp/gong_mondrian
+    python -m experiments.bench_mondrian_local --gong-dir DIR --rows 100000 --repeats 2
 """
 
 from __future__ import annotations
@@ -62,9 +62,8 @@ from typing import Any
 
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _bench  # noqa: E402
-from prepare_adult import COLUMNS  # noqa: E402
+from experiments import _bench
+from scripts.prepare_adult import COLUMNS
 
 TIME = "/usr/bin/time"
 DEFAULT_ROWS = Path("/tmp/sparkanon_bench/adult_1m_model.parquet")

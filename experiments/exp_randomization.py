@@ -59,9 +59,9 @@ Writes, under ``--out-dir`` (default ``docs/bench/``): ``randomization_l1.csv``,
 
 Usage::
 
-    python scripts/exp_randomization.py                    # about a minute on one core
-    python scripts/exp_randomization.py --rows 3000 --train-rows 2000 --out-dir /tmp/x
-    python scripts/exp_randomization.py --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_randomization                    # about a minute on one core
+    python -m experiments.exp_randomization --rows 3000 --train-rows 2000 --out-dir /tmp/x
+    python -m experiments.exp_randomization --report [--out-dir DIR]   # Markdown tables
 """
 
 from __future__ import annotations
@@ -77,9 +77,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 PRIVACY = (0.25, 0.5, 1.0, 2.0)
 NOISES = ("uniform", "gaussian")

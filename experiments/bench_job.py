@@ -21,14 +21,14 @@ One JSON line per run goes to ``docs/bench/job_runs.jsonl`` (wall seconds, rows,
 ``metrics.json``'s seconds per stage, peak memory, exit code and the error on failure),
 and a 1-second RSS timeline to ``docs/bench/rss/<label>.csv``.
 
-sparkanon is imported from a frozen copy of ``sparkanon/`` (``scripts/_bench.py``), so a
+sparkanon is imported from a frozen copy of ``sparkanon/`` (``experiments/_bench.py``), so a
 run is not disturbed by edits to the work tree; ``code_sha`` names that copy.
 
 Usage::
 
-    python scripts/bench_job.py CONFIG --label adult [--set key=value ...]
-    python scripts/bench_job.py CONFIG --label adult-floor --floor [--set input.path=...]
-    python scripts/bench_job.py --report [--only PREFIX]  # Markdown tables of the latest runs
+    python -m experiments.bench_job CONFIG --label adult [--set key=value ...]
+    python -m experiments.bench_job CONFIG --label adult-floor --floor [--set input.path=...]
+    python -m experiments.bench_job --report [--only PREFIX]  # Markdown tables of the latest runs
 """
 
 from __future__ import annotations
@@ -44,9 +44,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 RUNS_FILE = _bench.BENCH_DIR / "job_runs.jsonl"
 OUT_ROOT = Path("/tmp/sparkanon_bench/out")
@@ -291,7 +289,11 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(str(args.config), overrides)  # fails early on a bad override
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(snapshot), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+        [
+            str(snapshot),
+            str(_bench.REPO_ROOT),
+            *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []),
+        ]
     )
     if args.floor:
         cmd = [

@@ -1,4 +1,4 @@
-"""Shared helpers of the benchmark scripts (``scripts/bench_*.py``).
+"""Shared helpers of the experiments and benchmarks (``experiments/*.py``).
 
 Not part of the sparkanon package: the benchmarks only call its public entry points
 (``sparkanon run``, ``load_config``/``run_job``/``LocalEngine``). The package is edited
@@ -265,3 +265,53 @@ def run_local(raw: Mapping[str, Any], source: str = "<experiment>") -> dict[str,
     metrics["wall_seconds"] = time.perf_counter() - start
     metrics["cpu_seconds"] = time.process_time() - cpu
     return metrics
+
+
+class _FirstBlockError(Exception):
+    """Raised by the recording cluster stage once it holds the first block."""
+
+
+def first_block(conf: Path, rows: int, tmp: Path) -> tuple[Any, Any, int]:
+    """``(frame, context, block id)`` of the first ``rows`` Adult rows as one block.
+
+    Runs the job of ``conf`` on the local engine (nothing committed, from the repository
+    root for the config's relative hierarchy paths) on the first ``rows`` rows of
+    :data:`ADULT_CSV`, with ``max_block_rows`` equal to ``rows``, up to its cluster stage,
+    and stops it at the first block, which is the encoded input whole.
+
+    Args:
+        conf: The job config (its input and output paths are overridden).
+        rows: How many Adult rows the block holds.
+        tmp: A folder for the sample CSV and the output path.
+    """
+    import sparkanon.per_block.cluster as cluster_stage
+    from sparkanon.config import load_config
+    from sparkanon.engine.local import LocalEngine
+    from sparkanon.pipeline import run_job
+
+    lines = ADULT_CSV.read_text(encoding="utf-8").splitlines()[: rows + 1]
+    sample = tmp / f"adult_{rows}.csv"
+    sample.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    seen: list[tuple[Any, Any, int]] = []
+    original = cluster_stage.cluster_block_counted
+
+    def record(frame, ctx, algorithm, seed, block_id):  # noqa: ANN001, ANN202
+        seen.append((frame.copy(), ctx, int(block_id)))
+        raise _FirstBlockError
+
+    overrides = [
+        f"input.path={sample}",
+        f"output.path={tmp / 'out'}",
+        f"partitioning.max_block_rows={rows}",
+    ]
+    cluster_stage.cluster_block_counted = record
+    here = Path.cwd()
+    os.chdir(REPO_ROOT)
+    try:
+        run_job(LocalEngine(), load_config(conf, overrides), commit=False)
+    except _FirstBlockError:
+        pass
+    finally:
+        os.chdir(here)
+        cluster_stage.cluster_block_counted = original
+    return seen[0]

@@ -4,7 +4,7 @@ Issue 25's SUDA2 size limit: on this machine, Spark ``local[2]``, generated Adul
 (``scripts/generate_adult.py``), :func:`sparkanon.risk.suda.suda2_on_engine` over the
 demo's seven quasi-identifiers for each ``--max-size``, beside a read-and-write floor
 (a plain PySpark job reading the same Parquet file and writing it unchanged), each run
-in its own process measured with ``scripts/bench_job.py``'s sampler (wall time, peak RSS
+in its own process measured with ``experiments/bench_job.py``'s sampler (wall time, peak RSS
 of the driver's Python process and of the JVM).
 
 Results: ``OUT_DIR/suda{tag}.csv`` (one row per run) and each run's record in
@@ -12,8 +12,8 @@ Results: ``OUT_DIR/suda{tag}.csv`` (one row per run) and each run's record in
 
 Usage::
 
-    python scripts/bench_suda.py --rows 100000 1000000 --max-size 2 3 4
-    python scripts/bench_suda.py --report        # Markdown table of suda.csv
+    python -m experiments.bench_suda --rows 100000 1000000 --max-size 2 3 4
+    python -m experiments.bench_suda --report        # Markdown table of suda.csv
 """
 
 from __future__ import annotations
@@ -27,11 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
-import bench_job  # noqa: E402
-import bench_perturb  # noqa: E402
+from experiments import _bench, bench_job, bench_perturb
 
 QIS = ("age", "education", "marital-status", "native-country", "workclass", "sex", "race")
 """The demo's seven quasi-identifiers (conf/adult_hpk.yaml)."""
@@ -97,7 +93,11 @@ def measured(path: Path, max_size: int, sha: str, label: str, runs_file: Path) -
     snapshot, _ = _bench.snapshot_package(sha)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(snapshot), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
+        [
+            str(snapshot),
+            str(_bench.REPO_ROOT),
+            *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []),
+        ]
     )
     out = bench_job.OUT_ROOT / f"{label}-out"
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path)]

@@ -13,8 +13,8 @@ each the best of ``--repeat`` runs.
 
 Usage::
 
-    python scripts/bench_draws.py --rows 10000000 --columns 5
-    python scripts/bench_draws.py --report            # the table of draws.csv
+    python -m experiments.bench_draws --rows 10000000 --columns 5
+    python -m experiments.bench_draws --report            # the table of draws.csv
 """
 
 from __future__ import annotations
@@ -27,9 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 FIELDS = ["generator", "rows", "columns", "batch", "seconds", "ns_per_draw"]
 

@@ -26,9 +26,9 @@ stage alone (the algorithm, what the paper's Figure 4 times).
 
 Usage::
 
-    python scripts/bench_grid.py [--rows 3000] [--seeds 1 2 3] [--algorithms ...]
-    python scripts/bench_grid.py --qi-weight inverse --tag _w   # grid_w.csv, fig_*_w.png
-    python scripts/bench_grid.py --report [--tag _w]  # Markdown tables of grid{tag}.csv
+    python -m experiments.bench_grid [--rows 3000] [--seeds 1 2 3] [--algorithms ...]
+    python -m experiments.bench_grid --qi-weight inverse --tag _w   # grid_w.csv, fig_*_w.png
+    python -m experiments.bench_grid --report [--tag _w]  # Markdown tables of grid{tag}.csv
 """
 
 from __future__ import annotations
@@ -40,9 +40,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 SETTINGS = [(2, 8), (2, 12), (3, 8)]
 P_MAX = 7

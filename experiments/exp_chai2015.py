@@ -12,7 +12,7 @@ gives neither its K values, nor L, nor the baseline's name; we run:
   K-anonymity baseline (it ignores L);
 
 for K = 2, 5, 10, 20, 30, 40, 50 (``--k``; ``--l`` for L), on the attribute setting of
-``conf/adult_kl_seed001.yaml`` (published generalized, blocks of at most 2,000 rows),
+``conf/adult_kl_chai2015.yaml`` (published generalized, blocks of at most 2,000 rows),
 which the script loads and modifies in Python; the full data, or its first ``--rows``
 rows. Every run is a local-engine job (pandas, one process, ``commit=False``); both
 algorithms are deterministic, so ``--repeats`` (default 1) only repeats the timing.
@@ -24,19 +24,19 @@ algorithm alone, in blocks).
 
 Writes, under ``--out-dir`` (default ``docs/bench/``):
 
-* ``seed001_runs.csv``: one row per run;
-* ``seed001.csv``: one row per (K, algorithm, L): the quality (the same in every
+* ``chai2015_runs.csv``: one row per run;
+* ``chai2015.csv``: one row per (K, algorithm, L): the quality (the same in every
   repeat; checked) and the mean and minimum of the times over the repeats;
-* ``seed001_gcp.png``: GCP against K, MDAV and kl_cluster at each L as lines;
-* ``seed001_time.png``: CPU seconds of the job and wall seconds of the cluster stage
+* ``chai2015_gcp.png``: GCP against K, MDAV and kl_cluster at each L as lines;
+* ``chai2015_time.png``: CPU seconds of the job and wall seconds of the cluster stage
   against K;
-* ``seed001.meta.json``: the command, rows, code and machine.
+* ``chai2015.meta.json``: the command, rows, code and machine.
 
 Usage::
 
-    python scripts/exp_seed001.py [--k 2 5 10 20 30 40 50] [--l 2 3 4 5] [--repeats 1]
-    python scripts/exp_seed001.py --rows 1500 --k 5 10 --out-dir /tmp/x   # quick
-    python scripts/exp_seed001.py --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_chai2015 [--k 2 5 10 20 30 40 50] [--l 2 3 4 5] [--repeats 1]
+    python -m experiments.exp_chai2015 --rows 1500 --k 5 10 --out-dir /tmp/x   # quick
+    python -m experiments.exp_chai2015 --report [--out-dir DIR]   # Markdown tables
 """
 
 from __future__ import annotations
@@ -51,11 +51,9 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from experiments import _bench
 
-import _bench  # noqa: E402
-
-CONFIG = _bench.REPO_ROOT / "conf" / "adult_kl_seed001.yaml"
+CONFIG = _bench.REPO_ROOT / "conf" / "adult_kl_chai2015.yaml"
 K_VALUES = (2, 5, 10, 20, 30, 40, 50)
 L_VALUES = (2, 3, 4, 5)
 QUALITY = ["rows_out", "classes", "published_classes", "size_min", "size_max", "GCP", "NCP"]
@@ -199,7 +197,7 @@ def plot(summary: list[dict], panels: list[tuple[str, str]], title: str, path: P
 
 
 def report(path: Path) -> int:
-    """Markdown tables of ``seed001.csv``: information loss and time per K and method."""
+    """Markdown tables of ``chai2015.csv``: information loss and time per K and method."""
     import pandas as pd
 
     if not path.is_file():
@@ -248,14 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     _bench.add_run_arguments(parser)
     args = parser.parse_args(argv)
     if args.report:
-        return report(args.out_dir / "seed001.csv")
+        return report(args.out_dir / "chai2015.csv")
     if any(lv < 2 for lv in args.l) or any(k < 2 for k in args.k):
         parser.error("(K,L)-anonymity needs K >= 2 and L >= 2 (definition 5)")
 
     sha, prov = _bench.use_code(args.code, args.in_place)
     base = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
     runs = []
-    with tempfile.TemporaryDirectory(prefix="exp_seed001_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="exp_chai2015_") as tmp:
         if args.rows is None:
             csv_path = _bench.ADULT_CSV
         else:
@@ -265,17 +263,17 @@ def main(argv: list[str] | None = None) -> int:
                 run = run_one(base, csv_path, Path(tmp) / "out", k, alg, lv, repeat)
                 runs.append({**run, "code_sha": sha})
     summary = summarise(runs)
-    _bench.write_csv(args.out_dir / "seed001_runs.csv", runs, RUN_FIELDS)
-    _bench.write_csv(args.out_dir / "seed001.csv", summary, SUMMARY_FIELDS)
+    _bench.write_csv(args.out_dir / "chai2015_runs.csv", runs, RUN_FIELDS)
+    _bench.write_csv(args.out_dir / "chai2015.csv", summary, SUMMARY_FIELDS)
     rows = runs[0]["rows_in"] if runs else 0
-    meta = {"command": _bench.command_line(), "config": "conf/adult_kl_seed001.yaml"}
-    _bench.write_json(args.out_dir / "seed001.meta.json", {**meta, "rows": rows, **prov})
+    meta = {"command": _bench.command_line(), "config": "conf/adult_kl_chai2015.yaml"}
+    _bench.write_json(args.out_dir / "chai2015.meta.json", {**meta, "rows": rows, **prov})
     n = f"{rows:,} Adult rows"
     plot(
         summary,
         [("GCP", "GCP (%)")],
         f"Information loss vs K ({n})",
-        args.out_dir / "seed001_gcp.png",
+        args.out_dir / "chai2015_gcp.png",
     )
     plot(
         summary,
@@ -284,9 +282,11 @@ def main(argv: list[str] | None = None) -> int:
             ("cluster_seconds_mean", "cluster stage, wall s"),
         ],
         f"Time vs K ({n}, local engine)",
-        args.out_dir / "seed001_time.png",
+        args.out_dir / "chai2015_time.png",
     )
-    print(f"wrote {args.out_dir}/seed001_runs.csv, seed001.csv, seed001_gcp.png, seed001_time.png")
+    print(
+        f"wrote {args.out_dir}/chai2015_runs.csv, chai2015.csv, chai2015_gcp.png, chai2015_time.png"
+    )
     return 0
 
 

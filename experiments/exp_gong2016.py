@@ -79,20 +79,20 @@ the default setting), ``readings`` (ARE of the default setting under every readi
 
 Writes, under ``--out-dir`` (default ``docs/bench/``):
 
-* ``seed002_runs.csv``: one row per (experiment, setting, algorithm); an anonymization
+* ``gong2016_runs.csv``: one row per (experiment, setting, algorithm); an anonymization
   shared by several experiments runs once, its time repeated in each row;
-* ``seed002.csv``: one row per (experiment, dataset, setting): the three algorithms side
+* ``gong2016.csv``: one row per (experiment, dataset, setting): the three algorithms side
   by side;
-* ``seed002_fig3.png`` .. ``seed002_fig6.png`` (the seed's figures), ``seed002_blocking.png``
-  and ``seed002_cj.png``;
-* ``seed002.meta.json``: the command, the data, the grid run, the checks, the machine.
+* ``gong2016_fig3.png`` .. ``gong2016_fig6.png`` (the seed's figures), ``gong2016_blocking.png``
+  and ``gong2016_cj.png``;
+* ``gong2016.meta.json``: the command, the data, the grid run, the checks, the machine.
 
 Usage::
 
-    python scripts/exp_seed002.py                     # everything (about 50 minutes, 2 cores)
-    python scripts/exp_seed002.py --n 3000 --sizes 1000 3000 --qt 200 --out-dir /tmp/x
-    python scripts/exp_seed002.py --report [--out-dir DIR]   # Markdown tables
-    python scripts/exp_seed002.py --plot [--out-dir DIR]     # figures from seed002_runs.csv
+    python -m experiments.exp_gong2016                     # everything (about 50 minutes, 2 cores)
+    python -m experiments.exp_gong2016 --n 3000 --sizes 1000 3000 --qt 200 --out-dir /tmp/x
+    python -m experiments.exp_gong2016 --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_gong2016 --plot [--out-dir DIR]     # figures from gong2016_runs.csv
 """
 
 from __future__ import annotations
@@ -111,9 +111,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 # ---------------------------------------------------------------------------
 # Settings
@@ -1192,7 +1190,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
         return [[(exp, x, f"are_{r}", algs, f"{what}, {r}", xlabel, "ARE (%)")] for r in READINGS]
 
     figs = {
-        "seed002_fig3.png": (
+        "gong2016_fig3.png": (
             [
                 [
                     ("k", "k", f"are_{r}", all3, f"(a) k, l = 5, {r}", "k", "ARE (%)"),
@@ -1202,7 +1200,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
             ],
             f"Gong et al. 2016, Figure 3: ARE against k and l (informs-like, n = {n:,})",
         ),
-        "seed002_fig4.png": (
+        "gong2016_fig4.png": (
             [
                 [
                     ("qd", "qd", f"are_{r}", all3, f"(a) qd, s = 0.02, {r}", "qd", "ARE (%)"),
@@ -1213,7 +1211,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
             f"Gong et al. 2016, Figure 4: ARE against qd and s "
             f"(informs-like, n = {n:,}, k = 10, l = 5)",
         ),
-        "seed002_fig5.png": (
+        "gong2016_fig5.png": (
             [
                 [
                     ("size", "n", "are_certain", all3, "certain", "records", "ARE (%)"),
@@ -1222,7 +1220,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
             ],
             "Gong et al. 2016, Figure 5: ARE against the data size (informs-like, k = 10, l = 5)",
         ),
-        "seed002_fig6.png": (
+        "gong2016_fig6.png": (
             [
                 [
                     ("size", "n", "seconds", all3, "(a) size, k = 10, l = 5", "records", "s"),
@@ -1232,7 +1230,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
             ],
             "Gong et al. 2016, Figure 6: running time (APA, PAA: the job; RMR: rmr())",
         ),
-        "seed002_blocking.png": (
+        "gong2016_blocking.png": (
             [
                 [
                     (
@@ -1266,7 +1264,7 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
             ],
             f"What blocking costs (informs-like, n = {n:,}, k = 10, l = 5)",
         ),
-        "seed002_cj.png": (
+        "gong2016_cj.png": (
             [
                 [
                     (
@@ -1299,12 +1297,12 @@ def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
 
 
 def report(out_dir: Path) -> int:
-    """Markdown tables of ``seed002.csv`` and the meta JSON's readings."""
+    """Markdown tables of ``gong2016.csv`` and the meta JSON's readings."""
     import json
 
-    path = out_dir / "seed002.csv"
+    path = out_dir / "gong2016.csv"
     if not path.is_file():
-        print(f"no seed002.csv in {out_dir}", file=sys.stderr)
+        print(f"no gong2016.csv in {out_dir}", file=sys.stderr)
         return 1
     df = pd.read_csv(path, dtype=str, keep_default_na=False)
     heads = {
@@ -1350,7 +1348,7 @@ def report(out_dir: Path) -> int:
             supp = [cell(r, a, "suppressed", ".0f") for a in ALGORITHMS]
             print(f"| {r[x]} | " + " | ".join(ares + secs + groups + supp) + " |")
         print()
-    meta_path = out_dir / "seed002.meta.json"
+    meta_path = out_dir / "gong2016.meta.json"
     if meta_path.is_file():
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if meta.get("readings"):
@@ -1415,13 +1413,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     _bench.add_run_arguments(parser)
     parser.add_argument(
-        "--plot", action="store_true", help="redraw the figures from seed002_runs.csv and exit"
+        "--plot", action="store_true", help="redraw the figures from gong2016_runs.csv and exit"
     )
     args = parser.parse_args(argv)
     if args.report:
         return report(args.out_dir)
     if args.plot:
-        with (args.out_dir / "seed002_runs.csv").open(encoding="utf-8", newline="") as fh:
+        with (args.out_dir / "gong2016_runs.csv").open(encoding="utf-8", newline="") as fh:
             print("wrote", ", ".join(plot_all(list(csv.DictReader(fh)), args.out_dir)))
         return 0
 
@@ -1430,7 +1428,7 @@ def main(argv: list[str] | None = None) -> int:
     meta: dict[str, Any] = {"command": _bench.command_line(), **prov}
     run = Runner(args, sha)
     only = set(args.only or EXPERIMENTS)
-    with tempfile.TemporaryDirectory(prefix="exp_seed002_") as tmp_dir:
+    with tempfile.TemporaryDirectory(prefix="exp_gong2016_") as tmp_dir:
         tmp = Path(tmp_dir)
         if only - {"cj"}:
             ds = informs_dataset(args.n, args.data_seed, tmp)
@@ -1449,8 +1447,8 @@ def main(argv: list[str] | None = None) -> int:
             }
             run_cj(args, run, cj)
     out = args.out_dir
-    _bench.write_csv(out / "seed002_runs.csv", run.rows, RUN_FIELDS)
-    _bench.write_csv(out / "seed002.csv", summarise(run.rows), summary_fields())
+    _bench.write_csv(out / "gong2016_runs.csv", run.rows, RUN_FIELDS)
+    _bench.write_csv(out / "gong2016.csv", summarise(run.rows), summary_fields())
     meta["figures"] = plot_all(run.rows, out)
     meta["grid"] = {
         "k": args.k,
@@ -1472,9 +1470,9 @@ def main(argv: list[str] | None = None) -> int:
         if r["status"] != "ok"
     ]
     meta["total_seconds"] = round(time.perf_counter() - started, 1)
-    _bench.write_json(out / "seed002.meta.json", meta)
+    _bench.write_json(out / "gong2016.meta.json", meta)
     print(
-        f"wrote {out}/seed002_runs.csv, seed002.csv, seed002.meta.json, "
+        f"wrote {out}/gong2016_runs.csv, gong2016.csv, gong2016.meta.json, "
         f"{', '.join(meta['figures'])} in {meta['total_seconds']}s"
     )
     return 0

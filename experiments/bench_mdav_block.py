@@ -9,13 +9,12 @@ the best CPU time of ``--reps`` calls and whether the labels are the same.
 
 Usage::
 
-    PYTHONPATH=$PWD python scripts/bench_mdav_block.py [--rows 2000 10000] [--reps 5]
+    python -m experiments.bench_mdav_block [--rows 2000 10000] [--reps 5]
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -23,13 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from experiments import _bench
+from sparkanon.algorithms import Block
+from sparkanon.algorithms.mdav import Mdav
+from sparkanon.attributes.schema import RID
 
-from sparkanon.algorithms import Block  # noqa: E402
-from sparkanon.algorithms.mdav import Mdav  # noqa: E402
-from sparkanon.attributes.schema import RID  # noqa: E402
-from tests._adult import adult_sample, clustered_blocks  # noqa: E402
+CONF = _bench.REPO_ROOT / "conf" / "adult_mdav_k.yaml"
 
 
 def best_cpu(run: Callable[[], np.ndarray], reps: int) -> tuple[float, np.ndarray]:
@@ -43,20 +41,14 @@ def best_cpu(run: Callable[[], np.ndarray], reps: int) -> tuple[float, np.ndarra
     return best, labels
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     """Parse the arguments, build the block, time both paths."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[2000, 10000])
     parser.add_argument("--reps", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        sample = adult_sample(Path(tmp), max(args.rows))
-        overrides = [
-            f"input.path={sample}",
-            f"output.path={Path(tmp) / 'out'}",
-            f"partitioning.max_block_rows={max(args.rows) + 1}",
-        ]
-        (frame, ctx, _), *_ = clustered_blocks(ROOT / "conf" / "adult_mdav_k.yaml", overrides)
+        frame, ctx, _ = _bench.first_block(CONF, max(args.rows), Path(tmp))
     frame = frame.sort_values(RID).reset_index(drop=True)
     for n in args.rows:
         block = Block(frame.iloc[:n], ctx)
@@ -67,7 +59,8 @@ def main() -> None:
             f"reference {reference * 1e3:.1f} ms, x{reference / compiled:.1f}, "
             f"same labels {np.array_equal(labels, expected)}"
         )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

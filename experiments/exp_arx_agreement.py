@@ -7,7 +7,7 @@ sampling fraction with :mod:`sparkanon.risk.arx`, and compares every figure with
 4 significant digits (relative difference below 5e-5; an estimate ARX marks unavailable
 must be ``None`` here). Prints one table; exits 1 on any disagreement.
 
-Usage: ``python scripts/exp_arx_agreement.py [--data data/adult/adult.csv]
+Usage: ``python -m experiments.exp_arx_agreement [--data data/adult/adult.csv]
 [--reference tests/data/arx_adult_risk.json]``
 """
 

@@ -21,7 +21,7 @@ input and on the release, scored on the test split.
 
 Usage::
 
-    python scripts/eval_configs.py [--configs adult_mondrian_k ...] [--out-dir DIR]
+    python -m experiments.eval_configs [--configs adult_mondrian_k ...] [--out-dir DIR]
 
 Prints the markdown table (docs/experiments.md, "Evaluation of every config") and writes
 ``eval_configs.json`` (every evaluation) under ``--out-dir`` (default ``docs/bench``).

@@ -16,8 +16,8 @@ is compared with the unblocked run of the same seed.
 
 Usage::
 
-    python scripts/bench_blocking.py [--rows 3000 10000] [--seeds 42]
-    python scripts/bench_blocking.py --report      # Markdown table of blocking.csv
+    python -m experiments.bench_blocking [--rows 3000 10000] [--seeds 42]
+    python -m experiments.bench_blocking --report      # Markdown table of blocking.csv
 """
 
 from __future__ import annotations
@@ -28,9 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 BLOCK_SIZES = {3000: [500, 1000, 2000], 10000: [250, 500, 1000, 2000]}
 DEFAULT_BLOCK_SIZES = [500, 1000, 2000]

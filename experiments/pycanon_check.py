@@ -12,7 +12,7 @@ the quasi-identifiers (attributes of kind continuous, ordinal, categorical, nomi
 semantic) and the sensitive attribute from ``config.yaml``, hands the published rows to
 pycanon and compares pycanon's numbers with sparkanon's: the ``achieved`` values of
 ``metrics.json`` for the job's models, sparkanon's model code (``sparkanon.models``) run
-on the published classes for the other quantities, and ``scripts/verify_output.py``'s
+on the published classes for the other quantities, and ``sparkanon/tools/verify_release.py``'s
 verdict. How the quantities map (pycanon 1.3.6, ``pycanon/anonymity/``):
 
 * ``k_anonymity`` (``_k_anonymity.py``): the smallest class, ``min_class_size``. Equal.
@@ -49,12 +49,12 @@ verdict. How the quantities map (pycanon 1.3.6, ``pycanon/anonymity/``):
 * ``classes``: pycanon's equivalence classes (``aux_anonymity.get_equiv_class``, a pandas
   groupby of the published quasi-identifiers) against ``published_classes``. Equal.
 * ``verdict``: whether every config model holds, from pycanon's numbers (``undecided``
-  where its integers cannot tell), against ``verify_output.py``'s ``violations=N``.
+  where its integers cannot tell), against ``sparkanon-verify``'s ``violations=N``.
 
 Usage::
 
-    python scripts/pycanon_check.py OUTPUT_DIR [OUTPUT_DIR ...]
-    python scripts/pycanon_check.py --job LABEL CONFIG [KEY=VALUE ...] [--job ...]
+    python -m experiments.pycanon_check OUTPUT_DIR [OUTPUT_DIR ...]
+    python -m experiments.pycanon_check --job LABEL CONFIG [KEY=VALUE ...] [--job ...]
         [--rows N] [--csv docs/bench/pycanon_check.csv]   (one command line)
 
 ``--job`` runs ``sparkanon run CONFIG --engine local --set KEY=VALUE ...`` first (on the
@@ -89,7 +89,7 @@ import pandas as pd
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-VERIFY_SCRIPT = REPO_ROOT / "scripts" / "verify_output.py"
+VERIFY_SCRIPT = REPO_ROOT / "sparkanon" / "tools" / "verify_release.py"
 PYCANON_SPEC = "pycanon==1.3.6"
 QI_KINDS = {"continuous", "ordinal", "categorical", "nominal", "semantic"}
 TOL = 1e-9
@@ -484,7 +484,7 @@ def _yes(ok: bool) -> str:
 
 
 def verify_verdict(out: Output) -> tuple[int | None, str]:
-    """``scripts/verify_output.py``'s ``violations=N`` on the output, and its line."""
+    """``sparkanon/tools/verify_release.py``'s ``violations=N`` on the output, and its line."""
     done = subprocess.run(
         [sys.executable, str(VERIFY_SCRIPT), str(out.path)],
         capture_output=True,
@@ -855,7 +855,7 @@ def compare(out: Output, py: dict[str, Any], ours: Ours, derived: dict[int, Deri
         "verdict",
         f"every model holds: {shown}",
         ours_text,
-        "verify_output.py",
+        "sparkanon-verify",
         state,
         "the pycanon values above",
         "violations=0 iff holds",
@@ -947,14 +947,11 @@ def markdown(rows: list[Row]) -> str:
 
 
 def provenance(argv: list[str]) -> dict[str, Any]:
-    """The command, time, code hash and machine (via ``scripts/_bench.py``)."""
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    try:
-        import _bench
-    finally:
-        sys.path.pop(0)
+    """The command, time, code hash and machine (via :mod:`experiments._bench`)."""
+    from experiments import _bench
+
     return {
-        "command": "python scripts/pycanon_check.py " + shlex.join(argv),
+        "command": "python -m experiments.pycanon_check " + shlex.join(argv),
         "utc": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "code_sha": _bench.code_sha(),
         **_bench.git_state(),

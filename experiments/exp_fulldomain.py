@@ -12,7 +12,7 @@ Sweeney's precision Prec, DM, NCP, suppressed rows and seconds of:
 * **sparkanon Incognito and Samarati** (``algorithm.metric: precision``): each run is
   what ``python -m sparkanon.cli run CONFIG --engine local --set ...`` does
   (``load_config`` then ``run_job`` on the local engine, output committed), run in this
-  process from a frozen copy of the package (``scripts/_bench.py``); the equivalent
+  process from a frozen copy of the package (``experiments/_bench.py``); the equivalent
   command is recorded per row. ``families.full_domain``: Incognito publishes, among the minimal
   acceptable nodes (all acceptable nodes when pruning is unsound), the one of least
   loss; Samarati the acceptable node of least loss at the lowest height holding one.
@@ -79,7 +79,7 @@ Sweeney's precision Prec, DM, NCP, suppressed rows and seconds of:
     wrapper of ``utils.apply_hierarchy`` in the subprocess (the ``note`` column).
 
 "No worse" compares sparkanon's Prec with anjana's (``prec_vs_anjana``: ``>=`` up to
-1e-12) and heights (``height_vs_anjana``). Then ``scripts/pycanon_check.py`` checks every
+1e-12) and heights (``height_vs_anjana``). Then ``experiments/pycanon_check.py`` checks every
 sparkanon output directory with pycanon 1.3.6 (its own cached environment).
 
 Writes, under ``--out-dir`` (default ``docs/bench/``):
@@ -91,9 +91,9 @@ Writes, under ``--out-dir`` (default ``docs/bench/``):
 
 Usage::
 
-    python scripts/exp_fulldomain.py [--k 2 5 10 20 50] [--l 2 3] [--max-suppression 0 0.02]
-    python scripts/exp_fulldomain.py --rows 5000 --k 5 --l 2 --out-dir /tmp/x   # quick
-    python scripts/exp_fulldomain.py --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_fulldomain [--k 2 5 10 20 50] [--l 2 3] [--max-suppression 0 0.02]
+    python -m experiments.exp_fulldomain --rows 5000 --k 5 --l 2 --out-dir /tmp/x   # quick
+    python -m experiments.exp_fulldomain --report [--out-dir DIR]   # Markdown tables
 
 Exit code 0 when every check holds, 1 otherwise (the failures are listed and kept in the
 meta file), 3 when anjana's environment cannot be created. The checks: each search's
@@ -123,10 +123,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
-import pycanon_check  # noqa: E402
+from experiments import _bench, pycanon_check
 
 K_VALUES = (2, 5, 10, 20, 50)
 L_VALUES = (2, 3)
@@ -603,8 +600,19 @@ def anjana_quality(
 def run_pycanon_check(
     outputs: list[Path], csv_path: Path, env: dict[str, str]
 ) -> tuple[int, dict[str, str], str]:
-    """``scripts/pycanon_check.py OUTPUT_DIR ... --csv CSV``; exit code and per-output tally."""
-    cmd = [sys.executable, str(_bench.REPO_ROOT / "scripts" / "pycanon_check.py")]
+    """``experiments/pycanon_check.py OUTPUT_DIR ... --csv CSV``; exit code and per-output tally.
+
+    The script runs by path with ``env``'s ``PYTHONPATH`` (the snapshot first) and the
+    repository root after it, so that it imports sparkanon from the snapshot and
+    :mod:`experiments._bench` from the repository.
+    """
+    env = {
+        **env,
+        "PYTHONPATH": os.pathsep.join(
+            [*filter(None, [env.get("PYTHONPATH")]), str(_bench.REPO_ROOT)]
+        ),
+    }
+    cmd = [sys.executable, str(_bench.REPO_ROOT / "experiments" / "pycanon_check.py")]
     cmd += [str(p) for p in outputs] + ["--csv", str(csv_path)]
     done = subprocess.run(
         cmd, capture_output=True, text=True, check=False, cwd=_bench.REPO_ROOT, env=env
@@ -1049,7 +1057,7 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     sha, prov = _bench.use_code(args.code, args.in_place)
     env = dict(os.environ)
-    if not args.in_place:  # pycanon_check and verify_output.py import the same snapshot
+    if not args.in_place:  # pycanon_check imports the same snapshot
         snap = str(_bench.SNAPSHOT_ROOT / sha)
         env["PYTHONPATH"] = os.pathsep.join([snap, *filter(None, [env.get("PYTHONPATH")])])
 

@@ -17,8 +17,8 @@ CPUs and BLAS builds, is pinned *by value* (a case's ``by_value`` tables): its r
 and the digest of its exact columns (text, integers, booleans) exactly, and its numeric,
 date and timestamp columns value by value within :data:`VALUE_TOLERANCE` of the column's
 pinned range (plus one unit of a date's or a timestamp's resolution), against a copy of
-the table kept in ``tests/golden/tables/``. ``scripts/update_golden.py`` writes the pins;
-the tests only compare.
+the table kept in ``tests/golden/tables/``. ``scripts/update_golden.py`` writes the pins
+and ``tests/test_golden.py`` compares a fresh run with them, both with this module.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ length 6" of the semantic attribute fnlwgt: this script writes the rows of
 ``data/adult/adult.csv`` whose fnlwgt has 6 digits (37,290 of the 45,222, in file
 order) to a temporary CSV and points ``input.path`` at it (``--rows N`` keeps only the
 first N of them, for quick runs). The attributes, kinds and sensitive attribute are
-those of ``conf/adult_psk_seed003.yaml`` (|QI| = 7), which the script loads and modifies
+those of ``conf/adult_psk_yang2014.yaml`` (|QI| = 7), which the script loads and modifies
 in Python (model, algorithm, seed, attribute subset); it keeps the config's blocking
 (``max_block_rows`` 2000; the paper clusters the whole table at once). Every run is a
 local-engine job (pandas, one process, ``commit=False``); its ``seed`` drives the
@@ -33,15 +33,15 @@ Figure 4's |QI| values.
 
 Writes, under ``--out-dir`` (default ``docs/bench/``):
 
-* ``seed003_table5_runs.csv``: one row per Table 5 run;
-* ``seed003_table5.csv``: per (k, p), mean and standard deviation over the runs, and the
+* ``yang2014_table5_runs.csv``: one row per Table 5 run;
+* ``yang2014_table5.csv``: per (k, p), mean and standard deviation over the runs, and the
   paper's numbers;
-* ``seed003_figs_runs.csv``: one row per figure run;
-* ``seed003_figs.csv``: per (|QI|, k, p, algorithm), mean and standard deviation over
+* ``yang2014_figs_runs.csv``: one row per figure run;
+* ``yang2014_figs.csv``: per (|QI|, k, p, algorithm), mean and standard deviation over
   the seeds, and the figures each setting belongs to;
-* ``seed003_fig2.png``, ``seed003_fig3.png``, ``seed003_fig4.png``: AVG-IL (top) and
+* ``yang2014_fig2.png``, ``yang2014_fig3.png``, ``yang2014_fig4.png``: AVG-IL (top) and
   AVG-Ent (bottom) against p, one column per panel, the algorithms as lines;
-* ``seed003_table5.meta.json``, ``seed003_figs.meta.json``: the command, rows, code
+* ``yang2014_table5.meta.json``, ``yang2014_figs.meta.json``: the command, rows, code
   and machine of each.
 
 Every run also records CAVG, NCP, GCP, the classes, the job's wall and CPU seconds and
@@ -49,9 +49,9 @@ the wall seconds of its ``cluster`` stage (the algorithm alone).
 
 Usage::
 
-    python scripts/exp_seed003.py [--only table5|figs] [--runs 10] [--fig-runs 1]
-    python scripts/exp_seed003.py --rows 1500 --runs 1 --k 8 --p 5 --out-dir /tmp/x
-    python scripts/exp_seed003.py --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_yang2014 [--only table5|figs] [--runs 10] [--fig-runs 1]
+    python -m experiments.exp_yang2014 --rows 1500 --runs 1 --k 8 --p 5 --out-dir /tmp/x
+    python -m experiments.exp_yang2014 --report [--out-dir DIR]   # Markdown tables
 """
 
 from __future__ import annotations
@@ -67,11 +67,9 @@ from typing import Any
 
 import yaml
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from experiments import _bench
 
-import _bench  # noqa: E402
-
-CONFIG = _bench.REPO_ROOT / "conf" / "adult_psk_seed003.yaml"
+CONFIG = _bench.REPO_ROOT / "conf" / "adult_psk_yang2014.yaml"
 QI_ORDER = ["age", "sex", "race", "education", "native-country", "workclass", "fnlwgt"]
 """The paper's attribute list (section 5.1), in its order; |QI| = n takes the first n."""
 FNLWGT_DIGITS = 6
@@ -301,10 +299,10 @@ def run_table5(args: argparse.Namespace, base: dict, csv_path: Path, meta: dict)
     fields = ["k", "p", "runs", "all_verified"]
     fields += [f"{m}_{s}" for m in METRICS for s in STATS]
     fields += ["paper_AVG_IL", "paper_AVG_Ent", "AVG_IL_ratio", "AVG_Ent_diff"]
-    _bench.write_csv(args.out_dir / "seed003_table5_runs.csv", runs, RUN_FIELDS)
-    _bench.write_csv(args.out_dir / "seed003_table5.csv", table5_summary(runs), fields)
-    _bench.write_json(args.out_dir / "seed003_table5.meta.json", meta)
-    print(f"wrote {args.out_dir}/seed003_table5_runs.csv, seed003_table5.csv")
+    _bench.write_csv(args.out_dir / "yang2014_table5_runs.csv", runs, RUN_FIELDS)
+    _bench.write_csv(args.out_dir / "yang2014_table5.csv", table5_summary(runs), fields)
+    _bench.write_json(args.out_dir / "yang2014_table5.meta.json", meta)
+    print(f"wrote {args.out_dir}/yang2014_table5_runs.csv, yang2014_table5.csv")
 
 
 def run_figures(args: argparse.Namespace, base: dict, csv_path: Path, meta: dict) -> None:
@@ -326,8 +324,8 @@ def run_figures(args: argparse.Namespace, base: dict, csv_path: Path, meta: dict
         row["figures"] = " ".join(settings[(row["qi"], row["k"], row["algorithm"])])
     fields = ["qi", "k", "p", "algorithm", "figures", "runs", "all_verified"]
     fields += [f"{m}_{s}" for m in METRICS for s in STATS]
-    _bench.write_csv(args.out_dir / "seed003_figs_runs.csv", runs, RUN_FIELDS)
-    _bench.write_csv(args.out_dir / "seed003_figs.csv", summary, fields)
+    _bench.write_csv(args.out_dir / "yang2014_figs_runs.csv", runs, RUN_FIELDS)
+    _bench.write_csv(args.out_dir / "yang2014_figs.csv", summary, fields)
     n = f"{rows:,} rows, mean of {args.fig_runs} seed(s)"
     titles = {
         "fig2": f"MAA-SAE vs MAA-MINIL ({n})",
@@ -335,18 +333,18 @@ def run_figures(args: argparse.Namespace, base: dict, csv_path: Path, meta: dict
         "fig4": f"MAA-SAE vs GPKC by |QI| ({n})",
     }
     for name, fig in figs.items():
-        plot_figure(summary, name, fig, titles[name], args.out_dir / f"seed003_{name}.png")
-    _bench.write_json(args.out_dir / "seed003_figs.meta.json", meta)
-    print(f"wrote {args.out_dir}/seed003_figs_runs.csv, seed003_figs.csv, seed003_fig2-4.png")
+        plot_figure(summary, name, fig, titles[name], args.out_dir / f"yang2014_{name}.png")
+    _bench.write_json(args.out_dir / "yang2014_figs.meta.json", meta)
+    print(f"wrote {args.out_dir}/yang2014_figs_runs.csv, yang2014_figs.csv, yang2014_fig2-4.png")
 
 
 def report(out_dir: Path) -> int:
-    """Markdown tables of ``seed003_table5.csv`` and ``seed003_figs.csv`` (those present)."""
+    """Markdown tables of ``yang2014_table5.csv`` and ``yang2014_figs.csv`` (those present)."""
     import pandas as pd
 
-    t5_path, figs_path = out_dir / "seed003_table5.csv", out_dir / "seed003_figs.csv"
+    t5_path, figs_path = out_dir / "yang2014_table5.csv", out_dir / "yang2014_figs.csv"
     if not t5_path.is_file() and not figs_path.is_file():
-        print(f"no seed003_table5.csv or seed003_figs.csv in {out_dir}", file=sys.stderr)
+        print(f"no yang2014_table5.csv or yang2014_figs.csv in {out_dir}", file=sys.stderr)
         return 1
     if t5_path.is_file():
         df = pd.read_csv(t5_path)
@@ -420,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
 
     _sha, prov = _bench.use_code(args.code, args.in_place)
     base = yaml.safe_load(CONFIG.read_text(encoding="utf-8"))
-    with tempfile.TemporaryDirectory(prefix="exp_seed003_") as tmp:
+    with tempfile.TemporaryDirectory(prefix="exp_yang2014_") as tmp:
         csv_path = Path(tmp) / "adult_fnlwgt6.csv"
         rows = fnlwgt_subset(_bench.ADULT_CSV, csv_path, args.rows)
         print(f"{rows:,} rows with a 6-digit fnlwgt in {csv_path}", flush=True)

@@ -6,7 +6,7 @@ in the same run, the reconstruction of every perturbed attribute within 2x that 
 and the driver's memory flat in the row count.
 
 Per row count (``--rows``), in this order and each in its own process (measured with
-``scripts/bench_job.py``'s machinery: wall time, peak RSS of the process tree per part,
+``experiments/bench_job.py``'s machinery: wall time, peak RSS of the process tree per part,
 CPU seconds of the tree and of the rest of the machine):
 
 1. the input: ``scripts/generate_adult.py --rows N`` as one Parquet file under
@@ -28,8 +28,8 @@ in ``OUT_DIR/rss/``). sparkanon runs from one frozen snapshot (``code_sha``) for
 
 Usage::
 
-    python scripts/bench_perturb.py --rows 1000000 3000000 10000000
-    python scripts/bench_perturb.py --report          # Markdown tables of perturb.csv
+    python -m experiments.bench_perturb --rows 1000000 3000000 10000000
+    python -m experiments.bench_perturb --report          # Markdown tables of perturb.csv
 """
 
 from __future__ import annotations
@@ -43,11 +43,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _args  # noqa: E402
-import _bench  # noqa: E402
-import bench_job  # noqa: E402
+from experiments import _bench, bench_job
+from scripts import _args
 
 CONFIG = _bench.REPO_ROOT / "conf" / "adult_perturb.yaml"
 DATA_DIR = Path("/tmp/sparkanon_bench/perturb")
@@ -81,12 +78,12 @@ FIELDS = [
 
 
 def input_file(data_dir: Path, rows: int, seed: int) -> Path:
-    """The generated Parquet input of ``rows`` rows (made with generate_adult.py if absent)."""
+    """The generated Parquet input of ``rows`` rows (``scripts.generate_adult`` if absent)."""
     path = data_dir / f"adult_{rows}_s{seed}.parquet"
     if not path.is_file():
-        script = Path(__file__).resolve().parent / "generate_adult.py"
-        cmd = [sys.executable, str(script), "--rows", str(rows), "--out", str(path)]
-        subprocess.run([*cmd, "--seed", str(seed)], check=True)
+        cmd = [sys.executable, "-m", "scripts.generate_adult", "--rows", str(rows)]
+        cmd += ["--out", str(path), "--seed", str(seed)]
+        subprocess.run(cmd, check=True, cwd=_bench.REPO_ROOT)
     return path
 
 

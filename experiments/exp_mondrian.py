@@ -51,9 +51,9 @@ Writes, under ``--out-dir`` (default ``docs/bench/``):
 
 Usage::
 
-    python scripts/exp_mondrian.py [--k 5 10 20 50 100] [--repeats 3]
-    python scripts/exp_mondrian.py --rows 2000 --k 10 --repeats 1 --out-dir /tmp/x
-    python scripts/exp_mondrian.py --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_mondrian [--k 5 10 20 50 100] [--repeats 3]
+    python -m experiments.exp_mondrian --rows 2000 --k 10 --repeats 1 --out-dir /tmp/x
+    python -m experiments.exp_mondrian --report [--out-dir DIR]   # Markdown tables
 """
 
 from __future__ import annotations
@@ -70,9 +70,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 ADULT_ROWS = 45_222
 """Data rows of ``data/adult/adult.csv``: complete rows of adult.data, then of adult.test."""
@@ -326,7 +324,7 @@ def script_changed() -> bool | None:
     """Whether this script differs from the commit (untracked or modified); ``None``: no git."""
     try:
         done = subprocess.run(
-            ["git", "status", "--porcelain", "--", "scripts/exp_mondrian.py"],
+            ["git", "status", "--porcelain", "--", "experiments/exp_mondrian.py"],
             capture_output=True,
             text=True,
             check=True,

@@ -61,10 +61,10 @@ Writes, under ``--out-dir`` (default ``docs/bench/``): ``condensation_compat.csv
 
 Usage::
 
-    python scripts/exp_condensation.py                  # a few minutes on one core
-    python scripts/exp_condensation.py --rows 1500 --train-rows 1000 --k 5 --out-dir /tmp/x
-    python scripts/exp_condensation.py --report [--out-dir DIR]   # Markdown tables
-    python scripts/exp_condensation.py --plot [--out-dir DIR]     # the figure, from the CSVs
+    python -m experiments.exp_condensation                  # a few minutes on one core
+    python -m experiments.exp_condensation --rows 1500 --train-rows 1000 --k 5 --out-dir /tmp/x
+    python -m experiments.exp_condensation --report [--out-dir DIR]   # Markdown tables
+    python -m experiments.exp_condensation --plot [--out-dir DIR]     # the figure, from the CSVs
 """
 
 from __future__ import annotations
@@ -80,9 +80,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench  # noqa: E402
+from experiments import _bench
 
 ATTRIBUTES = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
 LABEL = "income"

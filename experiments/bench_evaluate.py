@@ -5,7 +5,7 @@ Issue 25's speed target: on this machine, Spark ``local[*]``, generated Adult ro
 same run, and the driver's memory flat in the row count.
 
 Per row count (``--rows``), in this order and each in its own process (measured with
-``scripts/bench_job.py``'s machinery: wall time, peak RSS of the process tree per part,
+``experiments/bench_job.py``'s machinery: wall time, peak RSS of the process tree per part,
 CPU seconds of the tree and of the rest of the machine):
 
 1. the input: ``scripts/generate_adult.py --rows N --seed S`` as one Parquet file (a file
@@ -34,8 +34,8 @@ timelines in ``OUT_DIR/rss/``). sparkanon runs from one frozen snapshot (``code_
 
 Usage::
 
-    python scripts/bench_evaluate.py --rows 1000000 10000000
-    python scripts/bench_evaluate.py --report          # Markdown tables of evaluate.csv
+    python -m experiments.bench_evaluate --rows 1000000 10000000
+    python -m experiments.bench_evaluate --report          # Markdown tables of evaluate.csv
 """
 
 from __future__ import annotations
@@ -49,12 +49,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _args  # noqa: E402
-import _bench  # noqa: E402
-import bench_job  # noqa: E402
-import bench_perturb  # noqa: E402
+from experiments import _bench, bench_job, bench_perturb
+from scripts import _args
 
 INPUT_CONFIG = _bench.REPO_ROOT / "conf" / "adult_mondrian_k.yaml"
 RELEASE_CONFIG = _bench.REPO_ROOT / "conf" / "adult_perturb.yaml"

@@ -3,7 +3,7 @@
 For each setting (k, MaxSup) it runs, one after the other:
 
 * **ARX** (3.9.2, a local build; never a dependency of sparkanon) through
-  ``scripts/arx/ArxSearchDriver.java``, our measurement driver that calls ARX's public API:
+  ``experiments/arx/ArxSearchDriver.java``, our measurement driver that calls ARX's public API:
   it loads the config's input CSV, makes the config's quasi-identifiers quasi-identifying
   with their ARX hierarchies (every other column insensitive), sets k-anonymity, the
   suppression limit and the matching loss (``precision`` -> ARX's monotonic precision,
@@ -33,7 +33,7 @@ The ARX classpath is ``<arx-dir>/classes``, ``<arx-dir>/jp`` (if present) and th
 ``<arx-dir>/lib/ant`` except SWT's. The driver is compiled into ``--driver-dir`` (default
 ``<arx-dir>/driver``) with ``javac`` when its ``.class`` is missing or older than the source.
 
-Usage: ``python scripts/exp_fd_vs_arx.py [--arx-dir /work/tmp/arx] [--driver-dir DIR]
+Usage: ``python -m experiments.exp_fd_vs_arx [--arx-dir /work/tmp/arx] [--driver-dir DIR]
 [--config conf/adult_fd_k.yaml] [--settings 5:0.02,10:0,10:0.02] [--arx-runs 10]
 [--warm-from 4] [--runs 3] [--jsonl FILE]``
 """
@@ -56,7 +56,7 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-DRIVER_SOURCE = ROOT / "scripts" / "arx" / "ArxSearchDriver.java"
+DRIVER_SOURCE = ROOT / "experiments" / "arx" / "ArxSearchDriver.java"
 DRIVER_CLASS = "ArxSearchDriver"
 ARX_METRICS = {"precision": "precision-monotonic", "height": "height"}
 
