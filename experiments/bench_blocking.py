@@ -1,5 +1,7 @@
 """What blocking costs in quality: blocked versus unblocked runs on the first N Adult rows.
 
+Reproduces docs/benchmarks.md, section 2 ("What blocking costs in quality").
+
 The job cuts its input into Mondrian-style blocks of at most
 ``partitioning.max_block_rows`` rows and runs the algorithm in each block on its own;
 the paper runs it on the whole table. This script runs the demo config

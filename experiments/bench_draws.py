@@ -1,5 +1,7 @@
 """What a protective random draw costs: the run key's AES uniforms against the old generator.
 
+Reproduces docs/benchmarks.md, section 18.1 ("The draws alone").
+
 Issue 38 moved every protective draw from a public counter generator (splitmix64's output
 function keyed by the config's seed, :func:`sparkanon.algorithms.perturbation.noise.
 counter_uniforms`) to AES-256 of a counter block under a secret run key

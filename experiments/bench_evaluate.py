@@ -1,5 +1,7 @@
 """``sparkanon evaluate`` at scale, against the read-and-write floor (issue 25, target 4).
 
+Reproduces docs/benchmarks.md, section 13 ("Evaluate at 10M rows").
+
 Issue 25's speed target: on this machine, Spark ``local[*]``, generated Adult rows,
 ``sparkanon evaluate`` of 10M rows within 2x the read-and-write floor measured in the
 same run, and the driver's memory flat in the row count.

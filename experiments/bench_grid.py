@@ -1,5 +1,7 @@
 """MAA-SLIE against two GPKC baselines on the experiment grid of Shi et al. 2024 (its Figures 2-4).
 
+Reproduces docs/benchmarks.md, section 3 ("MAA-SLIE against GPKC on the paper's grid").
+
 Like the paper (section 4.1): the first 3,000 rows of Adult, the demo config's attributes
 and sensitivity levels, one block (no blocking: ``max_block_rows`` above the row count).
 Grid: (H=2, k=8), (H=2, k=12), (H=3, k=8); p from 2 (3 when H=3) to 7; MAA-SLIE and the

@@ -1,5 +1,8 @@
 """Wall time, peak memory and seconds per stage of one Spark job, and of the "floor".
 
+Reproduces docs/benchmarks.md, section 1 ("The Spark job: speed, memory and the floor"), and
+the job tables of its later sections.
+
 Job mode (default) runs ``sparkanon run CONFIG --quiet --set output.path=... --set ...``
 as a subprocess; floor mode (``--floor``) runs, in its own process, a plain PySpark job
 that reads the same input (the config's ``input.*`` after the ``--set`` overrides) and

@@ -1,5 +1,8 @@
 """Per-block time of (K,L) clustering: the numpy path against the compiled kernel.
 
+Reproduces docs/method.md, "(K,L)-anonymity clustering (Chai and Feng 2015)" (the per-block
+times).
+
 For each ``--rows`` N, the first N rows of the bundled Adult CSV are encoded as
 ``conf/adult_kl_chai2015.yaml`` does (K = 10, L = 3) into one block of N rows (the job
 runs up to its cluster stage, which is stopped at the first block); that block is then

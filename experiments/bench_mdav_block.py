@@ -1,5 +1,7 @@
 """MDAV on one block: CPU time of the compiled kernel against the numpy reference.
 
+Reproduces docs/method.md, "MDAV" (the kernel's CPU times).
+
 Encodes the first ``max(--rows)`` rows of ``data/adult/adult.csv`` with
 ``conf/adult_mdav_k.yaml`` (``k = 10``; the local engine, one block, nothing committed),
 then clusters the first N rows of that block (row-id order) for each N of ``--rows``

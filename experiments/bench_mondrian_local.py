@@ -1,5 +1,7 @@
 """Strict Mondrian on one process: sparkanon's local engine beside Gong's Python Mondrian.
 
+Reproduces docs/benchmarks.md, "Mondrian on one process against a pure-Python Mondrian".
+
 Issue 27 compares ``sparkanon run conf/adult_mondrian_k.yaml --engine local`` with Qiyuan
 Gong's pure-Python Mondrian (github.com/qiyuangong/Mondrian, ``python anonymizer.py s a
 10``). This script runs both, one after the other, on the same rows and prints one table.

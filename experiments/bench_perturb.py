@@ -1,5 +1,8 @@
 """Randomization at scale: perturb + verify + commit, and reconstruction, against the floor.
 
+Reproduces docs/benchmarks.md, section 10 ("Randomization: perturb, verify, commit and
+reconstruct at 10M rows").
+
 Issue 23's speed target: on this machine, Spark ``local[*]``, generated Adult rows, the
 perturbation job (perturb, verify, commit) within 1.5x the read-and-write floor measured
 in the same run, the reconstruction of every perturbed attribute within 2x that floor,

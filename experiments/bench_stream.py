@@ -1,5 +1,7 @@
 """Dynamic condensation over a stream: records per second, batch latency, state size.
 
+Reproduces docs/benchmarks.md, section 11.1 ("The stream").
+
 Issue 24's streaming target: "sustained records per second on this 2-core machine with
 micro-batches of a stated size, end-to-end latency per batch, state size per 1M records
 seen".

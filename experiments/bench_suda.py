@@ -1,5 +1,7 @@
 """SUDA2 at scale: the engine path's wall time and driver memory per MSU size limit.
 
+Reproduces docs/benchmarks.md, section 12 ("SUDA2: the engine path per MSU size limit").
+
 Issue 25's SUDA2 size limit: on this machine, Spark ``local[2]``, generated Adult rows
 (``scripts/generate_adult.py``), :func:`sparkanon.risk.suda.suda2_on_engine` over the
 demo's seven quasi-identifiers for each ``--max-size``, beside a read-and-write floor

@@ -1,5 +1,8 @@
 """Risk before and after, attacks and utility for every config in ``conf/`` (issue 25, target 3).
 
+Reproduces docs/experiments.md, "Every config evaluated: risk before and after, attacks,
+utility".
+
 Each Adult config runs on Adult's training split (the first 30,162 rows of
 ``data/adult/adult.csv``, ``adult.data``) with the test split (the other 15,060,
 ``adult.test``) held out: ``report.holdout`` is the test split (the classifier's test rows

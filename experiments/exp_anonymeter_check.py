@@ -1,5 +1,7 @@
 """Cross-check of sparkanon.risk.anonymeter against anonymeter itself (issue 25).
 
+Reproduces docs/method.md, "Risk: attacks" (the agreement with anonymeter).
+
 Anonymeter 1.1.0 requires ``numpy<1.27``, which this project's numpy 2 excludes, so the
 two cannot share one environment. The check runs in two steps over a directory:
 

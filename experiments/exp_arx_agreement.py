@@ -1,5 +1,7 @@
 """Agreement with ARX: sparkanon.risk.arx beside ARX's own figures on Adult (issue 25, target 1).
 
+Reproduces docs/experiments.md, "Agreement with ARX".
+
 Reads Adult with pandas (every value as text, as ARX reads a CSV), forms the class-size
 table of each quasi-identifier set stored in ``tests/data/arx_adult_risk.json``, checks
 that it is ARX's table, computes the sample risks and the population uniqueness at each

@@ -1,5 +1,8 @@
 """(K,L)-clustering against MDAV: the experiments of Chai and Feng 2015 (its Figures 1 and 2).
 
+Reproduces docs/experiments.md, "Chai and Feng 2015: (K,L)-anonymity clustering against
+MDAV".
+
 Chai and Feng (2015, section 5) compares the information loss (Figure 1) and the
 running time (Figure 2) of its (K,L)-anonymity clustering with "traditional K-anonymity"
 as K grows, on the 45,222 rows of Adult with age and education numeric and workclass,

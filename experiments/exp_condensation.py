@@ -1,5 +1,7 @@
 """Condensation on Adult: covariance compatibility and classification (issue 24, targets 2-3).
 
+Reproduces docs/experiments.md, "Condensation: covariance compatibility and classification".
+
 Aggarwal 2015, section 20.3.1.4 (Aggarwal and Yu 2004). Attributes: Adult's six numeric
 columns of ``conf/adult_condense.yaml`` (age, fnlwgt, education-num, capital-gain,
 capital-loss, hours-per-week); label ``income``; seed ``--seed`` (default 7, as the config).

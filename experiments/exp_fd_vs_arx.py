@@ -1,5 +1,7 @@
 """Full-domain search on Adult: sparkanon's local engine beside ARX's Flash (issue 27).
 
+Reproduces docs/benchmarks.md, section 14 ("Full-domain search on one machine").
+
 For each setting (k, MaxSup) it runs, one after the other:
 
 * **ARX** (3.9.2, a local build; never a dependency of sparkanon) through

@@ -1,5 +1,7 @@
 """Full-domain generalization on Adult: Incognito and Samarati against anjana and the lattice.
 
+Reproduces docs/experiments.md, "Full-domain generalization on Adult beside anjana".
+
 The experiment of issue 12 (Aggarwal 2015, section 20.3.1): on ``data/adult/adult.csv``
 (45,222 rows, none with a missing value) with the seven quasi-identifiers of
 ``conf/adult_fd_k.yaml`` (age, education, marital-status, native-country, race, sex,

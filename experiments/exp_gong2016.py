@@ -1,5 +1,8 @@
 """APA, PAA and RMR on relational-transaction data: the experiments of Gong et al. 2016 (section 4).
 
+Reproduces docs/experiments.md, "Gong et al. 2016: APA, PAA and RMR on relational-
+transaction data".
+
 Gong, Yang and Luo (2016) anonymizes INFORMS (58,568 people; month and year of
 birth, race, years of education and income as relational quasi-identifiers; a set of
 diagnosis codes each) to (k,l)-diversity with APA and PAA, and compares them with RMR

@@ -1,5 +1,7 @@
 """Mondrian beside Qiyuan Gong's public Python Mondrian on Adult (k = 5 to 100).
 
+Reproduces docs/experiments.md, "Mondrian beside Gong's Python Mondrian".
+
 The anchor (the issue's figures, quoted in :data:`GONG_NCP`) is Gong's Mondrian
 (github.com/qiyuangong/Mondrian) on the 30,162 complete rows of UCI ``adult.data``
 with eight quasi-identifiers: age, workclass, education-num, marital-status,

@@ -1,5 +1,7 @@
 """Randomization on Adult: reconstruction L1 and naive Bayes from reconstructions (issue 23, 2-3).
 
+Reproduces docs/experiments.md, "Randomization: reconstruction and naive Bayes".
+
 Aggarwal 2015, section 20.2 (Agrawal and Srikant 2000; Agrawal and Aggarwal 2001). Every
 piece is the product's: rows are perturbed by
 :func:`sparkanon.algorithms.perturbation.perturb.perturb_frame` (what the job's ``perturb``

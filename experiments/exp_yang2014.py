@@ -1,5 +1,8 @@
 """MAA-SAE under p-sensitive k-anonymity: the experiments of Yang et al. 2014 (section 5).
 
+Reproduces docs/experiments.md, "Yang et al. 2014: MAA-SAE (Table 5)" and "Yang et al. 2014:
+Figures 2-4".
+
 Yang, Wang and Zhang (2014) keeps eight Adult attributes and "only the records of
 length 6" of the semantic attribute fnlwgt: this script writes the rows of
 ``data/adult/adult.csv`` whose fnlwgt has 6 digits (37,290 of the 45,222, in file

@@ -1,5 +1,7 @@
 """Cross-check sparkanon's published tables with pycanon, an independent implementation.
 
+Reproduces docs/experiments.md, "Cross-check with pycanon".
+
 pycanon (PyPI, IFCA-CSIC) computes the k of k-anonymity, the l of distinct, entropy and
 recursive (c,l) l-diversity and the t of t-closeness of a table, given its
 quasi-identifiers and sensitive attribute. It pins exact versions of numpy, pandas and
