@@ -121,12 +121,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=_bench.BENCH_DIR / "blocking.csv")
     parser.add_argument("--code", help="code_sha of an existing snapshot to run (default: now)")
     parser.add_argument("--report", action="store_true", help="print a table of --out")
+    parser.add_argument(
+        "--in-place", action="store_true", help="import sparkanon as found (the smoke test)"
+    )
     args = parser.parse_args(argv)
     if args.report:
         return report(args.out)
 
-    sha = _bench.use_snapshot(args.code)
-    prov = _bench.provenance(sha)
+    _, prov = _bench.use_code(args.code, args.in_place)
     results = []
     with tempfile.TemporaryDirectory(prefix="bench_blocking_") as tmp:
         for n in args.rows:

@@ -198,8 +198,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(
         [str(snapshot), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
     )
-    import bench_perturb
-
+    from experiments import bench_perturb
     from sparkanon.cli import make_engine
     from sparkanon.config import load_config
     from sparkanon.engine.streaming import read_state
@@ -311,10 +310,10 @@ def search(args: argparse.Namespace) -> int:
     Writes ``OUT_DIR/stream_search{tag}.csv``.
     """
     sha = _bench.use_snapshot(args.code)
-    import bench_perturb
     import numpy as np
     import pyarrow.parquet as pq
 
+    from experiments import bench_perturb
     from sparkanon.algorithms.condensation.stream import assign_records
     from sparkanon.config import load_config
     from sparkanon.families.synthesis.condense_stream import initial_state

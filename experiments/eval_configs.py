@@ -45,13 +45,18 @@ ROOT = Path(__file__).resolve().parents[1]
 TRAIN_ROWS = 30_162
 
 
-def split_adult(folder: Path) -> tuple[Path, Path]:
-    """Adult's training and test splits as two CSV files (header on each)."""
+def split_adult(folder: Path, rows: int | None = None) -> tuple[Path, Path]:
+    """Adult's training and test splits as two CSV files (header on each).
+
+    Args:
+        folder: Where the two files are written.
+        rows: Keep only the first ``rows`` rows of each split (quick runs); all when ``None``.
+    """
     lines = (ROOT / "data/adult/adult.csv").read_text(encoding="utf-8").splitlines(True)
-    header, rows = lines[0], lines[1:]
+    header, body = lines[0], lines[1:]
     train, test = folder / "adult_train.csv", folder / "adult_test.csv"
-    train.write_text(header + "".join(rows[:TRAIN_ROWS]), encoding="utf-8")
-    test.write_text(header + "".join(rows[TRAIN_ROWS:]), encoding="utf-8")
+    train.write_text(header + "".join(body[:TRAIN_ROWS][:rows]), encoding="utf-8")
+    test.write_text(header + "".join(body[TRAIN_ROWS:][:rows]), encoding="utf-8")
     return train, test
 
 
@@ -166,17 +171,18 @@ HEADER = [
 ]
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="*", default=None, help="config names (default: all)")
     parser.add_argument("--engine", choices=["local", "spark"], default="local")
     parser.add_argument("--out-dir", default=str(ROOT / "docs" / "bench"))
-    args = parser.parse_args()
+    parser.add_argument("--rows", type=int, help="the first N rows of each split (quick runs)")
+    args = parser.parse_args(argv)
     names = args.configs or sorted(p.stem for p in (ROOT / "conf").glob("*.yaml"))
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        train, test = split_adult(folder)
+        train, test = split_adult(folder, args.rows)
         for name in names:
             results[name] = run_config(name, folder / name, train, test, args.engine)
             print(f"{name}: {results[name]['seconds']:.1f} s", file=sys.stderr)

@@ -271,7 +271,7 @@ def write_taxonomy(path: Path, leaves: Sequence[str], fanout: int = FANOUT) -> P
 
 def completejourney(n: int, tmp: Path) -> pd.DataFrame:
     """The Complete Journey demo (n = 801) or a ``generate_rt.py`` growth of it to ``n`` rows."""
-    import generate_rt
+    from scripts import generate_rt
 
     if n == 801:
         path = generate_rt.DEFAULT_SOURCE

@@ -1,4 +1,9 @@
-"""The experiment scripts (exp_yang2014, exp_chai2015, exp_mondrian, exp_gong2016, bench_grid) run end to end on tiny settings."""
+"""The experiments run on tiny settings: the paper reproductions end to end, the benchmarks' tables.
+
+exp_yang2014, exp_chai2015, exp_mondrian, exp_gong2016, bench_grid, exp_randomization and
+exp_condensation run end to end; bench_perturb, bench_evaluate and bench_draws turn
+measured records into their tables. ``tests/test_exp_smoke.py`` runs the others.
+"""
 
 from __future__ import annotations
 
@@ -302,6 +307,7 @@ def _bench_record(wall: float, cpu: float, driver: float, jvm: float, other: flo
         "code_sha": "abc",
         "metrics": {"verified": True},
         "seconds": {"read": 1.0, "perturb": 3.0, "verify": 4.0},
+        "summary": {"classes": 7},
     }
 
 
@@ -450,3 +456,23 @@ def test_bench_draws_tiny(tmp_path: Path, capsys) -> None:
     ]
     assert all(float(line.split(",")[4]) > 0 for line in lines[1:])
     assert "ns per draw" in capsys.readouterr().out
+
+
+def test_bench_evaluate_ratios_and_report(tmp_path: Path, capsys) -> None:
+    """bench_evaluate: ratios to the floor and its table, with and without a release."""
+    bench = _load("bench_evaluate")
+    floor = _bench_record(10.0, 20.0, 0.1, 0.6, 1.0)
+    a = _bench_record(15.0, 30.0, 0.2, 0.9, 0.5)
+    b = _bench_record(18.0, 40.0, 0.25, 1.0, 0.5)
+    job = _bench_record(30.0, 60.0, 0.3, 1.1, 0.0)
+    row = bench.summary_row(1000, floor, a, b, job)
+    assert (row["input_ratio"], row["release_ratio"]) == (1.5, 1.8)
+    assert (row["input_cpu_ratio"], row["release_cpu_ratio"]) == (1.5, 2.0)
+    assert row["input_classes"] == 7 and row["other_cpu_s"] == 2.0
+    assert set(row) <= set(bench.FIELDS)
+    without = bench.summary_row(2000, floor, a, None, None)
+    bench._bench.write_csv(tmp_path / "evaluate_t.csv", [row, without], bench.FIELDS)
+    assert bench.main(["--report", "--out-dir", str(tmp_path), "--tag", "_t"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1,000 | 10.0 | 15.0 | 1.50x | 1.50x | 18.0 | 1.80x | 2.00x |" in out
+    assert "| 2,000 | 10.0 | 15.0 | 1.50x | 1.50x | not run |" in out
