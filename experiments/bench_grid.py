@@ -10,7 +10,7 @@ baselines ``gpkc`` (GreedyPKClustering on Shi et al. 2024's InfoLoss) and ``gpkc
 new sensitive values first); seeds 1, 2, 3 (the config ``seed``, which drives the
 algorithms' random choices). Runs on the local engine (pandas, one process,
 ``commit=False``). ``--qi-weight W`` sets every quasi-identifier's ``weight`` (``inverse``:
-``1/|QI|``; the seed's weights are 1) and ``--tag`` suffixes the output files, so a second
+``1/|QI|``; Shi et al. 2024's weights are 1) and ``--tag`` suffixes the output files, so a second
 grid can sit beside the first.
 
 Writes, under ``docs/bench/``:
@@ -236,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         "--settings",
         nargs="+",
         default=[f"{h},{k}" for h, k in SETTINGS],
-        help="the (H,k) pairs, as H,k (default: the seed's three)",
+        help="the (H,k) pairs, as H,k (default: Shi et al. 2024's three)",
     )
     parser.add_argument("--p-max", type=int, default=P_MAX)
     parser.add_argument(

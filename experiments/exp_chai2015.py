@@ -9,7 +9,7 @@ as K grows, on the 45,222 rows of Adult with age and education numeric and workc
 marital-status, race, sex and native-country categorical, occupation sensitive. The paper
 gives neither its K values, nor L, nor the baseline's name; we run:
 
-* ``kl_cluster`` (our reading of the seed, ``docs/method.md``) with
+* ``kl_cluster`` (our reading of the paper, ``docs/method.md``) with
   ``model: {name: p_sensitive, k: K, p: L}`` for L = 2..5 (only L <= K);
 * MDAV (Domingo-Ferrer and Mateo-Sanz 2002) with ``model: {name: k, k: K}`` as the
   K-anonymity baseline (it ignores L);

@@ -15,18 +15,18 @@ against the data size, k and l (Figure 6). Defaults: k = 10, l = 5, qd = 5, s = 
 INFORMS is not available to us. Two datasets, each named in every output row:
 
 * ``informs-like``: a synthetic sparse table of 58,568 records, deterministic
-  (``--data-seed``), shaped like the seed's Table 5 (see :func:`informs_like`): month
+  (``--data-seed``), shaped like the paper's Table 5 (see :func:`informs_like`): month
   of birth (12 values, nominal), year of birth (88, nominal), race (6, nominal), years of
-  education (22, ordinal), income (21 ordinal bins of $5,000, the last open: the seed's
+  education (22, ordinal), income (21 ordinal bins of $5,000, the last open: the paper's
   16,532 distinct incomes are binned, our choice) and a set of diagnosis codes of
   1 + Poisson(4.4) codes (mean 5.4) drawn without replacement from 632 codes with Zipf
   popularity (weight 1 / rank), three times as likely in the code's own age band (0-17,
   18-44, 45-64, 65+: a link between the two parts, as diagnoses depend on age). The
   taxonomy is Gong et al. 2016's even tree of fanout 5 over 1,297 leaf codes (``5^4 < 1297 <=
   5^5``: five levels above the leaves); the 632 codes in use are a seeded random subset
-  of its leaves, the other 665 are leaves nobody holds, as in the seed's taxonomy of
+  of its leaves, the other 665 are leaves nobody holds, as in the paper's taxonomy of
   1,297 codes over the 632 INFORMS holds. Smaller sizes are the first n records
-  (the seed's "5K units, 12 datasets, chosen in order").
+  (the paper's "5K units, 12 datasets, chosen in order").
 * ``completejourney``: the real Complete Journey demo (801 households, about 126 of 299
   product categories each: dense sets) and ``scripts/generate_rt.py`` growths of it
   (``generate``, seed 0) at ``--cj-sizes``; config ``conf/completejourney_paa.yaml``.
@@ -49,7 +49,7 @@ one dataset and size. Readings:
   (632 on informs-like, Table 5's figure for the diagnosis codes); the readings table of
   the default setting adds the taxonomy's leaves (1,297, the authors' code) and the
   distinct sets of T (the module's default reading);
-* pred2 on a generalized item: ``certain`` (the module default, reproduces the seed's
+* pred2 on a generalized item: ``certain`` (the module default, reproduces the paper's
   worked example) and ``uniform`` (1 / leaves under the node); every run reports both;
 * ``match``: ``contains``.
 
@@ -86,7 +86,7 @@ Writes, under ``--out-dir`` (default ``docs/bench/``):
   shared by several experiments runs once, its time repeated in each row;
 * ``gong2016.csv``: one row per (experiment, dataset, setting): the three algorithms side
   by side;
-* ``gong2016_fig3.png`` .. ``gong2016_fig6.png`` (the seed's figures), ``gong2016_blocking.png``
+* ``gong2016_fig3.png`` .. ``gong2016_fig6.png`` (the paper's figures), ``gong2016_blocking.png``
   and ``gong2016_cj.png``;
 * ``gong2016.meta.json``: the command, the data, the grid run, the checks, the machine.
 
@@ -1183,7 +1183,7 @@ def plot_grid(rows: list[dict], panels: list[list[tuple]], title: str, path: Pat
 
 
 def plot_all(rows: list[dict], out_dir: Path) -> list[str]:
-    """The seed's Figures 3-6 and ours (blocking, Complete Journey); returns the files."""
+    """The paper's Figures 3-6 and ours (blocking, Complete Journey); returns the files."""
     inf = [r for r in rows if r["dataset"] == INFORMS]
     all3, two = ALGORITHMS, ("apa", "paa")
     n = max((int(r["n"]) for r in inf), default=0)

@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows and SHA-256 of the published rows sorted as text, floats to 12 "
             "significant digits, or, for a case's by_value tables, rows, the digest of "
             "the exact columns and a kept copy compared value by value within a "
-            "tolerance (tests/_golden.py).",
+            "tolerance (scripts/golden.py).",
             "cases": pinned,
         }
         GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 * ordinal with weights between consecutive ranks (eq. 4) and the median centroid (eq. 5);
 * nominal as vectors (Table 4, eq. 6-7): loss against the class's mean vector;
-* semantic codes on the code hierarchy tree (definition 6-7, eq. 8-10), on the seed's
+* semantic codes on the code hierarchy tree (definition 6-7, eq. 8-10), on Yang et al. 2014's
   ZIP example (150001 is nearer to 150002 than to 061110);
 * an end-to-end run of the job on an Adult sample with all three, and the input error
   for a code of the wrong length.

@@ -1,6 +1,6 @@
 """The relational-transaction job (Gong et al. 2016) end to end on the local engine, and its bad input.
 
-Small RT tables are generated here (seeded); the taxonomy is the seed's shape: items
+Small RT tables are generated here (seeded); the taxonomy is Gong et al. 2016's shape: items
 ``a1..h4`` under ``A..H`` under the root. Every run checks what the job promises: the
 RT and TT tables verify as (k,l)-diverse, records out plus records suppressed equal
 records in, and bad input exits with 2 writing nothing.
