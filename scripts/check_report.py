@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check an evaluation report in a real headless browser (Chromium).
 
-    python scripts/check_report.py REPORT.html [--screenshot out.png] [--chromium PATH]
+    python -m scripts.check_report REPORT.html [--screenshot out.png] [--chromium PATH]
 
 1. **Network off** (static): the HTML has no ``src``/``href`` (nor CSS ``url()`` or
    ``@import``) pointing at ``http://``, ``https://`` or ``//``: nothing to load.

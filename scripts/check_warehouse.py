@@ -15,13 +15,12 @@ suppressed. The script prints a Markdown table (family, source, engine, rows, un
 columns, seconds, equal to local) and exits 1 when a check fails.
 
 Usage:
-    python scripts/check_warehouse.py --rows 5000 --passthrough 150 --work /tmp/warehouse
+    python -m scripts.check_warehouse --rows 5000 --passthrough 150 --work /tmp/warehouse
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import shutil
@@ -38,13 +37,9 @@ CONFIGS = ("safe_harbor", "mdav", "perturb", "condense", "anatomy")
 
 
 def _generator() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "generate_patients", ROOT / "scripts" / "generate_patients.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from scripts import generate_patients
+
+    return generate_patients
 
 
 def _sorted_table(path: Path) -> pa.Table:
@@ -112,7 +107,6 @@ def main() -> int:
     work.mkdir(parents=True)
     data = _generator().write_patients(work / "input", args.rows, args.passthrough)
     os.environ["SPARKANON_WAREHOUSE"] = str(work / "catalog")
-    sys.path.insert(0, str(ROOT))
     from sparkanon.engine.local import LocalEngine
     from sparkanon.engine.session import get_or_create_session
     from sparkanon.engine.spark import SparkEngine

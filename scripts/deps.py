@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The tests' lock of exact versions, and a check of the newest versions the ranges allow.
 
-    python scripts/deps.py lock [--upgrade | --upgrade-package NAME ...]
-    python scripts/deps.py newest [--full] [--report FILE] [--keep]
+    python -m scripts.deps lock [--upgrade | --upgrade-package NAME ...]
+    python -m scripts.deps newest [--full] [--report FILE] [--keep]
 
 ``pyproject.toml`` keeps the ranges users install from; ``requirements/test.lock`` pins
 every package the tests need (``.[test]`` and what it pulls in) to one version, with the
@@ -119,7 +119,7 @@ def lock_command(args: argparse.Namespace) -> int:
         uv = Path(tmp) / "venv" / "bin" / "uv"
         cmd = [str(uv), "pip", "compile", "pyproject.toml", "--extra", "test", "--universal"]
         cmd += ["--generate-hashes", "--python-version", LOWEST_PYTHON, "--quiet"]
-        cmd += ["--custom-compile-command", "python scripts/deps.py lock"]
+        cmd += ["--custom-compile-command", "python -m scripts.deps lock"]
         cmd += ["--output-file", str(LOCK.relative_to(ROOT))]
         if args.upgrade:
             cmd.append("--upgrade")

@@ -7,8 +7,8 @@ the event log on (a ``spark-defaults.conf`` in ``SPARK_CONF_DIR``)::
     echo 'spark.eventLog.enabled true' > /tmp/prof/conf/spark-defaults.conf
     echo 'spark.eventLog.dir file:///tmp/prof/events' >> /tmp/prof/conf/spark-defaults.conf
     SPARK_CONF_DIR=/tmp/prof/conf sparkanon run CONFIG ...
-    python scripts/event_log_jobs.py /tmp/prof/events/eventlog_v2_local-*/events_1_*.zstd
-    python scripts/event_log_jobs.py LOG --stages 9    # task metrics of job 9's stages
+    python -m scripts.event_log_jobs /tmp/prof/events/eventlog_v2_local-*/events_1_*.zstd
+    python -m scripts.event_log_jobs LOG --stages 9    # task metrics of job 9's stages
 
 Per job: its wall seconds, its description (sparkanon labels its jobs by step) and per
 stage the seconds, task count and the call that started it. With ``--stages JOB``: per

@@ -40,7 +40,7 @@ category, so the output depends only on the source data. The script prints the c
 that ``data/completejourney/README.md`` states.
 
 Example:
-    python scripts/extract_completejourney.py --out data/completejourney
+    python -m scripts.extract_completejourney --out data/completejourney
 """
 
 from __future__ import annotations

@@ -20,8 +20,8 @@ table, before and after the metastore update that points it at the new version).
 
 Usage::
 
-    python scripts/fault_runs.py worker
-    python scripts/fault_runs.py commit [--step path-aside ...]
+    python -m scripts.fault_runs worker
+    python -m scripts.fault_runs commit [--step path-aside ...]
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _spark_procs import (
+from scripts._spark_procs import (
     ROOT,
     cluster_env,
     published_table,

@@ -114,9 +114,9 @@ Report:
     information of a few known pairs (``REPORT_PAIRS``).
 
 Example:
-    python scripts/generate_adult.py --rows 1000000 --out /tmp/adult_1m.parquet --seed 7
-    python scripts/generate_adult.py --rows 1000000 --out /tmp/adult_1m_copy.parquet --method copy
-    python scripts/generate_adult.py --report /tmp/adult_1m.parquet /tmp/adult_1m_copy.parquet
+    python -m scripts.generate_adult --rows 1000000 --out /tmp/adult_1m.parquet --seed 7
+    python -m scripts.generate_adult --rows 1000000 --out /tmp/adult_1m_copy.parquet --method copy
+    python -m scripts.generate_adult --report /tmp/adult_1m.parquet /tmp/adult_1m_copy.parquet
 """
 
 from __future__ import annotations
@@ -135,13 +135,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
+from scripts import _args
+
+# The column list is the one prepare_adult.py writes.
+from scripts.prepare_adult import COLUMNS, INT_COLUMNS
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT / "data" / "adult" / "adult.csv"
-
-# The column list is the one prepare_adult.py writes (scripts/ is on sys.path when
-# this file runs as a script).
-import _args  # noqa: E402
-from prepare_adult import COLUMNS, INT_COLUMNS  # noqa: E402
 
 SCHEMA = pa.schema(
     [pa.field(name, pa.int64() if name in INT_COLUMNS else pa.string()) for name in COLUMNS]

@@ -13,8 +13,8 @@ The distributions are loosely realistic (ages skewed to the middle, ZIPs cluster
 few regions, the diagnosis depending on age) so anonymization has something to preserve.
 
 Usage:
-    python scripts/generate_patients.py --rows 5000 --passthrough 150 --out data/patients
-    python scripts/generate_patients.py --rows 5000 --format csv --out /tmp/patients_csv
+    python -m scripts.generate_patients --rows 5000 --passthrough 150 --out data/patients
+    python -m scripts.generate_patients --rows 5000 --format csv --out /tmp/patients_csv
 """
 
 from __future__ import annotations

@@ -46,8 +46,8 @@ Determinism:
     one row group per chunk, a CSV file one write per chunk.
 
 Example:
-    python scripts/generate_rt.py --rows 1000000 --out /tmp/rt_1m.parquet --seed 7
-    python scripts/generate_rt.py --rows 10000000 --out /tmp/rt_10m.csv --format csv
+    python -m scripts.generate_rt --rows 1000000 --out /tmp/rt_1m.parquet --seed 7
+    python -m scripts.generate_rt --rows 10000000 --out /tmp/rt_10m.csv --format csv
 """
 
 from __future__ import annotations
@@ -66,8 +66,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _args  # noqa: E402
+from scripts import _args
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SOURCE = REPO_ROOT / "data" / "completejourney" / "households.csv"

@@ -1,8 +1,9 @@
-"""Run the golden cases on another commit and compare: ``python scripts/golden_at.py REV``.
+"""Run the golden cases on another commit and compare: ``python -m scripts.golden_at REV``.
 
 For a refactor that must not change any release: checks the code of ``REV`` out in a
 temporary git worktree, runs every case of ``tests/golden/configs.json`` (this checkout's
-cases and pins) with that code on the local engine, and prints per case whether the
+cases and pins, and its :mod:`scripts.golden` machinery) with that code on the local
+engine, and prints per case whether the
 published tables have the same digests and which headline metrics differ, split into
 *changed* (the pin and ``REV`` disagree) and *added* (``REV`` does not report the key).
 Exit 0 when no table and no metric changed, 1 otherwise.
@@ -25,7 +26,6 @@ ROOT = Path(__file__).resolve().parents[1]
 _RUNNER = """
 import json, sys, tempfile
 from pathlib import Path
-sys.path.insert(0, sys.argv[1])
 import golden_now as g
 g.ROOT = Path(sys.argv[1])
 g.ADULT_CSV = g.ROOT / "data" / "adult" / "adult.csv"
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
             check=True,
         )
         try:
-            (tree / "golden_now.py").write_text((ROOT / "tests" / "_golden.py").read_text())
+            (tree / "golden_now.py").write_text((ROOT / "scripts" / "golden.py").read_text())
             env = {**os.environ, "PYTHONPATH": str(tree)}
             for case in cases:
                 run = subprocess.run(

@@ -12,7 +12,7 @@ On the UCI release this leaves 30,162 + 15,060 = 45,222 rows, the set the
 anonymization literature uses. Only the standard library is needed.
 
 Example:
-    python scripts/prepare_adult.py --source /work/shared/data/adult --out data/adult/adult.csv
+    python -m scripts.prepare_adult --source /work/shared/data/adult --out data/adult/adult.csv
 """
 
 from __future__ import annotations

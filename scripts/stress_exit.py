@@ -9,7 +9,7 @@ Parquet input, Parquet and CSV output, MAA-SLIE and MAA-SAE), and counts the exi
 
 Usage::
 
-    python scripts/stress_exit.py [--runs 200] [--rows 2000] [--work DIR]
+    python -m scripts.stress_exit [--runs 200] [--rows 2000] [--work DIR]
 
 Prints one line per run with a non-zero exit and a summary; exits 1 if any run
 failed.
@@ -48,8 +48,8 @@ def commands(work: Path, data: dict[str, Path]) -> list[list[str]]:
     variants = [
         ("conf/adult_hpk.yaml", "csv", "parquet"),
         ("conf/adult_hpk.yaml", "parquet", "csv"),
-        ("conf/adult_psk_seed003.yaml", "csv", "parquet"),
-        ("conf/adult_psk_seed003.yaml", "parquet", "parquet"),
+        ("conf/adult_psk_yang2014.yaml", "csv", "parquet"),
+        ("conf/adult_psk_yang2014.yaml", "parquet", "parquet"),
     ]
     out = []
     for i, (config, fmt, out_fmt) in enumerate(variants):

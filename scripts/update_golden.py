@@ -1,4 +1,4 @@
-"""Rewrite the golden suite's pins: ``python scripts/update_golden.py``.
+"""Rewrite the golden suite's pins: ``python -m scripts.update_golden``.
 
 Runs every case below on the local engine (``sparkanon run --engine local``) and writes
 ``tests/golden/configs.json``: per case, the config, the input, the overrides and why,
@@ -28,9 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests._golden import (  # noqa: E402
+from scripts.golden import (
     GOLDEN_FILE,
     VALUES_DIR,
     headline,
@@ -76,8 +74,8 @@ CASES: list[dict[str, Any]] = [
         "tests/test_golden_adult.py)",
     },
     {
-        "id": "adult_kl_seed001",
-        "config": "conf/adult_kl_seed001.yaml",
+        "id": "adult_kl_chai2015",
+        "config": "conf/adult_kl_chai2015.yaml",
         "input": ADULT_3000,
         "overrides": ["partitioning.max_block_rows=1000"],
         "why": SMALL_BLOCKS,
@@ -111,8 +109,8 @@ CASES: list[dict[str, Any]] = [
         "why": SMALL_BLOCKS,
     },
     {
-        "id": "adult_psk_seed003",
-        "config": "conf/adult_psk_seed003.yaml",
+        "id": "adult_psk_yang2014",
+        "config": "conf/adult_psk_yang2014.yaml",
         "input": ADULT_3000,
         "overrides": ["partitioning.max_block_rows=500"],
         "why": "MAA-SAE's cost grows steeply with a block's rows (38 s in blocks of 1,000, "
@@ -293,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             "rows and SHA-256 of the published rows sorted as text, floats to 12 "
             "significant digits, or, for a case's by_value tables, rows, the digest of "
             "the exact columns and a kept copy compared value by value within a "
-            "tolerance (tests/_golden.py).",
+            "tolerance (scripts/golden.py).",
             "cases": pinned,
         }
         GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)

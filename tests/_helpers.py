@@ -210,15 +210,3 @@ class ClassView:
     def ncp_by_attribute(self) -> list[float]:
         """Each attribute's NCP (``kind.ncp``), unweighted."""
         return [float(kind.ncp(c)) for kind, c in zip(self.kinds, self.codes, strict=True)]
-
-
-def load_script(name: str) -> Any:
-    """``scripts/<name>.py`` as a module, loaded by path (the scripts are not a package)."""
-    import importlib.util
-
-    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"script_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module

@@ -1,6 +1,6 @@
 """ARE of random count queries on relational-transaction data (Gong et al. 2016, section 4.2).
 
-Expected numbers come from the seed's worked example (worked out by hand in the
+Expected numbers come from the paper's worked example (worked out by hand in the
 comments) or from a brute-force reference written here with Python loops over rows,
 never from the code under test.
 """
@@ -43,7 +43,7 @@ from sparkanon.metrics.are import (
 FAST = settings(max_examples=40, deadline=None)
 
 # ---------------------------------------------------------------------------
-# The seed's example. Taxonomy of Fig. 1(b):   * -> A {a1, a2}, B {b1, b2}, C {c1, c2}.
+# The paper's example. Taxonomy of Fig. 1(b):   * -> A {a1, a2}, B {b1, b2}, C {c1, c2}.
 # Node ids (ItemTree): leaves a1=0 a2=1 b1=2 b2=3 c1=4 c2=5, then A=6 B=7 C=8, root=9.
 
 LEAVES = ("a1", "a2", "b1", "b2", "c1", "c2")
@@ -69,7 +69,7 @@ TABLE1 = pd.DataFrame(
 DISEASE1 = ItemSets.from_lists(
     [ids("a1", "b2"), ids("a2", "b2"), ids("c1"), ids("c2"), ids("b2", "c2"), ids("b2", "c1")]
 )
-# The seed's query: Age = 18 or 19, Sex = M, Disease = (a1, b2).
+# The paper's query: Age = 18 or 19, Sex = M, Disease = (a1, b2).
 QUERY = CountQuery.of({"Age": [18, 19], "Sex": ["M"]}, [ids("a1", "b2")])
 
 # Table 4: RT (exact QIs, group) and TT (group, generalized set, count).
@@ -112,7 +112,7 @@ def test_seed_example_table4_uniform_reading_gives_one_third() -> None:
 
 
 def test_seed_example_table2_reconstruction() -> None:
-    # Table 2's disease cells are lost in our copy of the seed. A (2, 2^2)-anonymization
+    # Table 2's disease cells are lost in our copy of the paper. A (2, 2^2)-anonymization
     # of Table 1 must generalize a1 (it occurs once); we take the RMR-style
     # <A, b2>, <c1>, <c2>, <b2, C>, <A, b2>, <b2, C>. Its QIs are generalized, so the
     # pred1 side is built by hand: ages 18, 19 are 2 of the 5 ages of [15, 20) -> 0.4 for

@@ -1,4 +1,4 @@
-"""scripts/bench_mondrian_local.py: both tools get the same rows (issue 27).
+"""experiments/bench_mondrian_local.py: both tools get the same rows (issue 27).
 
 Gong's reader (utils/read_adult_data.py) strips a line, skips it when it holds a ``?``,
 removes spaces and splits on commas; the script must drop exactly the rows it would skip
@@ -7,22 +7,13 @@ and write the others so that they read back as the Parquet rows sparkanon gets.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import importlib
 
 import pandas as pd
 
-from tests._adult import ROOT
-
 
 def _script():  # noqa: ANN202 - a module
-    sys.path.insert(0, str(ROOT / "scripts"))
-    spec = importlib.util.spec_from_file_location(
-        "bench_mondrian_local", ROOT / "scripts" / "bench_mondrian_local.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("experiments.bench_mondrian_local")
 
 
 def _frame(bench) -> pd.DataFrame:  # noqa: ANN001

@@ -25,17 +25,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests._adult import ROOT
-from tests._inputs import write_adult_csv
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from _spark_procs import (  # noqa: E402
+from scripts._spark_procs import (
     cluster_env,
     published_table,
     python_env,
     started,
     submit_command,
 )
+from tests._adult import ROOT
+from tests._inputs import write_adult_csv
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -113,4 +111,4 @@ def test_adult_job_on_the_cluster_into_a_hive_partition_equals_local_mode(
     in_local_mode = published_table(local)
     assert list(on_cluster.columns) == list(in_local_mode.columns)
     pd.testing.assert_frame_equal(on_cluster, in_local_mode)
-    _run([sys.executable, str(ROOT / "scripts" / "verify_output.py"), str(local)], env)
+    _run([sys.executable, "-m", "sparkanon.tools.verify_release", str(local)], env)

@@ -670,7 +670,7 @@ def test_override_malformed_yaml_value(raw: dict[str, Any], item: str) -> None:
     ],
     ids=["beta<0", "no-length", "length-0", "encoding-not-nominal", "beta-not-semantic", "enc"],
 )
-def test_bad_seed003_attribute_options(raw: dict[str, Any], edit, needles) -> None:
+def test_bad_yang2014_attribute_options(raw: dict[str, Any], edit, needles) -> None:
     edit(attribute(raw, "age"))
     msg = _error(raw)
     for needle in needles:

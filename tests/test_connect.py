@@ -16,10 +16,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from scripts._spark_procs import free_port, published_table, started
 from tests._adult import ROOT, adult_config, adult_sample, write_config
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from _spark_procs import free_port, published_table, started  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 

@@ -3,7 +3,7 @@
 For every algorithm and every privacy model (the ones the algorithm builds by
 construction and the ones the repair step enforces), on seeded random tables with all
 attribute kinds: every published equivalence class satisfies the model (checked by
-the job's verification and by the independent ``scripts/verify_output.py`` logic),
+the job's verification and by the independent ``sparkanon/tools/verify_release.py`` logic),
 rows out + rows suppressed = rows in, and the same input and seed give the same
 table. The Spark part (marked ``spark``) checks that the Spark engine publishes the
 same table as the local engine, one run per algorithm.
@@ -11,7 +11,6 @@ same table as the local engine, one run per algorithm.
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -24,14 +23,9 @@ from sparkanon.algorithms import algorithms_of
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.pipeline import run_job
+from sparkanon.tools import verify_release
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "verify_output", ROOT / "scripts" / "verify_output.py"
-)
-verify_output = importlib.util.module_from_spec(_spec)
-assert _spec.loader is not None
-_spec.loader.exec_module(verify_output)
 
 VALUES = ["s0", "s1", "s2", "s3", "s4", "s5"]
 LEVELS = [
@@ -88,7 +82,7 @@ def config(tmp_path: Path, algorithm: str, model: str, rows: int) -> dict:
 
 
 def independent_check(published: pd.DataFrame, raw: dict) -> None:
-    """scripts/verify_output.py's own model checks on the published rows."""
+    """sparkanon/tools/verify_release.py's own model checks on the published rows."""
     qi = [a["name"] for a in raw["attributes"] if a["kind"] not in ("keep", "identifier")]
     keys = published[qi].astype(str).agg("\x1f".join, axis=1)
     group, _ = pd.factorize(keys)
@@ -97,7 +91,7 @@ def independent_check(published: pd.DataFrame, raw: dict) -> None:
     np.add.at(counts, (group, published["sens"].map(index).to_numpy()), 1)
     q = counts.sum(axis=0) / counts.sum()
     level_index = np.array([0, 0, 1, 1, 2, 2])
-    ok = verify_output.check(raw["model"], counts, q, VALUES, raw, level_index)
+    ok = verify_release.check(raw["model"], counts, q, VALUES, raw, level_index)
     assert ok.all(), f"{int((~ok).sum())} groups fail {raw['model']}"
 
 

@@ -39,7 +39,7 @@ from tests._inputs import (
     write_config,
 )
 
-VERIFY = ROOT / "scripts" / "verify_output.py"
+VERIFY = ["-m", "sparkanon.tools.verify_release"]
 
 
 def _tree(path: Path) -> dict[str, bytes]:
@@ -272,7 +272,7 @@ def test_metrics_file_and_readable_table(tmp_path: Path, capsys) -> None:
 
 def _verify(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(VERIFY), *args], capture_output=True, text=True, check=False
+        [sys.executable, *VERIFY, *args], capture_output=True, text=True, check=False
     )
 
 
@@ -321,7 +321,7 @@ def _third_party_imports(path: Path) -> set[str]:
             names |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names.add(node.module.split(".")[0])
-    local = {p.stem for p in (ROOT / "scripts").glob("*.py")} | {"sparkanon", "tests", "scripts"}
+    local = {"sparkanon", "tests", "scripts", "experiments"}
     return names - set(sys.stdlib_module_names) - local
 
 
@@ -335,8 +335,8 @@ def test_every_module_the_tests_import_is_an_install_requirement() -> None:
     wanted = {re.split(r"[<>=!~\[ ]", d.strip(), maxsplit=1)[0].lower() for d in declared}
     dists = packages_distributions()
     sources = list((ROOT / "tests").glob("*.py"))
-    # Scripts the tests run in-process or as subprocesses.
-    sources += [p for p in (ROOT / "scripts").glob("*.py")]
+    # The tools and experiments the tests run in-process or as subprocesses.
+    sources += [*(ROOT / "scripts").glob("*.py"), *(ROOT / "experiments").glob("*.py")]
     missing = {}
     for source in sources:
         for module in _third_party_imports(source):

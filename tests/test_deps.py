@@ -12,7 +12,7 @@ from pathlib import Path
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
-from tests._helpers import load_script
+from scripts import deps
 
 try:
     import tomllib
@@ -20,7 +20,6 @@ except ModuleNotFoundError:  # Python 3.10: the lock installs tomli there
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
-deps = load_script("deps")
 
 LOCK_TEXT = (ROOT / "requirements" / "test.lock").read_text(encoding="utf-8")
 PINS = deps.read_pins(LOCK_TEXT)
@@ -43,7 +42,7 @@ def test_every_declared_requirement_is_locked_within_its_range() -> None:
         assert name in here, f"{req.name} is declared but not in requirements/test.lock"
         assert req.specifier.contains(here[name], prereleases=True), (
             f"{req.name}=={here[name]} in the lock is outside pyproject.toml's {req.specifier}: "
-            "python scripts/deps.py lock"
+            "python -m scripts.deps lock"
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests._helpers import load_script
+from scripts import event_log_jobs
 
 
 def _log(path: Path) -> Path:
@@ -48,7 +48,7 @@ def _log(path: Path) -> Path:
 
 
 def test_jobs_and_stage_metrics(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    script = load_script("event_log_jobs")
+    script = event_log_jobs
     log = _log(tmp_path / "events")
     assert script.main([str(log)]) == 0
     lines = capsys.readouterr().out.splitlines()

@@ -1,4 +1,4 @@
-"""scripts/exp_fd_vs_arx.py: its settings, what it reads from the config and its table row.
+"""experiments/exp_fd_vs_arx.py: its settings, what it reads from the config and its table row.
 
 The script's runs need ARX and Java (docs/benchmarks.md, section 14); these tests cover
 the pure parts it builds its commands and table from.
@@ -7,8 +7,7 @@ the pure parts it builds its commands and table from.
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
+import importlib
 from pathlib import Path
 from types import ModuleType
 
@@ -18,14 +17,7 @@ from tests._adult import ROOT
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "exp_fd_vs_arx", ROOT / "scripts" / "exp_fd_vs_arx.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("experiments.exp_fd_vs_arx")
 
 
 EXP = _load()

@@ -1,21 +1,20 @@
-"""The experiment scripts (exp_seed003, exp_seed001, exp_mondrian, exp_seed002, bench_grid) run end to end on tiny settings."""
+"""The experiments run on tiny settings: the paper reproductions end to end, the benchmarks' tables.
+
+exp_yang2014, exp_chai2015, exp_mondrian, exp_gong2016, bench_grid, exp_randomization and
+exp_condensation run end to end; bench_perturb, bench_evaluate and bench_draws turn
+measured records into their tables. ``tests/test_exp_smoke.py`` runs the others.
+"""
 
 from __future__ import annotations
 
 import csv
-import importlib.util
+import importlib
 from pathlib import Path
 from types import ModuleType
 
-from tests._adult import ROOT
-
 
 def _load(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module(f"experiments.{name}")
 
 
 def _rows(path: Path) -> list[dict[str, str]]:
@@ -23,8 +22,8 @@ def _rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_exp_seed003_tiny(tmp_path: Path) -> None:
-    exp = _load("exp_seed003")
+def test_exp_yang2014_tiny(tmp_path: Path) -> None:
+    exp = _load("exp_yang2014")
     argv = [
         "--rows",
         "300",
@@ -42,19 +41,19 @@ def test_exp_seed003_tiny(tmp_path: Path) -> None:
     ]
     assert exp.main(argv) == 0
 
-    runs = _rows(tmp_path / "seed003_table5_runs.csv")
+    runs = _rows(tmp_path / "yang2014_table5_runs.csv")
     assert [(r["k"], r["p"], r["algorithm"], r["seed"]) for r in runs] == [
         ("8", "5", "maa_sae", "1"),
         ("8", "5", "maa_sae", "2"),
     ]
-    table = _rows(tmp_path / "seed003_table5.csv")
+    table = _rows(tmp_path / "yang2014_table5.csv")
     assert len(table) == 1 and table[0]["runs"] == "2" and table[0]["all_verified"] == "True"
     assert (
         float(table[0]["paper_AVG_IL"]) == 0.14831 and float(table[0]["paper_AVG_Ent"]) == 3.01804
     )
     assert 0 < float(table[0]["AVG_IL_mean"]) and 0 < float(table[0]["AVG_Ent_mean"])
 
-    fig_runs = _rows(tmp_path / "seed003_figs_runs.csv")
+    fig_runs = _rows(tmp_path / "yang2014_figs_runs.csv")
     # |QI| = 7: MAA-SAE, MAA-MINIL, GPKC (figures 2-3); |QI| = 3: MAA-SAE, GPKC (figure 4).
     assert sorted((r["qi"], r["algorithm"]) for r in fig_runs) == [
         ("3", "gpkc"),
@@ -63,19 +62,19 @@ def test_exp_seed003_tiny(tmp_path: Path) -> None:
         ("7", "maa_minil"),
         ("7", "maa_sae"),
     ]
-    figs = _rows(tmp_path / "seed003_figs.csv")
+    figs = _rows(tmp_path / "yang2014_figs.csv")
     # --qi 3: figure 4 has no |QI| = 7 panel; MAA-SAE at |QI| = 7 serves figures 2 and 3 (one run).
     assert sorted(r["figures"] for r in figs) == ["fig2", "fig2 fig3", "fig3", "fig4", "fig4"]
     for r in runs + fig_runs:
         assert r["verified"] == "True" and r["rows_in"] == "300" and r["rows_out"] == "300"
         assert set(exp.RUN_FIELDS) <= set(r) and float(r["CAVG"]) >= 1.0
     for name in ("fig2", "fig3", "fig4"):
-        assert (tmp_path / f"seed003_{name}.png").stat().st_size > 0
+        assert (tmp_path / f"yang2014_{name}.png").stat().st_size > 0
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
 
 
-def test_exp_seed001_tiny(tmp_path: Path) -> None:
-    exp = _load("exp_seed001")
+def test_exp_chai2015_tiny(tmp_path: Path) -> None:
+    exp = _load("exp_chai2015")
     assert (
         exp.main(
             ["--rows", "300", "--k", "5", "--l", "2", "3", "--out-dir", str(tmp_path), "--in-place"]
@@ -83,19 +82,19 @@ def test_exp_seed001_tiny(tmp_path: Path) -> None:
         == 0
     )
 
-    runs = _rows(tmp_path / "seed001_runs.csv")
+    runs = _rows(tmp_path / "chai2015_runs.csv")
     assert [(r["K"], r["algorithm"], r["L"]) for r in runs] == [
         ("5", "mdav", ""),
         ("5", "kl_cluster", "2"),
         ("5", "kl_cluster", "3"),
     ]
-    summary = _rows(tmp_path / "seed001.csv")
+    summary = _rows(tmp_path / "chai2015.csv")
     assert len(summary) == 3 and set(exp.SUMMARY_FIELDS) == set(summary[0])
     for r in runs:
         assert set(exp.RUN_FIELDS) == set(r)
         assert r["verified"] == "True" and r["rows_in"] == "300" and r["rows_out"] == "300"
         assert int(r["size_min"]) >= 5 and 0 < float(r["GCP"]) < 100
-    for name in ("seed001_gcp.png", "seed001_time.png"):
+    for name in ("chai2015_gcp.png", "chai2015_time.png"):
         assert (tmp_path / name).stat().st_size > 0
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
 
@@ -129,7 +128,7 @@ def test_exp_mondrian_tiny(tmp_path: Path) -> None:
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
 
 
-def test_exp_seed002_tiny(tmp_path: Path) -> None:
+def test_exp_gong2016_tiny(tmp_path: Path) -> None:
     import json
 
     import numpy as np
@@ -138,7 +137,7 @@ def test_exp_seed002_tiny(tmp_path: Path) -> None:
     from sparkanon.attributes.kinds import nominal_kind, ordinal_kind
     from sparkanon.metrics import are as qm
 
-    exp = _load("exp_seed002")
+    exp = _load("exp_gong2016")
     # The script's pred2 against the module's set_scores, with an empty set and an empty
     # combination (informs-like has neither).
     tree = ItemTree.of(even_taxonomy([f"i{j}" for j in range(9)], 3))
@@ -164,7 +163,7 @@ def test_exp_seed002_tiny(tmp_path: Path) -> None:
     argv += ["--qt", "60", "--sets-qt", "30", "--check-qt", "30"]
     assert exp.main([*argv, "--out-dir", str(tmp_path), "--in-place"]) == 0
 
-    runs = _rows(tmp_path / "seed002_runs.csv")
+    runs = _rows(tmp_path / "gong2016_runs.csv")
     assert set(exp.RUN_FIELDS) == set(runs[0])
     by = {}
     for r in runs:
@@ -197,19 +196,19 @@ def test_exp_seed002_tiny(tmp_path: Path) -> None:
         if r["algorithm"] != "rmr":
             assert r["verified"] == "True"
             assert int(r["rows_out"]) + int(r["suppressed"]) == int(r["n"])
-    summary = _rows(tmp_path / "seed002.csv")
+    summary = _rows(tmp_path / "gong2016.csv")
     assert set(exp.summary_fields()) == set(summary[0])
-    meta = json.loads((tmp_path / "seed002.meta.json").read_text(encoding="utf-8"))
+    meta = json.loads((tmp_path / "gong2016.meta.json").read_text(encoding="utf-8"))
     assert meta["informs_like"]["taxonomy_leaves"] == 1297
     assert meta["informs_like"]["taxonomy_height"] == 5
     assert all(d < 1e-9 for d in meta["estimator_check"]["max_abs_diff"].values())
     assert {r["set_domain"] for r in meta["readings"]} == {"held", "leaves", "sets"}
     for name in ("fig3", "fig4", "fig5", "fig6", "blocking", "cj"):
-        assert (tmp_path / f"seed002_{name}.png").stat().st_size > 0
+        assert (tmp_path / f"gong2016_{name}.png").stat().st_size > 0
     assert exp.main(["--report", "--out-dir", str(tmp_path)]) == 0
-    (tmp_path / "seed002_fig3.png").unlink()
+    (tmp_path / "gong2016_fig3.png").unlink()
     assert exp.main(["--plot", "--out-dir", str(tmp_path)]) == 0
-    assert (tmp_path / "seed002_fig3.png").stat().st_size > 0
+    assert (tmp_path / "gong2016_fig3.png").stat().st_size > 0
 
 
 def test_bench_grid_tiny_three_algorithms(tmp_path: Path, capsys) -> None:
@@ -308,6 +307,7 @@ def _bench_record(wall: float, cpu: float, driver: float, jvm: float, other: flo
         "code_sha": "abc",
         "metrics": {"verified": True},
         "seconds": {"read": 1.0, "perturb": 3.0, "verify": 4.0},
+        "summary": {"classes": 7},
     }
 
 
@@ -456,3 +456,23 @@ def test_bench_draws_tiny(tmp_path: Path, capsys) -> None:
     ]
     assert all(float(line.split(",")[4]) > 0 for line in lines[1:])
     assert "ns per draw" in capsys.readouterr().out
+
+
+def test_bench_evaluate_ratios_and_report(tmp_path: Path, capsys) -> None:
+    """bench_evaluate: ratios to the floor and its table, with and without a release."""
+    bench = _load("bench_evaluate")
+    floor = _bench_record(10.0, 20.0, 0.1, 0.6, 1.0)
+    a = _bench_record(15.0, 30.0, 0.2, 0.9, 0.5)
+    b = _bench_record(18.0, 40.0, 0.25, 1.0, 0.5)
+    job = _bench_record(30.0, 60.0, 0.3, 1.1, 0.0)
+    row = bench.summary_row(1000, floor, a, b, job)
+    assert (row["input_ratio"], row["release_ratio"]) == (1.5, 1.8)
+    assert (row["input_cpu_ratio"], row["release_cpu_ratio"]) == (1.5, 2.0)
+    assert row["input_classes"] == 7 and row["other_cpu_s"] == 2.0
+    assert set(row) <= set(bench.FIELDS)
+    without = bench.summary_row(2000, floor, a, None, None)
+    bench._bench.write_csv(tmp_path / "evaluate_t.csv", [row, without], bench.FIELDS)
+    assert bench.main(["--report", "--out-dir", str(tmp_path), "--tag", "_t"]) == 0
+    out = capsys.readouterr().out
+    assert "| 1,000 | 10.0 | 15.0 | 1.50x | 1.50x | 18.0 | 1.80x | 2.00x |" in out
+    assert "| 2,000 | 10.0 | 15.0 | 1.50x | 1.50x | not run |" in out

@@ -7,7 +7,6 @@ new quasi-identifier combinations while keeping Adult's marginals and known link
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,11 +16,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests._adult import ROOT
+from scripts import generate_adult as gen
 from tests._inputs import ADULT_CSV
-
-sys.path.insert(0, str(ROOT / "scripts"))
-import generate_adult as gen  # noqa: E402
 
 QI = list(gen.QI_COLUMNS)
 ROWS_REALISM = 50_000

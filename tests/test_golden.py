@@ -13,7 +13,7 @@ Spark.
 from __future__ import annotations
 
 import datetime as dt
-import importlib.util
+import importlib
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests._golden import (
+from scripts.golden import (
     GOLDEN_FILE,
     ROOT,
     VALUE_TOLERANCE,
@@ -46,13 +46,7 @@ def family(config: str) -> str:
 
 
 def update_script() -> Any:
-    """``scripts/update_golden.py`` as a module (its case list)."""
-    spec = importlib.util.spec_from_file_location(
-        "update_golden", ROOT / "scripts" / "update_golden.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("scripts.update_golden")
 
 
 def test_every_bundled_config_has_a_case() -> None:
@@ -148,7 +142,7 @@ def test_config_release_is_pinned(case: dict[str, Any], tmp_path: Path) -> None:
     found += mismatches(case["metrics"], headline(metrics), "metrics.")
     assert not found, (
         f"{case['id']} moved from {GOLDEN_FILE.name} (if deliberate: "
-        f"python scripts/update_golden.py --only {case['id']}):\n" + "\n".join(found)
+        f"python -m scripts.update_golden --only {case['id']}):\n" + "\n".join(found)
     )
 
 

@@ -295,7 +295,7 @@ def test_leftover_rows_keep_classes_below_2k_on_adult(tmp_path: Path) -> None:
     """
     sample = adult_sample(tmp_path, 8000)
     raw = adult_config(
-        tmp_path, sample, tmp_path / "out", conf=ROOT / "conf" / "adult_kl_seed001.yaml"
+        tmp_path, sample, tmp_path / "out", conf=ROOT / "conf" / "adult_kl_chai2015.yaml"
     )
     raw["model"].update({"k": 20, "p": 5})
     metrics = run_job(LocalEngine(), parse_config(raw), commit=False).metrics

@@ -1,7 +1,7 @@
 """(K,L) clustering's compiled kernel gives the numpy path's labels, ties included.
 
 The numpy path (``SPARKANON_NO_JIT=1``) is the reference. Parity is checked on every
-block of a small Adult run of ``conf/adult_kl_seed001.yaml``, on random small blocks
+block of a small Adult run of ``conf/adult_kl_chai2015.yaml``, on random small blocks
 over random subsets of the mixed schema's kinds (coarse codes, so that NCP and distance
 ties are common), and for cross-block placement; the kernel's functions must each
 compile once (one type per argument).
@@ -36,7 +36,7 @@ from tests._adult import (
 )
 from tests._helpers import FIVE_LEVELS, both_paths, make_frame
 
-KL_CONF = ROOT / "conf" / "adult_kl_seed001.yaml"
+KL_CONF = ROOT / "conf" / "adult_kl_chai2015.yaml"
 
 
 def assert_kl(frame: pd.DataFrame, labels: np.ndarray, model: HPKAnonymity) -> None:

@@ -15,7 +15,7 @@ from tests._adult import ROOT
 )
 def test_ruff_passes() -> None:
     done = subprocess.run(
-        ["ruff", "check", "sparkanon", "jobs", "scripts", "tests"],
+        ["ruff", "check", "sparkanon", "jobs", "scripts", "experiments", "tests"],
         cwd=ROOT,
         capture_output=True,
         text=True,

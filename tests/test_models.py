@@ -359,7 +359,7 @@ def test_equal_ground_emd_is_variational(flat_csv: str, data: st.DataObject) -> 
     assert np.allclose(flat, variational, atol=1e-12)
 
 
-def test_seed000_table3_hpk() -> None:
+def test_shi2024_table3_hpk() -> None:
     # (2,2,2)-anonymity: a class {HIV (high), cancer (high)} has 2 values but one level.
     s = summaries([[1, 1, 0], [1, 0, 1]], level_of=[1, 1, 0])
     model = HPKAnonymity(k=2, p=2, h=2)

@@ -2,7 +2,8 @@
 
 The wheel is built with ``python -m build --wheel`` and unpacked into a folder that is
 the only place sparkanon is imported from (``PYTHONPATH``; the working folder is outside
-the source tree). ``--version`` answers, and ``spark-submit`` runs the job with the
+the source tree). ``--version`` answers, the wheel holds the independent release check
+(``sparkanon-verify``) and it passes the release, and ``spark-submit`` runs the job with the
 application file the wheel carries (``sparkanon/submit.py``) and the wheel itself in
 ``--py-files``: ``validate``, then the job, in one application (each ``spark-submit``
 costs a JVM and a Spark start). Slow (a build and a Spark run).
@@ -19,10 +20,8 @@ from pathlib import Path
 import pytest
 
 import sparkanon
+from scripts._spark_procs import spark_submit
 from tests._adult import ROOT, adult_config, adult_sample, write_config
-
-sys.path.insert(0, str(ROOT / "scripts"))
-from _spark_procs import spark_submit  # noqa: E402
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
@@ -66,9 +65,14 @@ def test_wheel_holds_the_package_and_its_entry_points(wheel: Path) -> None:
         "sparkanon/risk/arx.py",
         "sparkanon/evaluation/evaluate.py",
     } <= set(names)
-    assert not [n for n in names if n.startswith(("tests/", "conf/", "data/", "scripts/"))]
+    # The independent release check, a module of the package with its own command.
+    assert "sparkanon/tools/verify_release.py" in names
+    shipped_elsewhere = ("tests/", "conf/", "data/", "scripts/", "experiments/")
+    assert not [n for n in names if n.startswith(shipped_elsewhere)]
     entry = next(n for n in names if n.endswith("entry_points.txt"))
-    assert "sparkanon = sparkanon.cli:main" in zipfile.ZipFile(wheel).read(entry).decode()
+    entries = zipfile.ZipFile(wheel).read(entry).decode()
+    assert "sparkanon = sparkanon.cli:main" in entries
+    assert "sparkanon-verify = sparkanon.tools.verify_release:main" in entries
     assert wheel.name.startswith(f"sparkanon-{sparkanon.__version__}-")
 
 
@@ -115,3 +119,14 @@ def test_spark_submit_runs_from_the_installed_wheel(wheel: Path, tmp_path: Path)
     assert "submit.py [] exited 0" in done.stdout
     assert (tmp_path / "out" / "metrics.json").exists()
     assert '"verified": true' in done.stdout
+    # The wheel's own independent check passes the release it published.
+    checked = subprocess.run(
+        [sys.executable, "-m", "sparkanon.tools.verify_release", str(tmp_path / "out")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout[-2000:] + checked.stderr[-2000:]
+    assert "violations=0" in checked.stdout

@@ -38,7 +38,7 @@ from tests._inputs import ROOT, make_config, rt_frame, rt_long_config, write_adu
 SECRETS = ("S3cretS3aValue", "hunter2Passw0rd", "AKIAEXAMPLEKEYID", "tok3nValue")
 """Values a user put in the config that no file of a release may hold."""
 
-VERIFY = ROOT / "scripts" / "verify_output.py"
+VERIFY = ["-m", "sparkanon.tools.verify_release"]
 
 
 def release_bytes(out: Path) -> dict[str, bytes]:
@@ -72,7 +72,7 @@ def test_secret_options_are_in_no_file_of_the_release(tmp_path: Path) -> None:
     # The release still loads as a config and verifies against it.
     assert parse_config(written, "config.yaml").input.options == {"header": True, "sep": ","}
     check = subprocess.run(
-        [sys.executable, str(VERIFY), str(out)], capture_output=True, text=True, check=False
+        [sys.executable, *VERIFY, str(out)], capture_output=True, text=True, check=False
     )
     assert check.returncode == 0, check.stdout + check.stderr
 

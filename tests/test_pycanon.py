@@ -1,6 +1,6 @@
 """sparkanon's published tables agree with pycanon, an independent implementation.
 
-scripts/pycanon_check.py runs pycanon (PyPI) in a virtual environment of its own, cached
+experiments/pycanon_check.py runs pycanon (PyPI) in a virtual environment of its own, cached
 in ``~/.cache/sparkanon/pycanon-venv`` (``$SPARKANON_PYCANON_VENV``), because pycanon pins
 exact numpy/pandas versions. The first run creates it (about half a minute with the
 index reachable); the test is skipped only when pip cannot reach the package index.
@@ -9,26 +9,16 @@ index reachable); the test is skipped only when pip cannot reach the package ind
 from __future__ import annotations
 
 import csv
-import importlib.util
+import importlib
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from tests._adult import ROOT
-
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "pycanon_check", ROOT / "scripts" / "pycanon_check.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("experiments.pycanon_check")
 
 
 @pytest.fixture(scope="module")

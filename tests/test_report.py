@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from scripts import check_report
 from sparkanon.report import render_html, write_report
 from sparkanon.report.html import (
     SECTIONS,
@@ -19,10 +20,7 @@ from sparkanon.report.html import (
     size_buckets,
     verdict,
 )
-from tests._helpers import load_script
 from tests._report import SHAPES, not_computed, one_table, perturbed, raw_input, synthetic
-
-check_report = load_script("check_report")
 
 
 def _section(page: str, name: str) -> str:

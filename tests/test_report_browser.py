@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from scripts import check_report
 from sparkanon.report import write_report
-from tests._helpers import load_script
 from tests._report import SHAPES
 
-check_report = load_script("check_report")
 CHROMIUM = check_report.find_chromium()
 
 pytestmark = [

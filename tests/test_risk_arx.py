@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from experiments import exp_arx_agreement
 from sparkanon.errors import UserError
 from sparkanon.risk import arx
-from tests._helpers import load_script
 
 REFERENCE = Path(__file__).parent / "data" / "arx_adult_risk.json"
 HAND = {1: 2, 2: 1, 5: 1}  # n = 2*1 + 1*2 + 1*5 = 9 records, 4 classes
@@ -196,7 +196,7 @@ def test_small_histograms_match_arx():
 
 
 def test_adult_agrees_with_arx_to_four_significant_digits():
-    script = load_script("exp_arx_agreement")
+    script = exp_arx_agreement
     rows = script.run(script.ROOT / "data" / "adult" / "adult.csv", REFERENCE)
     assert len(rows) == 58
     bad = [row for row in rows if not row["ok"]]
@@ -204,7 +204,7 @@ def test_adult_agrees_with_arx_to_four_significant_digits():
 
 
 def test_agreement_check_can_fail():
-    script = load_script("exp_arx_agreement")
+    script = exp_arx_agreement
     assert script.agrees(0.12345, 0.12345)
     assert not script.agrees(0.1235, 0.1234)
     assert not script.agrees(0.1, 0.0, available=False)
@@ -278,7 +278,7 @@ def test_string_keys_from_json_are_accepted():
 
 
 def test_agreement_script_exits_1_on_a_disagreement(tmp_path, capsys):
-    script = load_script("exp_arx_agreement")
+    script = exp_arx_agreement
     assert script.main([]) == 0
     out = capsys.readouterr().out
     assert "58/58 figures agree" in out and "| A | dankar @ 0.01 |" in out

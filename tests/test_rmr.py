@@ -221,7 +221,7 @@ def _table1() -> tuple[np.ndarray, list[RangeNcp], ItemSets, ItemTree]:
     return codes, [RangeNcp(kind) for kind in kinds], sets, tree
 
 
-def test_seed002_table1_to_table2() -> None:
+def test_gong2016_table1_to_table2() -> None:
     # Greedy k-member (k = 2): reference Bob; farthest is Alen, who takes Alice (same
     # sex, nearest ages and zips); farthest from Alen is Bob, who takes Tom; Jim and
     # Simon remain. Relational loss (mean NCP per record and attribute):
@@ -240,7 +240,7 @@ def test_seed002_table1_to_table2() -> None:
     assert ages.decode(out.qi_hi[:, 0]).tolist() == pytest.approx([19, 29, 19, 24, 24, 29])
 
 
-def test_seed002_table1_merges_within_delta() -> None:
+def test_gong2016_table1_merges_within_delta() -> None:
     # delta = 0.65 (Gong et al. 2016's setting): the least-Rum cluster {Bob, Tom} merges with
     # its relationally nearest {Simon, Jim}: ages 18-24, sex M, zips 12000-19000 give
     # 4 * (6/11 + 0 + .7) with {Alice, Alen}'s 2 * (4/11 + .1): 0.33 <= 0.65. Merging

@@ -7,10 +7,9 @@ generator runs in-process on small row counts.
 from __future__ import annotations
 
 import csv
-import importlib.util
+import importlib
 import re
 import statistics
-import sys
 from collections import Counter
 from pathlib import Path
 from types import ModuleType
@@ -42,15 +41,7 @@ HEADER = ["household_id", *QIS, "items"]
 
 
 def _load_generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "generate_rt", ROOT / "scripts" / "generate_rt.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    # dataclasses look the module up in sys.modules while the class body runs.
-    sys.modules.setdefault(spec.name, module)
-    spec.loader.exec_module(sys.modules[spec.name])
-    return sys.modules[spec.name]
+    return importlib.import_module("scripts.generate_rt")
 
 
 def _read_csv(path: Path) -> list[list[str]]:

@@ -1,6 +1,6 @@
 """The relational-transaction job (Gong et al. 2016) end to end on the local engine, and its bad input.
 
-Small RT tables are generated here (seeded); the taxonomy is the seed's shape: items
+Small RT tables are generated here (seeded); the taxonomy is Gong et al. 2016's shape: items
 ``a1..h4`` under ``A..H`` under the root. Every run checks what the job promises: the
 RT and TT tables verify as (k,l)-diverse, records out plus records suppressed equal
 records in, and bad input exits with 2 writing nothing.
@@ -427,26 +427,13 @@ def test_item_occurrences_trim_and_drop_empty_and_null_items() -> None:
     assert stats[("set_items", None)] == 3
 
 
-def _verify_output_module() -> Any:
-    import importlib.util
-
-    from tests._adult import ROOT
-
-    spec = importlib.util.spec_from_file_location(
-        "verify_output", ROOT / "scripts" / "verify_output.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("fmt", ["csv", "parquet"])
 def test_independent_verifier_reads_rt_outputs(
     tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """scripts/verify_output.py passes a committed RT output and fails a tampered one."""
-    verify = _verify_output_module()
+    """sparkanon/tools/verify_release.py passes a committed RT output and fails a tampered one."""
+    from sparkanon.tools import verify_release as verify
+
     data = write_csv(tmp_path, rt_frame(300, seed=4))
     cfg = rt_config(tmp_path, data, output__format=fmt)
     assert run_command(str(write_config(tmp_path, cfg)), [], engine_name="local") == EXIT_OK

@@ -38,7 +38,7 @@ from sparkanon.models import HPKAnonymity
 from tests._adult import ROOT, KernelParity, adult_blocks
 from tests._helpers import FIVE_LEVELS, assert_model_holds, both_paths, make_frame
 
-SEED003_CONF = ROOT / "conf" / "adult_psk_seed003.yaml"
+YANG2014_CONF = ROOT / "conf" / "adult_psk_yang2014.yaml"
 RULES: list[ApfRule] = ["gain_then_loss", "literal"]
 # (algorithm name, apf_rule): MAA-MINIL ignores the rule.
 VARIANTS: list[tuple[str, ApfRule]] = [
@@ -58,19 +58,19 @@ def with_rule(ctx: BlockContext, rule: ApfRule) -> BlockContext:
 
 
 @pytest.fixture(scope="module")
-def seed003_blocks(
+def yang2014_blocks(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> list[tuple[pd.DataFrame, BlockContext, int]]:
-    """The blocks the local pipeline clusters for 1,500 Adult rows (conf/adult_psk_seed003.yaml).
+    """The blocks the local pipeline clusters for 1,500 Adult rows (conf/adult_psk_yang2014.yaml).
 
     Blocks of at most 300 rows keep the numpy reference fast.
     """
     tmp = tmp_path_factory.mktemp("adult003")
-    return adult_blocks(tmp, SEED003_CONF, 1500, max_block_rows=300, fnlwgt_digits=6, least=4)
+    return adult_blocks(tmp, YANG2014_CONF, 1500, max_block_rows=300, fnlwgt_digits=6, least=4)
 
 
-def test_seed003_blocks_are_packed(seed003_blocks) -> None:
-    frame, ctx, _ = seed003_blocks[0]
+def test_yang2014_blocks_are_packed(yang2014_blocks) -> None:
+    frame, ctx, _ = yang2014_blocks[0]
     packed = pack(Block(frame, ctx), extended=True)
     assert packed is not None
     assert VECTOR_NOMINAL in packed.kind.tolist() and SEMANTIC in packed.kind.tolist()
@@ -79,18 +79,20 @@ def test_seed003_blocks_are_packed(seed003_blocks) -> None:
 
 
 @pytest.mark.parametrize(("algorithm", "rule"), VARIANTS)
-def test_seed003_blocks_kernel_equals_numpy(
-    seed003_blocks, algorithm: str, rule: ApfRule, monkeypatch: pytest.MonkeyPatch
+def test_yang2014_blocks_kernel_equals_numpy(
+    yang2014_blocks, algorithm: str, rule: ApfRule, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     parity = KernelParity(monkeypatch, algorithm, 7)
-    for reference in parity.assert_blocks(seed003_blocks, lambda ctx: with_rule(ctx, rule)):
+    for reference in parity.assert_blocks(yang2014_blocks, lambda ctx: with_rule(ctx, rule)):
         assert (reference >= 0).any()
 
 
 @pytest.mark.parametrize("algorithm", ["maa_sae", "maa_minil"])
-def test_seed003_placement_kernel_equals_numpy(seed003_blocks, algorithm: str, monkeypatch) -> None:
+def test_yang2014_placement_kernel_equals_numpy(
+    yang2014_blocks, algorithm: str, monkeypatch
+) -> None:
     # Rows of one block placed into the classes of another (cross-block reconciliation).
-    reference = KernelParity(monkeypatch, algorithm, 7).assert_placement(seed003_blocks)
+    reference = KernelParity(monkeypatch, algorithm, 7).assert_placement(yang2014_blocks)
     assert (reference >= 0).all()
 
 

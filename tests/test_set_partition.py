@@ -25,7 +25,7 @@ from sparkanon.attributes.itemsets import ItemSets, ItemTree, even_taxonomy
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def seed002_tree() -> ItemTree:
+def gong2016_tree() -> ItemTree:
     """Gong et al. 2016 figure 1 (b): A{a1, a2}, B{b1, b2}, C{c1, c2} under the root."""
     leaves = ("a1", "a2", "b1", "b2", "c1", "c2")
     paths = tuple((leaf, leaf[0].upper(), "*") for leaf in leaves)
@@ -46,7 +46,7 @@ def decode(tree: ItemTree, sets: ItemSets) -> list[set[str]]:
 # --- worked examples -------------------------------------------------------------------
 
 
-def test_seed002_table1_reproduces_table4_sets() -> None:
+def test_gong2016_table1_reproduces_table4_sets() -> None:
     """Gong et al. 2016 table 1 with k = 2 gives the TT column of its table 4, worked by hand.
 
     The root splits into {A, B} (Bob, Alice), {C} (Tom, Simon), {B, C} (Jim, Alen), two
@@ -55,7 +55,7 @@ def test_seed002_table1_reproduces_table4_sets() -> None:
     sub-partition of 2): it fails, then B expands to b2 for both. {C}: c1 vs c2 fails.
     {B, C}: B (tie, smaller id) expands to b2 for both, C fails.
     """
-    tree = seed002_tree()
+    tree = gong2016_tree()
     rows = [["a1", "b2"], ["a2", "b2"], ["c1"], ["c2"], ["b2", "c2"], ["b2", "c1"]]
     sets = encode(tree, rows)
     out = partition_sets(sets, tree, 2)
@@ -121,7 +121,7 @@ def test_exactly_k_records_in_one_child_subset_are_specialized() -> None:
 
     A stop rule ``len < 2k`` would publish {root} here.
     """
-    tree = seed002_tree()
+    tree = gong2016_tree()
     out = partition_sets(encode(tree, [["a1", "b1"]] * 3), tree, 3)
     assert decode(tree, out.generalized) == [{"a1", "b1"}] * 3
     assert out.partition.tolist() == [0, 0, 0]
@@ -129,7 +129,7 @@ def test_exactly_k_records_in_one_child_subset_are_specialized() -> None:
 
 def test_exactly_2k_records_split_in_two() -> None:
     """Regression (off-by-one stop): 2k records falling k and k into two subsets split."""
-    tree = seed002_tree()
+    tree = gong2016_tree()
     rows = [["a1"], ["c2"], ["a1"], ["c2"]]
     out = partition_sets(encode(tree, rows), tree, 2)
     assert decode(tree, out.generalized) == [{"a1"}, {"c2"}, {"a1"}, {"c2"}]
@@ -144,7 +144,7 @@ def test_leftover_is_balanced_then_kept_at_the_root() -> None:
     leftover keeps {root}. In {A, B} = t1 t2 t3, A parts {a1} x2 from {a2} and B parts
     {b1} x2 from {b2}, neither able to keep both sides at k: the set stays {A, B}.
     """
-    tree = seed002_tree()
+    tree = gong2016_tree()
     rows = [["a1", "b1"], ["a1", "b1"], ["a1", "b2"], ["a2", "b1"], ["a1", "c1"]]
     out = partition_sets(encode(tree, rows), tree, 2)
     assert decode(tree, out.generalized) == [{"*"}, {"A", "B"}, {"A", "B"}, {"A", "B"}, {"*"}]
@@ -159,7 +159,7 @@ def test_leftover_is_specialized_on_other_nodes() -> None:
     into the leftover whole. That leftover {t0, t1, t4} keeps A unexpanded but expands
     B, all three holding b1 only.
     """
-    tree = seed002_tree()
+    tree = gong2016_tree()
     rows = [["a1", "b1"], ["a1", "b1"], ["a2", "b1"], ["a2", "b1"], ["a1", "a2", "b1"]]
     out = partition_sets(encode(tree, rows), tree, 2)
     assert decode(tree, out.generalized) == [
@@ -174,7 +174,7 @@ def test_leftover_is_specialized_on_other_nodes() -> None:
 
 def test_empty_sets_are_their_own_tbucket() -> None:
     """Empty sets stay empty: kept as one TBucket with k of them, suppressed otherwise."""
-    tree = seed002_tree()
+    tree = gong2016_tree()
     out = partition_sets(encode(tree, [[], ["a1"], [], ["a1"]]), tree, 2)
     assert decode(tree, out.generalized) == [set(), {"a1"}, set(), {"a1"}]
     assert out.partition.tolist() == [0, 1, 0, 1]
@@ -186,7 +186,7 @@ def test_empty_sets_are_their_own_tbucket() -> None:
 
 def test_fewer_than_k_nonempty_sets_are_suppressed() -> None:
     """Suppression only when unavoidable: fewer than k records with a non-empty set."""
-    tree = seed002_tree()
+    tree = gong2016_tree()
     out = partition_sets(encode(tree, [["a1"], ["b1"], [], [], []]), tree, 3)
     assert out.suppressed.tolist() == [True, True, False, False, False]
     assert out.partition.tolist() == [-1, -1, 0, 0, 0]
@@ -195,7 +195,7 @@ def test_fewer_than_k_nonempty_sets_are_suppressed() -> None:
 
 def test_no_records_and_k_one() -> None:
     """An empty block gives an empty result; k = 1 publishes every set unchanged."""
-    tree = seed002_tree()
+    tree = gong2016_tree()
     out = partition_sets(ItemSets.from_lists([]), tree, 2)
     assert len(out.generalized) == 0 and out.partition.size == 0
     rows = [["a1", "c2"], ["b1"], ["a1", "a2", "b2"]]
@@ -221,7 +221,7 @@ def test_flat_and_unary_taxonomies() -> None:
 
 def test_rejects_bad_input() -> None:
     """k below 1 and inner nodes in the sets are errors; so are mismatched lengths."""
-    tree = seed002_tree()
+    tree = gong2016_tree()
     with pytest.raises(ValueError, match="k must be at least 1"):
         partition_sets(encode(tree, [["a1"]]), tree, 0)
     with pytest.raises(ValueError, match="leaf ids"):
@@ -234,7 +234,7 @@ def test_rejects_bad_input() -> None:
 
 def test_information_loss_counts_suppressed_items_as_lost() -> None:
     """An item with no covering node (a suppressed record) has NCP 1."""
-    tree = seed002_tree()
+    tree = gong2016_tree()
     sets = encode(tree, [["a1", "b1"], ["c1"]])
     gen = ItemSets.from_lists([[0, 7], []])  # a1 exact, b1 under B (2/6), c1 lost
     assert information_loss(sets, gen, tree) == pytest.approx((0 + 1 / 3 + 1) / 3)

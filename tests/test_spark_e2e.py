@@ -25,12 +25,12 @@ from tests._adult import ROOT, adult_config, adult_sample, write_config
 
 pytestmark = pytest.mark.spark
 
-VERIFY = ROOT / "scripts" / "verify_output.py"
+VERIFY = ["-m", "sparkanon.tools.verify_release"]
 
 
 def _independent_check(config_path: Path, out: Path) -> None:
     done = subprocess.run(
-        [sys.executable, str(VERIFY), str(config_path), str(out)],
+        [sys.executable, *VERIFY, str(config_path), str(out)],
         capture_output=True,
         text=True,
         check=False,

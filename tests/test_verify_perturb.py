@@ -1,6 +1,6 @@
-"""``scripts/verify_output.py`` on perturbed releases (``algorithm.name: perturb``).
+"""``sparkanon/tools/verify_release.py`` on perturbed releases (``algorithm.name: perturb``).
 
-The checker does not import sparkanon: it re-reads the input the config names, recounts
+The checker imports nothing else of sparkanon: it re-reads the input the config names, recounts
 the usable rows, recomputes each column's noise from the config and tests each published
 column's marginal against the input's (the release has no row id to pair rows by). A
 committed demo release on an Adult sample passes; each tampered copy fails, naming what
@@ -20,15 +20,12 @@ import pytest
 
 from sparkanon.cli import run_command
 from sparkanon.errors import EXIT_OK
+from sparkanon.tools import verify_release as verify
 from tests._adult import ROOT, adult_config
-from tests._helpers import load_script
 from tests._inputs import Row, write_adult_csv, write_config
 
 PERTURB_CONF = ROOT / "conf" / "adult_perturb.yaml"
 N_ROWS = 2000
-
-
-verify = load_script("verify_output")
 
 
 def with_gaps(rows: list[Row]) -> None:

@@ -1,4 +1,4 @@
-"""``scripts/verify_output.py`` on a condensation release, independently of sparkanon.
+"""``sparkanon/tools/verify_release.py`` on a condensation release, independently of sparkanon.
 
 A committed release of ``conf/adult_condense_mixed.yaml`` on an Adult sample passes; the
 same release tampered (records dropped, a group id column added, a synthetic record
@@ -17,14 +17,27 @@ import pytest
 
 from sparkanon.cli import run_command
 from sparkanon.errors import EXIT_OK
+from sparkanon.tools import verify_release as verify
 from tests._adult import ROOT, adult_config
-from tests._helpers import load_script
 from tests._inputs import write_adult_csv, write_config
 
 CONF = ROOT / "conf" / "adult_condense_mixed.yaml"
 
 
-verify = load_script("verify_output")
+def test_verify_release_imports_nothing_else_of_sparkanon() -> None:
+    """The check is independent of the job's code: no import of sparkanon in its module."""
+    import ast
+
+    tree = ast.parse(Path(verify.__file__).read_text(encoding="utf-8"))
+    imported = [
+        name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for name in (
+            [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        )
+    ]
+    assert imported and not [n for n in imported if n.split(".")[0] == "sparkanon"]
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,7 @@
 
 A release's ``config.yaml`` tells its reader how the data was made (the attributes and
 their kinds, levels and builders, the model, the algorithm, the output format) and lets
-``scripts/verify_output.py``, ``sparkanon evaluate OUTPUT`` and ``sparkanon
+``sparkanon/tools/verify_release.py``, ``sparkanon evaluate OUTPUT`` and ``sparkanon
 reconstruct`` re-read it as a config. It is written from an allow-list
 (:data:`PUBLISHED_KEYS`), never from the config as given, because the config is also
 where a user may have put what must not be published:
@@ -193,7 +193,7 @@ def published_config(config: JobConfig) -> dict[str, Any]:
 def published_config_yaml(config: JobConfig) -> str:
     """:func:`published_config` as YAML (``config.yaml`` of a release).
 
-    It loads back as a config (``scripts/verify_output.py`` and ``sparkanon evaluate``
+    It loads back as a config (``sparkanon/tools/verify_release.py`` and ``sparkanon evaluate``
     read it).
     """
     return yaml.safe_dump(published_config(config), sort_keys=False)

@@ -277,7 +277,7 @@ def _timed(engine: Engine, name: str, description: str) -> Iterator[None]:
     """``engine.stage`` that also logs ``stage=<name> seconds=<s>`` when it ends.
 
     The line has the form of :class:`~sparkanon.stages._common.StageTimer`'s, so a
-    benchmark (``scripts/bench_evaluate.py``) reads the seconds per evaluation step
+    benchmark (``experiments/bench_evaluate.py``) reads the seconds per evaluation step
     from the log.
     """
     start = time.perf_counter()

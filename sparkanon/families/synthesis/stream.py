@@ -135,7 +135,7 @@ def run_stream(
             (default: ``stream.run_seconds``).
         batch_hook: called on the driver with each finished batch's
             :class:`~sparkanon.engine.streaming.BatchProgress` (rows in and out, Spark's
-            durations); the benchmark (``scripts/bench_stream.py``) reads them.
+            durations); the benchmark (``experiments/bench_stream.py``) reads them.
 
     Returns:
         The report: the stream's settings, the batches this run ran (rows in and out),
