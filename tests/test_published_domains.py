@@ -34,7 +34,7 @@ from sparkanon.errors import EXIT_OK, ConfigError
 from sparkanon.families.perturbation.family import noise_range
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
-from tests._inputs import ROOT, attributes_of, csv_input, write_config, write_csv
+from tests._inputs import attributes_of, csv_input, write_config, write_csv
 
 VERIFY = ["-m", "sparkanon.tools.verify_release"]
 KEY = RunKey(bytes(range(32)), "user", "test")
