@@ -100,7 +100,7 @@ def anonymize(df: Any, config: JobConfig | str, write: bool = False) -> tuple[An
         UserError: invalid config or input.
         PrivacyViolationError: the published table failed verification.
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     cfg = load_config(config) if isinstance(config, str) else config

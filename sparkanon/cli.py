@@ -684,7 +684,7 @@ def run_command(
     key_label: str | None = None,
 ) -> int:
     """Load the config, run the job and print the metrics; return the exit code."""
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
     from sparkanon.randomness import RunKey
 
@@ -731,7 +731,8 @@ def backfill_command(
     Returns:
         0 when every partition committed; else the first failure's exit code.
     """
-    from sparkanon.config import load_config, parse_partition, partition_text
+    from sparkanon.config import parse_partition, partition_text
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
     from sparkanon.randomness import RunKey
 
@@ -831,7 +832,7 @@ def validate_command(
 
     Prints what was checked as JSON.
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.randomness import RunKey
     from sparkanon.validate import validate_job
 
@@ -958,7 +959,7 @@ def stream_command(
     key drawn for this run and never written). Prints the report as JSON: the batches
     this run ran and the state's counts.
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.families.synthesis.stream import run_stream, stream_problems
     from sparkanon.randomness import RunKey
 

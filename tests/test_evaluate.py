@@ -11,9 +11,9 @@ import yaml
 
 import sparkanon
 from sparkanon.cli import main
-from sparkanon.config import load_config, parse_config
 from sparkanon.config.published import published_config_yaml
 from sparkanon.errors import EXIT_OK, EXIT_USER
+from sparkanon.families import load_config, parse_config
 from tests._inputs import adult_rows, write_adult_csv, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]

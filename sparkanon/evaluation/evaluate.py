@@ -759,7 +759,7 @@ def load_output(output_dir: str) -> tuple[JobConfig, dict[str, Any], str]:
         UserError: not a committed output (no directory, no ``metrics.json`` or
             ``config.yaml``, unreadable files).
     """
-    from sparkanon.config import parse_config
+    from sparkanon.families import parse_config
 
     root = Path(output_dir)
     if not root.is_dir():
@@ -807,7 +807,7 @@ def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> T
     Raises:
         UserError: not an output or a config, or an option out of its range (naming it).
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
 
     if Path(target).is_file() and target.endswith((".yaml", ".yml")):
         config = load_config(target, list(overrides))

@@ -30,6 +30,7 @@ from sparkanon.algorithms.lattice.search import (
 )
 from sparkanon.attributes.levels import LevelHierarchy
 from sparkanon.attributes.schema import RID, SENS
+from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.errors import InternalError
@@ -45,6 +46,7 @@ from sparkanon.families.full_domain.lattice import (
     publish_node,
 )
 from sparkanon.families.full_domain.rollup import DriverEvaluator
+from sparkanon.families.full_domain.rules import full_domain_job_problems
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.utility import discernibility_loss, ncp_loss, precision_loss, published_ncp
 from sparkanon.models import ModelSet, SensitiveDomain
@@ -74,6 +76,9 @@ class FullDomainFamily(Family):
 
     name = "full_domain"
     algorithms = algorithms_of("full_domain")
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return full_domain_job_problems(config)
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw

@@ -35,6 +35,7 @@ from sparkanon.families.transaction.cluster import (
     reconcile_rt,
 )
 from sparkanon.families.transaction.publish import publish_rt, rt_column_types, verify_rt
+from sparkanon.families.transaction.rules import transaction_problems
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.per_block.plan import Partitioning, plan_job_top
 from sparkanon.stages._common import log, one_row
@@ -141,6 +142,10 @@ class TransactionFamily(Family):
 
     name = "transaction"
     algorithms = algorithms_of("transaction")
+    set_valued = True
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return transaction_problems(config, self.algorithms)
 
     def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
         return with_rt_defaults(config)
