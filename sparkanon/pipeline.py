@@ -234,6 +234,7 @@ def report(
     metrics |= measured
     metrics |= {
         "family": family.name,
+        "row_level": family.row_level,
         "model": describe_models(config.models),
         "algorithm": config.algorithm.model_dump(mode="json"),
         "publish": measured.get("publish", config.output.publish),

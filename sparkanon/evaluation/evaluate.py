@@ -539,6 +539,7 @@ def _evaluate(
         kind = sensitive_kind(engine, rows, config, subject.source)
         view = replace(view, sensitive_kind=kind)
     family = metrics.get("family")
+    row_level = bool(metrics.get("row_level"))
     warnings: list[str] = []
     not_computed: list[dict[str, str]] = []
     with _timed(engine, "evaluate_risk", "evaluate: re-identification risk"):
@@ -553,7 +554,7 @@ def _evaluate(
         else:  # a raw input: the population table is about this very table
             pairs = _population(engine, subject, view, settings, fine)
             after = risk_of(engine, subject.release, view, settings, fine, pairs)
-    if family in ("perturbation", "synthesis"):
+    if row_level:
         warnings.append(
             "the class-based risks of a perturbed or synthetic release count identical "
             "published rows, which are rare, so they are upper bounds; the protection of "
@@ -571,7 +572,7 @@ def _evaluate(
                 attacks.pop(part, None)
     engine.unpersist(fine)
     anonymeter = None
-    if family in ("perturbation", "synthesis") and subject.original is not None:
+    if row_level and subject.original is not None:
         if holdout is None:
             warnings.append(
                 "no report.holdout: the singling-out, linkability and inference attacks "
@@ -622,6 +623,7 @@ def _evaluate(
         "table": {
             "kind": "input" if subject.original is None else "release",
             "family": family,
+            "row_level": row_level,
             "algorithm": (metrics.get("algorithm") or {}).get("name"),
             "model": metrics.get("model"),
             "rows": after["rows"],
@@ -640,7 +642,7 @@ def _evaluate(
         "attacks": attacks,
         "anonymeter": anonymeter,
         "utility": utility_block,
-        "family": _family_view(engine, subject, family),
+        "family": _family_view(engine, subject, family, row_level),
         "attacks_run": list(metrics.get("release_checks") or []),
         "randomness": dict(metrics.get("randomness") or {}),
         "warnings": warnings,
@@ -694,19 +696,24 @@ def _anonymeter(
     )
 
 
-def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[str, Any]:
-    """A perturbed release's reconstructions; a synthetic release's covariances."""
+def _family_view(
+    engine: Engine, subject: Subject, family: str | None, row_level: bool
+) -> dict[str, Any]:
+    """The reconstructions of a release that declares its noise; a row-level release's covariances.
+
+    ``metrics.json`` keys ``noise`` (the noise a perturbed release was drawn with) and
+    ``covariance`` (both matrices, computed by the family's verification).
+    """
     out: dict[str, Any] = {"name": family, "reconstruction": None, "covariance": None}
     noise = subject.metrics.get("noise")
-    if family == "perturbation" and noise:
+    if noise:
         from sparkanon.evaluation.reconstruct import Release, reconstruct_table
 
         declared = Release(subject.source, f"{subject.source}/data", "", noise)
         with _timed(engine, "evaluate_reconstruct", "evaluate: reconstruct the distributions"):
             out["reconstruction"] = reconstruct_table(engine, subject.release, declared)
     declared = subject.metrics.get("covariance")
-    if family == "synthesis" and declared and len(declared.get("columns") or ()) >= 2:
-        # The family's verification computed both matrices (metrics.json ``covariance``).
+    if row_level and declared and len(declared.get("columns") or ()) >= 2:
         out["covariance"] = dict(declared)
     return out
 
