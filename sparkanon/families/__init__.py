@@ -66,15 +66,17 @@ def register(family: Family, entries: Mapping[str, Registered]) -> None:
     """Add a family to :data:`FAMILIES` and its algorithms to the algorithm registry.
 
     Args:
-        family: the family; ``family.algorithms`` are the names of ``entries``.
+        family: the family.
         entries: its algorithms by config name (``algorithm.name``), each registered
-            with :func:`sparkanon.algorithms.register`.
+            with :func:`sparkanon.algorithms.register` (``Registered.family`` is
+            ``family.name``).
 
     Raises:
-        InternalError: the family's algorithms and ``entries`` differ, or a name is taken.
+        InternalError: an entry names another family, or a name is taken.
     """
-    if set(entries) != set(family.algorithms):
-        raise InternalError(f"family {family.name!r} runs {sorted(family.algorithms)}")
+    strays = sorted(name for name, entry in entries.items() if entry.family != family.name)
+    if strays:
+        raise InternalError(f"algorithms {strays} are not registered to family {family.name!r}")
     if any(f.name == family.name for f in FAMILIES):
         raise InternalError(f"family {family.name!r} is registered already")
     for name, entry in entries.items():
@@ -84,9 +86,9 @@ def register(family: Family, entries: Mapping[str, Registered]) -> None:
 
 def unregister(family: Family) -> None:
     """Remove a family :func:`register` added, and its algorithms."""
-    FAMILIES[:] = [f for f in FAMILIES if f is not family]
     for name in family.algorithms:
         algorithms.unregister(name)
+    FAMILIES[:] = [f for f in FAMILIES if f is not family]
 
 
 def config_problems(job: JobConfig) -> list[str]:

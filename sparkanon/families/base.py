@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from sparkanon.algorithms import algorithms_of
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
@@ -120,7 +121,8 @@ class Family(Protocol):
 
     Attributes:
         name: the family's name (``metrics.json`` key ``family``, logs).
-        algorithms: the ``algorithm.name`` values the family runs.
+        algorithms: the ``algorithm.name`` values the family runs: the algorithms the
+            registry (:data:`sparkanon.algorithms.ALGORITHMS`) holds for its name.
         protected_by_model: a privacy model protects the release, so a config must name
             one (``model``).
         set_valued: the family anonymizes a set-valued sensitive attribute
@@ -133,10 +135,14 @@ class Family(Protocol):
     """
 
     name: str
-    algorithms: frozenset[str]
     protected_by_model: bool = True
     set_valued: bool = False
     row_level: bool = False
+
+    @property
+    def algorithms(self) -> frozenset[str]:
+        """The ``algorithm.name`` values the family runs (the registry's for its name)."""
+        return algorithms_of(self.name)
 
     def config_problems(self, config: JobConfig) -> list[str]:
         """The problems of ``config`` across its sections, one line each naming its keys.

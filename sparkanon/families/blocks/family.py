@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
@@ -111,7 +110,6 @@ class BlockFamily(Family):
     """Per-block clustering and partitioning (MAA-SLIE, GPKC, MAA-SAE, MDAV, (K,L), Mondrian)."""
 
     name = "blocks"
-    algorithms = algorithms_of("blocks")
 
     def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
         return block_job_problems(config)

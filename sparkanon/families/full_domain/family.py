@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparkanon.algorithms import ALGORITHMS, algorithms_of
+from sparkanon.algorithms import ALGORITHMS
 from sparkanon.algorithms.lattice.search import (
     Node,
     NodeVerdict,
@@ -75,7 +75,6 @@ class FullDomainFamily(Family):
     """Full-domain generalization: one level of every hierarchy for the whole table."""
 
     name = "full_domain"
-    algorithms = algorithms_of("full_domain")
 
     def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
         return full_domain_job_problems(config)

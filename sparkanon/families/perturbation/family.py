@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.perturbation._params import PerturbColumn, PerturbParams
 from sparkanon.algorithms.perturbation.noise import NoiseSpec, coarse_range, scale_for_privacy
 from sparkanon.algorithms.perturbation.perturb import ColumnNoise
@@ -184,7 +183,6 @@ class PerturbationFamily(Family):
     """Additive noise and randomized response over the configured attributes."""
 
     name = "perturbation"
-    algorithms = algorithms_of("perturbation")
     protected_by_model = False
     row_level = True
 

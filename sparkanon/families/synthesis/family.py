@@ -37,7 +37,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.condensation._params import CondensationParams
 from sparkanon.attributes.schema import CLASS
 from sparkanon.config import JobConfig
@@ -74,7 +73,6 @@ class SynthesisFamily(Family):
     """Static condensation: a synthetic release from per-group statistics."""
 
     name = "synthesis"
-    algorithms = algorithms_of("synthesis")
     row_level = True
 
     def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102

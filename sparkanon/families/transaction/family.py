@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.cuts import CutPolicy
 from sparkanon.algorithms.transaction._result import REASONS
 from sparkanon.attributes.dates import TemporalFormat, TemporalKind
@@ -141,7 +140,6 @@ class TransactionFamily(Family):
     """Relational-transaction data (Gong et al. 2016): (k,l)-diversity by PAA or APA, RT and TT."""
 
     name = "transaction"
-    algorithms = algorithms_of("transaction")
     set_valued = True
 
     def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102

@@ -16,7 +16,6 @@ class StarFamily(Family):
     """Publishes every usable row with its quasi-identifiers replaced by ``*``."""
 
     name = "example_star"
-    algorithms = frozenset({"star"})
 
     def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
         problems = column_problems(config) + model_problems(config)
