@@ -71,14 +71,6 @@ METRIC_GLOSSARY = {
 }
 """One line per headline metric, printed by ``--format table``."""
 
-FULL_DOMAIN_GLOSSARY = {
-    "NCP": (
-        "weighted mean NCP over the usable rows, a row the node suppresses counting 1 "
-        "(the search's objective)"
-    ),
-}
-"""Where a full-domain run (``family: full_domain``) means another thing by a key."""
-
 
 def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
     """The arguments every command that loads a job config takes."""
@@ -561,9 +553,9 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     ``metrics.json`` and ``--format json`` keep every item at full precision.
     """
     lines = _table_rows(metrics)
-    glossary = METRIC_GLOSSARY
-    if metrics.get("family") == "full_domain":
-        glossary = METRIC_GLOSSARY | FULL_DOMAIN_GLOSSARY
+    from sparkanon.families import metric_notes
+
+    glossary = METRIC_GLOSSARY | metric_notes(metrics.get("family"))
     width = max((len(k) for k in glossary if k in metrics), default=0)
     notes = [f"  {k:<{width}}  {note}" for k, note in glossary.items() if k in metrics]
     if notes:

@@ -62,6 +62,12 @@ def family_of(job: JobConfig) -> Family:
     return found[0]
 
 
+def metric_notes(name: str | None) -> Mapping[str, str]:
+    """The notes on ``metrics.json`` keys of the family called ``name`` (none if unknown)."""
+    found = next((f for f in FAMILIES if f.name == name), None)
+    return found.metric_notes if found is not None else {}
+
+
 def register(family: Family, entries: Mapping[str, Registered]) -> None:
     """Add a family to :data:`FAMILIES` and its algorithms to the algorithm registry.
 
@@ -162,6 +168,7 @@ __all__ = [
     "config_problems",
     "family_of",
     "load_config",
+    "metric_notes",
     "parse_config",
     "register",
     "unregister",

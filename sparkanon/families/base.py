@@ -24,8 +24,9 @@ call of :func:`sparkanon.families.register`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from sparkanon.algorithms import algorithms_of
 from sparkanon.attributes.schema import Schema
@@ -128,6 +129,9 @@ class Family(Protocol):
         set_valued: the family anonymizes a set-valued sensitive attribute
             (``sensitive.kind: itemset``); a config with one whose algorithm is of
             another family is checked by this family's rules, which say what fits.
+        metric_notes: what the family means by a ``metrics.json`` key where it means
+            another thing than the other families (the command line's notes under the
+            metrics table).
         row_level: every published row is one perturbed or synthetic record, not a
             member of an equivalence class (``metrics.json`` key ``row_level``; the
             evaluation reads the class-based risks as upper bounds and runs the attacks
@@ -138,6 +142,7 @@ class Family(Protocol):
     protected_by_model: bool = True
     set_valued: bool = False
     row_level: bool = False
+    metric_notes: ClassVar[Mapping[str, str]] = {}
 
     @property
     def algorithms(self) -> frozenset[str]:

@@ -75,6 +75,12 @@ class FullDomainFamily(Family):
     """Full-domain generalization: one level of every hierarchy for the whole table."""
 
     name = "full_domain"
+    metric_notes = {
+        "NCP": (
+            "weighted mean NCP over the usable rows, a row the node suppresses counting 1 "
+            "(the search's objective)"
+        ),
+    }
 
     def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
         return full_domain_job_problems(config)
