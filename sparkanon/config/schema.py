@@ -839,11 +839,6 @@ class JobConfig(_Frozen):
         """Columns copied to the output unchanged."""
         return tuple(a.name for a in self.attributes if a.kind == "keep")
 
-    @property
-    def is_relational_transaction(self) -> bool:
-        """Whether the sensitive attribute is a set of items (Gong et al. 2016's RT data)."""
-        return isinstance(self.sensitive, ItemsetConfig)
-
 
 def _follow_registry() -> None:
     """Rebuild :class:`JobConfig`'s ``algorithm`` key over the algorithms registered now.
