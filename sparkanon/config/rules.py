@@ -9,9 +9,9 @@ naming its full key (``attributes.0.levels.breakpoints.1``); a family composes t
 its own (:meth:`sparkanon.families.base.Family.config_problems`) and
 :func:`sparkanon.families.check_config` fails the job with them all.
 
-Every check that needs no data is here, so ``sparkanon validate`` reports it; the checks
-of a run's stages are the ones that need the data (a value outside the declared
-breakpoints, a column with too many distinct values).
+Every check that needs no data is here or in a family's rules, so ``sparkanon validate``
+reports it; the checks of a run's stages are the ones that need the data (a value outside
+the declared breakpoints, a column with too many distinct values).
 """
 
 from __future__ import annotations
