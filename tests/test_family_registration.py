@@ -107,3 +107,18 @@ def test_package_does_not_name_the_example_family() -> None:
         or "tests.families" in path.read_text(encoding="utf-8")
     ]
     assert named == []
+
+
+def test_register_refuses_a_taken_algorithm_name() -> None:
+    from sparkanon.algorithms import Registered
+    from sparkanon.errors import InternalError
+    from tests.families.example.family import StarFamily
+
+    class Copy(StarFamily):
+        name = "copy"
+
+    mdav = algorithms.ALGORITHMS["mdav"]
+    with pytest.raises(InternalError, match=r"algorithms \['mdav'\] are registered already"):
+        families.register(Copy(), {"mdav": Registered("copy", mdav.params, None)})
+    assert algorithms.ALGORITHMS["mdav"] is mdav
+    assert all(f.name != "copy" for f in families.FAMILIES)

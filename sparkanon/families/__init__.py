@@ -85,6 +85,9 @@ def register(family: Family, entries: Mapping[str, Registered]) -> None:
         raise InternalError(f"algorithms {strays} are not registered to family {family.name!r}")
     if any(f.name == family.name for f in FAMILIES):
         raise InternalError(f"family {family.name!r} is registered already")
+    taken = sorted(set(entries) & set(algorithms.ALGORITHMS))
+    if taken:
+        raise InternalError(f"algorithms {taken} are registered already")
     for name, entry in entries.items():
         algorithms.register(name, entry)
     FAMILIES.append(family)
