@@ -378,3 +378,11 @@ def test_a_population_table_gives_the_journalist_the_population_class_sizes(tmp_
     other = write_rows(tmp_path, rows[300:900], "other.csv")
     code, _, err = _run([*args, "--population", str(other)], capsys)
     assert code == EXIT_USER and "report.population" in err and "not in the population" in err
+
+
+def test_a_release_without_the_row_level_key_is_read_by_its_family() -> None:
+    from sparkanon.evaluation.evaluate import _row_level
+
+    assert _row_level("perturbation") and _row_level("synthesis")
+    assert not _row_level("blocks") and not _row_level("full_domain")
+    assert not _row_level(None) and not _row_level("no_such_family")

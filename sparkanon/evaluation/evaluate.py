@@ -64,6 +64,7 @@ from sparkanon.config.published import strip_uri_secrets
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
 from sparkanon.evaluation.utility import ColumnSpec, utility
+from sparkanon.families import load_config, named, parse_config
 from sparkanon.io import MALFORMED
 from sparkanon.risk.view import TableView
 from sparkanon.stages._common import log
@@ -539,7 +540,7 @@ def _evaluate(
         kind = sensitive_kind(engine, rows, config, subject.source)
         view = replace(view, sensitive_kind=kind)
     family = metrics.get("family")
-    row_level = bool(metrics.get("row_level"))
+    row_level = bool(metrics.get("row_level", _row_level(family)))
     warnings: list[str] = []
     not_computed: list[dict[str, str]] = []
     with _timed(engine, "evaluate_risk", "evaluate: re-identification risk"):
@@ -648,6 +649,15 @@ def _evaluate(
         "warnings": warnings,
         "not_computed": not_computed,
     }
+
+
+def _row_level(family: str | None) -> bool:
+    """Whether the registered family called ``family`` publishes row-level records.
+
+    For a release whose ``metrics.json`` has no ``row_level`` key.
+    """
+    found = named(family)
+    return found is not None and found.row_level
 
 
 def _left_out(not_computed: list[dict[str, str]], block: str, exc: MeasureUnavailableError) -> None:
@@ -766,8 +776,6 @@ def load_output(output_dir: str) -> tuple[JobConfig, dict[str, Any], str]:
         UserError: not a committed output (no directory, no ``metrics.json`` or
             ``config.yaml``, unreadable files).
     """
-    from sparkanon.families import parse_config
-
     root = Path(output_dir)
     if not root.is_dir():
         raise UserError(f"{output_dir}: no such directory (give a job's output.path or a config)")
@@ -814,8 +822,6 @@ def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> T
     Raises:
         UserError: not an output or a config, or an option out of its range (naming it).
     """
-    from sparkanon.families import load_config
-
     if Path(target).is_file() and target.endswith((".yaml", ".yml")):
         config = load_config(target, list(overrides))
         return Target(config, settings_of(config, **options))

@@ -62,9 +62,14 @@ def family_of(job: JobConfig) -> Family:
     return found[0]
 
 
+def named(name: str | None) -> Family | None:
+    """The registered family called ``name`` (``metrics.json`` key ``family``), if any."""
+    return next((f for f in FAMILIES if f.name == name), None)
+
+
 def metric_notes(name: str | None) -> Mapping[str, str]:
     """The notes on ``metrics.json`` keys of the family called ``name`` (none if unknown)."""
-    found = next((f for f in FAMILIES if f.name == name), None)
+    found = named(name)
     return found.metric_notes if found is not None else {}
 
 
@@ -172,6 +177,7 @@ __all__ = [
     "family_of",
     "load_config",
     "metric_notes",
+    "named",
     "parse_config",
     "register",
     "unregister",
