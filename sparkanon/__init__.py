@@ -4,7 +4,10 @@ Map of the package:
 
 * :mod:`sparkanon.config` - the typed, frozen job config (YAML), validated at load;
   attributes, models and algorithms are unions told apart by one key (a package: the
-  classes, the rules across keys, ``--set`` overrides, loading, the error messages).
+  classes, the rules of a section and the rules across sections families compose,
+  ``--set`` overrides, loading, the config's unions for the error messages).
+* :mod:`sparkanon.validation_errors` - pydantic's validation errors as one line each,
+  naming the config key (below config and models, which hand it their unions).
 * :mod:`sparkanon.errors` - user errors (exit 2), privacy violations (exit 3), bugs.
 * :mod:`sparkanon.io` - which input files are data, where the output may go, local
   CSV/Parquet reading, file names made from column names.
@@ -48,8 +51,10 @@ Map of the package:
 * :mod:`sparkanon.per_block` - the per-block spine (plan the blocks, cluster, reconcile)
   three families share.
 * :mod:`sparkanon.families` - the families of methods, one folder and one registry line
-  each (:data:`~sparkanon.families.FAMILIES`): the family class implementing the small
-  protocol of :mod:`~sparkanon.families.base`, and the family's own stages.
+  each (:data:`~sparkanon.families.FAMILIES`, or :func:`~sparkanon.families.register`):
+  the family class implementing the small protocol of :mod:`~sparkanon.families.base`,
+  the family's config rules and its own stages; loading a config checks it by its
+  family's rules (:func:`~sparkanon.families.load_config`).
 * :mod:`sparkanon.pipeline` - the runner, :func:`~sparkanon.pipeline.run_job`: read,
   profile, the family's anonymization, verify, measure, report (row accounting by
   cause), the release checks and the commit, written once for every family.
@@ -100,7 +105,7 @@ def anonymize(df: Any, config: JobConfig | str, write: bool = False) -> tuple[An
         UserError: invalid config or input.
         PrivacyViolationError: the published table failed verification.
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     cfg = load_config(config) if isinstance(config, str) else config

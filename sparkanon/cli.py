@@ -71,14 +71,6 @@ METRIC_GLOSSARY = {
 }
 """One line per headline metric, printed by ``--format table``."""
 
-FULL_DOMAIN_GLOSSARY = {
-    "NCP": (
-        "weighted mean NCP over the usable rows, a row the node suppresses counting 1 "
-        "(the search's objective)"
-    ),
-}
-"""Where a full-domain run (``family: full_domain``) means another thing by a key."""
-
 
 def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
     """The arguments every command that loads a job config takes."""
@@ -561,9 +553,9 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     ``metrics.json`` and ``--format json`` keep every item at full precision.
     """
     lines = _table_rows(metrics)
-    glossary = METRIC_GLOSSARY
-    if metrics.get("family") == "full_domain":
-        glossary = METRIC_GLOSSARY | FULL_DOMAIN_GLOSSARY
+    from sparkanon.families import metric_notes
+
+    glossary = METRIC_GLOSSARY | metric_notes(metrics.get("family"))
     width = max((len(k) for k in glossary if k in metrics), default=0)
     notes = [f"  {k:<{width}}  {note}" for k, note in glossary.items() if k in metrics]
     if notes:
@@ -684,7 +676,7 @@ def run_command(
     key_label: str | None = None,
 ) -> int:
     """Load the config, run the job and print the metrics; return the exit code."""
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
     from sparkanon.randomness import RunKey
 
@@ -731,7 +723,8 @@ def backfill_command(
     Returns:
         0 when every partition committed; else the first failure's exit code.
     """
-    from sparkanon.config import load_config, parse_partition, partition_text
+    from sparkanon.config import parse_partition, partition_text
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
     from sparkanon.randomness import RunKey
 
@@ -831,7 +824,7 @@ def validate_command(
 
     Prints what was checked as JSON.
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.randomness import RunKey
     from sparkanon.validate import validate_job
 
@@ -958,7 +951,7 @@ def stream_command(
     key drawn for this run and never written). Prints the report as JSON: the batches
     this run ran and the state's counts.
     """
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.families.synthesis.stream import run_stream, stream_problems
     from sparkanon.randomness import RunKey
 

@@ -29,7 +29,7 @@ from sparkanon.config.published import published_config_yaml
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InternalError, PrivacyViolationError, StatisticsOverflowError
 from sparkanon.evaluation.evaluate import evaluate_run, not_computed_warning
-from sparkanon.families import Anonymized, Family, Run, Verdict, family_of
+from sparkanon.families import Anonymized, Family, Run, Verdict, check_config, family_of
 from sparkanon.models import describe_models
 from sparkanon.publications import Publication
 from sparkanon.randomness import RunKey
@@ -73,7 +73,8 @@ def run_job(
 
     Args:
         engine: the engine to run on.
-        config: the validated job config.
+        config: the validated job config (checked again by its family's rules,
+            :func:`sparkanon.families.check_config`).
         table: the input table; read from ``config.input`` when ``None``.
         commit: write the output and ``metrics.json`` (after verification).
         key: the key of the run's protective draws; ``None``: ``SPARKANON_KEY`` if set,
@@ -87,7 +88,7 @@ def run_job(
             suppress too much (exit code 2); nothing is written.
         PrivacyViolationError: verification failed (exit code 3); nothing is written.
     """
-    family = family_of(config)
+    family = family_of(check_config(config))
     config = family.prepare(config)
     timer = StageTimer(engine)
     with opened_output(engine, config, table is not None, commit) as target:
@@ -233,6 +234,7 @@ def report(
     metrics |= measured
     metrics |= {
         "family": family.name,
+        "row_level": family.row_level,
         "model": describe_models(config.models),
         "algorithm": config.algorithm.model_dump(mode="json"),
         "publish": measured.get("publish", config.output.publish),

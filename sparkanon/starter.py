@@ -30,9 +30,10 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.builders import MAX_BUILT_VALUES
-from sparkanon.config import InputConfig, load_config
+from sparkanon.config import InputConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import InputError, InternalError
+from sparkanon.families import load_config
 from sparkanon.io import input_columns
 from sparkanon.stages._common import MAX_STAT_ROWS, log
 
@@ -636,7 +637,7 @@ def _wrapped(prefix: str, names: Sequence[str], width: int = 92) -> list[str]:
 
 
 def render_config(s: Suggestion, output_path: str) -> str:
-    """The starter config as commented YAML (loads with :func:`sparkanon.config.load_config`)."""
+    """The starter config as commented YAML (loads with :func:`sparkanon.families.load_config`)."""
     out = [
         "# Starter config written by `sparkanon init` from the table's profile (a seeded",
         f"# sample of at most {SAMPLE_ROWS} rows; {s.rows} rows in all). Read every line, edit,",

@@ -15,8 +15,8 @@ import yaml
 
 import sparkanon.per_block.cluster as cluster_stage
 from sparkanon.algorithms import Block, cluster_block, place_rows
-from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import load_config, parse_config
 from sparkanon.pipeline import run_job
 from tests._helpers import both_paths
 from tests._inputs import ADULT_CONF, ADULT_CSV, ROOT, merge_sections, write_config

@@ -210,7 +210,12 @@ def _categorical_rec(values: list[str]) -> dict[str, Any]:
 def perturbed() -> dict[str, Any]:
     """A perturbed release with its reconstruction (the shape of reconstruction.json)."""
     ev = one_table()
-    ev["table"] |= {"family": "perturbation", "algorithm": "additive_noise", "model": None}
+    ev["table"] |= {
+        "family": "perturbation",
+        "row_level": True,
+        "algorithm": "additive_noise",
+        "model": None,
+    }
     ev["risk"]["after"] = _risk({1: 1000}, 1.0)
     ev["anonymeter"] = {
         attack: {

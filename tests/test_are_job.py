@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
+from sparkanon.families import parse_config
 from sparkanon.families.transaction.are import candidate_sets
 from sparkanon.metrics import are as qm
 from sparkanon.pipeline import run_job

@@ -757,9 +757,9 @@ def test_a_column_of_too_many_values_is_named_not_an_internal_error(monkeypatch,
     import pandas as pd
 
     import sparkanon.stages.profile as profile_stage
-    from sparkanon.config import parse_config
     from sparkanon.engine.local import LocalEngine
     from sparkanon.errors import ConfigError
+    from sparkanon.families import parse_config
     from sparkanon.pipeline import run_job
 
     monkeypatch.setattr(profile_stage, "MAX_STAT_ROWS", 500)

@@ -19,10 +19,10 @@ from sparkanon.attributes.builders import (
 )
 from sparkanon.attributes.hierarchy import load_arx_hierarchy
 from sparkanon.attributes.kinds import categorical_kind
-from sparkanon.config import parse_config
 from sparkanon.config.builders import BuilderConfig
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError, InputError
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 
 _BUILDER = TypeAdapter(BuilderConfig)

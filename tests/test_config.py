@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from sparkanon.algorithms import ALGORITHMS
-from sparkanon.config import JobConfig, apply_overrides, load_config, parse_config
+from sparkanon.config import JobConfig, apply_overrides
 from sparkanon.errors import EXIT_USER, ConfigError
+from sparkanon.families import load_config, parse_config
 from sparkanon.models import HPKAnonymity, KAnonymity, ModelSet, PSensitiveKAnonymity
 from tests._adult import ROOT, adult_config
 from tests._inputs import attribute, demo_config, make_config, write_config

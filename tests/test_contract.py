@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import algorithms_of
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from sparkanon.tools import verify_release
 

@@ -30,9 +30,9 @@ from sparkanon.attributes.dates import (
     unit_start,
 )
 from sparkanon.attributes.levels import LevelHierarchy
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError, InputError
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 
 DAY_2020_01_03 = 18264

@@ -11,9 +11,9 @@ import yaml
 
 import sparkanon
 from sparkanon.cli import main
-from sparkanon.config import load_config, parse_config
 from sparkanon.config.published import published_config_yaml
 from sparkanon.errors import EXIT_OK, EXIT_USER
+from sparkanon.families import load_config, parse_config
 from tests._inputs import adult_rows, write_adult_csv, write_rows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -378,3 +378,11 @@ def test_a_population_table_gives_the_journalist_the_population_class_sizes(tmp_
     other = write_rows(tmp_path, rows[300:900], "other.csv")
     code, _, err = _run([*args, "--population", str(other)], capsys)
     assert code == EXIT_USER and "report.population" in err and "not in the population" in err
+
+
+def test_a_release_without_the_row_level_key_is_read_by_its_family() -> None:
+    from sparkanon.evaluation.evaluate import _row_level
+
+    assert _row_level("perturbation") and _row_level("synthesis")
+    assert not _row_level("blocks") and not _row_level("full_domain")
+    assert not _row_level(None) and not _row_level("no_such_family")

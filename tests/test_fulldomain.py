@@ -44,9 +44,9 @@ from sparkanon.algorithms.lattice.search import (
 from sparkanon.attributes.levels import LevelHierarchy
 from sparkanon.attributes.schema import SENS, Schema, SensitiveLevels
 from sparkanon.cli import run_command
-from sparkanon.config import load_config, parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
+from sparkanon.families import load_config, parse_config
 from sparkanon.families.full_domain import rollup as driver_rollup
 from sparkanon.families.full_domain.lattice import (
     base_column,

@@ -39,8 +39,7 @@ SPEC_KEYS = ("id", "config", "input", "overrides", "why", "by_value")
 
 def family(config: str) -> str:
     """The family that runs a bundled config (the runner's registry decides)."""
-    from sparkanon.config import load_config
-    from sparkanon.families import family_of
+    from sparkanon.families import family_of, load_config
 
     return family_of(load_config(ROOT / config)).name
 

@@ -31,9 +31,9 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels, code_column
 from sparkanon.attributes.semantic import SemanticKind, prefix_distances
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import InputError
+from sparkanon.families import parse_config
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from sparkanon.publications import CentroidPublisher

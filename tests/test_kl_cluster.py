@@ -33,8 +33,8 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.ranges import RangeNcp
 from sparkanon.attributes.schema import Schema
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.metrics.ncp import class_ncp
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job

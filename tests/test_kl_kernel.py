@@ -23,8 +23,8 @@ from sparkanon.algorithms import _kl_kernel as kernel
 from sparkanon.algorithms.kl_cluster import KLCluster
 from sparkanon.attributes.kinds import ContinuousKind, Kind, nominal_kind, ordinal_kind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import (

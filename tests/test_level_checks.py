@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from sparkanon.cli import run_command, validate_command
-from sparkanon.config import load_config
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError
+from sparkanon.families import family_of, load_config
 from tests._inputs import attribute, leftovers, make_config, write_adult_csv, write_config
 
 EDUCATION_STARTS = [["HS-grad", "Bachelors"], ["Bachelors"]]
@@ -150,7 +150,7 @@ def test_valid_levels_validate(tmp_path: Path, capsys: pytest.CaptureFixture[str
     attribute(cfg, "age")["levels"] = {"breakpoints": [[0, 30, 60, 100], [0, 60, 100]]}
     path = write_config(tmp_path, cfg)
     config = load_config(path)
-    assert config.is_full_domain
+    assert family_of(config).name == "full_domain"
     assert config.attributes[0].levels.breakpoints == ((0, 30, 60, 100), (0, 60, 100))
     assert validate_command(str(path), [], engine_name="local") == EXIT_OK
     assert '"input_columns"' in capsys.readouterr().out

@@ -29,9 +29,9 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
 )
 from sparkanon.attributes.schema import RID, Schema, SensitiveLevels
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
+from sparkanon.families import parse_config
 from sparkanon.metrics.entropy import (
     ZERO_LOSS,
     anonymous_protection_factor,

@@ -23,8 +23,8 @@ from sparkanon.attributes.kinds import (
     ContinuousKind,
 )
 from sparkanon.attributes.schema import RID, Schema
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.models import HPKAnonymity
 from sparkanon.pipeline import run_job
 from tests._adult import adult_config, adult_sample

@@ -17,8 +17,8 @@ import pytest
 from sparkanon.algorithms import BlockContext, cluster_block
 from sparkanon.attributes.kinds import ContinuousKind, ordinal_kind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema, SensitiveLevels
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.models import HPKAnonymity, KAnonymity, ModelSet
 from sparkanon.pipeline import run_job
 from tests._adult import ROOT, adult_config, adult_sample

@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import run_command
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, PrivacyViolationError
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
 from tests._inputs import cli_exit_code, csv_input, leftovers, write_csv

@@ -20,10 +20,10 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import main
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER
 from sparkanon.evaluation.reconstruct import reconstruct_release
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from tests._inputs import csv_input, write_csv
 

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from sparkanon.cli import main
-from sparkanon.config import InputConfig, JobConfig, OutputConfig, load_config, parse_config
+from sparkanon.config import InputConfig, JobConfig, OutputConfig
 from sparkanon.config.published import (
     ALL,
     HARMLESS_OPTIONS,
@@ -33,6 +33,7 @@ from sparkanon.config.published import (
 )
 from sparkanon.config.schema import StreamConfig
 from sparkanon.errors import EXIT_OK
+from sparkanon.families import load_config, parse_config
 from tests._inputs import ROOT, make_config, rt_frame, rt_long_config, write_adult_csv
 
 SECRETS = ("S3cretS3aValue", "hunter2Passw0rd", "AKIAEXAMPLEKEYID", "tok3nValue")

@@ -27,10 +27,10 @@ from sparkanon.algorithms.perturbation._params import PerturbColumn
 from sparkanon.algorithms.perturbation.noise import coarse_range
 from sparkanon.attributes.builders import build_hierarchy, published_paths
 from sparkanon.cli import main
-from sparkanon.config import parse_config
 from sparkanon.config.builders import MaskBuilder
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, ConfigError
+from sparkanon.families import parse_config
 from sparkanon.families.perturbation.family import noise_range
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey

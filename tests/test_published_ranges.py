@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from tests._inputs import attributes_of, csv_input, traced_rows
 

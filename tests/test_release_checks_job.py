@@ -16,9 +16,9 @@ import pytest
 
 from sparkanon import pipeline
 from sparkanon.cli import run_command
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, PrivacyViolationError
+from sparkanon.families import parse_config
 from sparkanon.randomness import RunKey
 from tests._adult import ROOT, adult_config, adult_sample
 from tests._inputs import write_config

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms.repair import residual_absorption
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import PrivacyViolationError
+from sparkanon.families import parse_config
 from sparkanon.models import ClassSummaries, KAnonymity, ModelSet, SensitiveDomain, TCloseness
 from sparkanon.pipeline import run_job
 

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.families.transaction.publish import published_group_ids
 from sparkanon.per_block.cluster import CLASS_SHIFT
 from sparkanon.pipeline import run_job

@@ -22,9 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sparkanon.cli import run_command
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError, ReleaseTooSmallError
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
 from tests._inputs import (
@@ -337,7 +337,7 @@ def test_completejourney_demo_configs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, conf: str
 ) -> None:
     """The shipped RT demo configs run on the bundled data and verify (local engine)."""
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
 
     root = Path(__file__).resolve().parents[1]
     monkeypatch.chdir(root)  # the configs' paths are relative to the repository

@@ -22,9 +22,9 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import main, run_command
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER, ConfigError, OutputExistsError
+from sparkanon.families import parse_config
 from sparkanon.io import (
     canonical_location,
     file_in,

@@ -181,9 +181,9 @@ def test_evaluate_reads_the_numeric_wage_the_same_on_both_engines(tmp_path, caps
 
 
 def _kind(tmp_path: Path, frame: pd.DataFrame, **sensitive: Any) -> str:
-    from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
     from sparkanon.evaluation.evaluate import read_input_rows, sensitive_kind, settings_of
+    from sparkanon.families import load_config
 
     job, _ = _write(tmp_path, frame, **sensitive)
     config = load_config(str(job))
@@ -213,7 +213,7 @@ def test_auto_reads_a_number_typed_column_as_numeric(tmp_path) -> None:
 
     frame = pd.DataFrame({"education": ["a"] * 4, "wage": [1, 2, 2, 3]})
     data, out = tmp_path / "x.csv", tmp_path / "out"
-    from sparkanon.config import parse_config
+    from sparkanon.families import parse_config
 
     config = parse_config(survey_config(data, out), "test")
     assert sensitive_kind(LocalEngine(), frame, config, "test") == "numeric"

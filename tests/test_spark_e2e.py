@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import run_command
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from tests._adult import ROOT, adult_config, adult_sample, write_config
 

@@ -306,7 +306,7 @@ def test_of_two_runs_taking_over_at_once_one_wins(tmp_path: Path) -> None:
 
 @pytest.fixture
 def setup(tmp_path: Path) -> Iterator[tuple[FakeEngine, Any]]:
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from tests._adult import adult_config, write_config
 
     raw = adult_config(tmp_path, tmp_path / "unused.csv", tmp_path / "unused_out")

@@ -194,8 +194,8 @@ def test_missing_table_and_mismatched_output(
 
 def _partition_target(spark: Any, tmp_path: Path, name: str) -> tuple[str, Path, Any]:
     """A database, a partitioned job's config and its output target for ``ds=2026-11-21``."""
-    from sparkanon.config import load_config
     from sparkanon.engine.spark import SparkEngine
+    from sparkanon.families import load_config
     from sparkanon.stages.commit import TableTarget
 
     db = _database(spark, name)

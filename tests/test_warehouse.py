@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from sparkanon.cli import main
-from sparkanon.config import load_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_USER
+from sparkanon.families import load_config
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
 from tests._inputs import ROOT

@@ -23,9 +23,10 @@ import pytest
 
 from sparkanon.attributes.schema import RID
 from sparkanon.attributes.text import trimmed_text
-from sparkanon.config import InputConfig, parse_config
+from sparkanon.config import InputConfig
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError, InputError
+from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.encode import encode_input, encoded_columns

@@ -12,6 +12,7 @@ pandas ``groupby`` in the local engine). The full-domain searches live in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Union
 
@@ -38,6 +39,7 @@ from sparkanon.algorithms.transaction._params import ApaParams, PaaParams
 from sparkanon.algorithms.transaction.apa import apa
 from sparkanon.algorithms.transaction.paa import paa
 from sparkanon.attributes.schema import RID
+from sparkanon.errors import InternalError
 
 
 @dataclass(frozen=True)
@@ -91,24 +93,62 @@ def algorithms_of(family: str) -> frozenset[str]:
     return frozenset(name for name, entry in ALGORITHMS.items() if entry.family == family)
 
 
-AlgorithmConfig = Annotated[
-    Union[tuple(entry.params for entry in ALGORITHMS.values())],  # noqa: UP007
-    Field(discriminator="name"),
-]
-"""The ``algorithm`` section of a config: one algorithm's parameters, chosen by ``name``."""
+def algorithm_config() -> Any:
+    """The ``algorithm`` section of a config: one registered algorithm's parameters, by ``name``.
+
+    A pydantic union told apart by ``name`` over the algorithms registered now; the config
+    rebuilds its ``algorithm`` key with it when the registry changes
+    (:data:`REGISTRY_CHANGED`).
+    """
+    return Annotated[
+        Union[tuple(entry.params for entry in ALGORITHMS.values())],  # noqa: UP007
+        Field(discriminator="name"),
+    ]
+
+
+REGISTRY_CHANGED: list[Callable[[], None]] = []
+"""What to call after :func:`register` or :func:`unregister` changed :data:`ALGORITHMS`."""
+
+
+def register(name: str, entry: Registered) -> None:
+    """Add an algorithm to :data:`ALGORITHMS` under its config name.
+
+    Raises:
+        InternalError: the name is taken, or ``entry.params`` does not select it by
+            ``name``.
+    """
+    if name in ALGORITHMS:
+        raise InternalError(f"algorithm {name!r} is registered already")
+    if entry.params.model_fields["name"].default != name:
+        raise InternalError(f"the parameters of algorithm {name!r} are not selected by its name")
+    ALGORITHMS[name] = entry
+    for changed in REGISTRY_CHANGED:
+        changed()
+
+
+def unregister(name: str) -> None:
+    """Remove an algorithm :func:`register` added (nothing if it is not registered)."""
+    if ALGORITHMS.pop(name, None) is not None:
+        for changed in REGISTRY_CHANGED:
+            changed()
+
 
 __all__ = [
     "ALGORITHMS",
     "Block",
     "BlockAlgorithm",
     "BlockContext",
+    "REGISTRY_CHANGED",
     "Registered",
+    "algorithm_config",
     "algorithms_of",
     "cluster_block",
     "cluster_block_counted",
     "get_algorithm",
     "native_target",
     "place_rows",
+    "register",
+    "unregister",
 ]
 
 

@@ -1,7 +1,7 @@
 """Each algorithm's parameters: a frozen pydantic model the algorithm owns.
 
 The job config's ``algorithm`` section is a union of these, told apart by ``name``
-(:data:`sparkanon.algorithms.AlgorithmConfig`); each class validates its own
+(:func:`sparkanon.algorithms.algorithm_config`); each class validates its own
 parameters (scikit-learn's ``_parameter_constraints`` in spirit), so a parameter of
 another algorithm is an unknown key.
 """

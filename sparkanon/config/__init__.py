@@ -1,21 +1,23 @@
 """The job configuration: one typed, frozen tree, validated when it is loaded.
 
 A job config is a YAML file (see ``conf/adult_hpk.yaml``); :func:`load_config` reads
-it, applies ``--set key=value`` overrides and validates it. Any problem raises
-:class:`~sparkanon.errors.ConfigError` naming the key, the bad value and a fix; every
-check that needs no data runs here, so ``sparkanon validate`` reports it.
+it, applies ``--set key=value`` overrides and validates each key and section. Any problem
+raises :class:`~sparkanon.errors.ConfigError` naming the key, the bad value and a fix.
+The rules across sections depend on the family of the algorithm and run in
+:func:`sparkanon.families.check_config` (:func:`sparkanon.families.load_config` does
+both), so ``sparkanon validate`` reports every check that needs no data.
 
 Modules:
 
 * :mod:`.schema` - the frozen pydantic classes (:class:`JobConfig` and its sections);
-* :mod:`.rules` - the checks beyond a key's type: per section, and across sections
-  per job family (columns, models, blocks, full-domain levels, relational-transaction);
+* :mod:`.rules` - the checks beyond a key's type: per section, and the rules across
+  sections the families compose (columns, models, the rows a block holds);
 * :mod:`.overrides` - ``--set`` parsing (:func:`apply_overrides`, :func:`key_types`,
   :func:`override_value`);
 * :mod:`.partitions` - ``--partition`` specs (:func:`parse_partition`,
   :func:`partition_text`);
-* :mod:`.messages` - the one translator of pydantic's errors into lines naming keys
-  (also used by :func:`sparkanon.models.parse_models`);
+* :mod:`.messages` - the config's unions, for the translator of pydantic's errors into
+  lines naming keys (:mod:`sparkanon.validation_errors`);
 * :mod:`.loading` - reading the file and validating (:func:`load_config`,
   :func:`parse_config`);
 * :mod:`.published` - what of a config a release publishes (``config.yaml``): an

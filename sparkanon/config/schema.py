@@ -5,15 +5,17 @@ own parameters: ``attributes[]`` by ``kind`` (one class per kind here), ``sensit
 ``kind`` (one value per record, or ``itemset``), ``model`` by ``name``
 (:data:`sparkanon.models.ModelConfig`: one model or a list that must all hold),
 ``algorithm`` by ``name`` (each algorithm's ``Params``,
-:data:`sparkanon.algorithms.AlgorithmConfig`). What goes beyond a key's type (one of
-path and table, widths that nest, the checks across sections) is in :mod:`.rules`; the
-classes' validators call it.
+:func:`sparkanon.algorithms.algorithm_config`). What goes beyond a key's type (one of
+path and table, widths that nest) is in :mod:`.rules`; the classes' validators call it.
+The checks across sections depend on the family of the algorithm: each family composes
+them (:meth:`sparkanon.families.base.Family.config_problems`) and
+:func:`sparkanon.families.check_config` runs them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, ClassVar, Literal, Union
+from typing import Annotated, Any, ClassVar, Literal, Union, get_args
 
 from pydantic import (
     BaseModel,
@@ -25,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-from sparkanon.algorithms import AlgorithmConfig, algorithms_of
+from sparkanon.algorithms import REGISTRY_CHANGED, algorithm_config
 from sparkanon.algorithms.maa_slie import MaaSlieParams
 from sparkanon.attributes.builders import builder_problem
 from sparkanon.attributes.dates import (
@@ -54,7 +56,6 @@ from sparkanon.config.rules import (
     check_order,
     check_output_target,
     check_sensitive_levels,
-    job_problems,
     model_list,
 )
 from sparkanon.errors import ConfigError
@@ -798,6 +799,11 @@ class ReportConfig(_Frozen):
     population: str | None = None
 
 
+AlgorithmSection = algorithm_config()
+"""The ``algorithm`` section as registered when the module is imported (see
+:func:`_follow_registry`)."""
+
+
 class JobConfig(_Frozen):
     """The whole job configuration."""
 
@@ -805,7 +811,7 @@ class JobConfig(_Frozen):
     attributes: tuple[AttributeConfig, ...] = Field(min_length=1)
     sensitive: SensitiveAttribute
     model: tuple[ModelConfig, ...] = ()
-    algorithm: AlgorithmConfig = MaaSlieParams()
+    algorithm: AlgorithmSection = MaaSlieParams()
     partitioning: PartitioningConfig = PartitioningConfig()
     output: OutputConfig
     metrics: MetricsConfig = MetricsConfig()
@@ -833,19 +839,17 @@ class JobConfig(_Frozen):
         """Columns copied to the output unchanged."""
         return tuple(a.name for a in self.attributes if a.kind == "keep")
 
-    @property
-    def is_full_domain(self) -> bool:
-        """Whether the algorithm walks the lattice of full-domain generalization (Aggarwal 2015)."""
-        return self.algorithm.name in algorithms_of("full_domain")
 
-    @property
-    def is_relational_transaction(self) -> bool:
-        """Whether the sensitive attribute is a set of items (Gong et al. 2016's RT data)."""
-        return isinstance(self.sensitive, ItemsetConfig)
+def _follow_registry() -> None:
+    """Rebuild :class:`JobConfig`'s ``algorithm`` key over the algorithms registered now.
 
-    @model_validator(mode="after")
-    def _cross_checks(self) -> JobConfig:
-        problems = job_problems(self)
-        if problems:
-            raise ValueError("\n".join(problems))
-        return self
+    Called when :data:`sparkanon.algorithms.ALGORITHMS` changes, so an algorithm
+    registered after import is configured like the others, and an unregistered one is
+    an unknown name again.
+    """
+    union = get_args(algorithm_config())[0]
+    JobConfig.model_fields["algorithm"].annotation = union
+    JobConfig.model_rebuild(force=True)
+
+
+REGISTRY_CHANGED.append(_follow_registry)

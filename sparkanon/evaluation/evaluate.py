@@ -64,6 +64,7 @@ from sparkanon.config.published import strip_uri_secrets
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
 from sparkanon.evaluation.utility import ColumnSpec, utility
+from sparkanon.families import load_config, named, parse_config
 from sparkanon.io import MALFORMED
 from sparkanon.risk.view import TableView
 from sparkanon.stages._common import log
@@ -539,6 +540,7 @@ def _evaluate(
         kind = sensitive_kind(engine, rows, config, subject.source)
         view = replace(view, sensitive_kind=kind)
     family = metrics.get("family")
+    row_level = bool(metrics.get("row_level", _row_level(family)))
     warnings: list[str] = []
     not_computed: list[dict[str, str]] = []
     with _timed(engine, "evaluate_risk", "evaluate: re-identification risk"):
@@ -553,7 +555,7 @@ def _evaluate(
         else:  # a raw input: the population table is about this very table
             pairs = _population(engine, subject, view, settings, fine)
             after = risk_of(engine, subject.release, view, settings, fine, pairs)
-    if family in ("perturbation", "synthesis"):
+    if row_level:
         warnings.append(
             "the class-based risks of a perturbed or synthetic release count identical "
             "published rows, which are rare, so they are upper bounds; the protection of "
@@ -571,7 +573,7 @@ def _evaluate(
                 attacks.pop(part, None)
     engine.unpersist(fine)
     anonymeter = None
-    if family in ("perturbation", "synthesis") and subject.original is not None:
+    if row_level and subject.original is not None:
         if holdout is None:
             warnings.append(
                 "no report.holdout: the singling-out, linkability and inference attacks "
@@ -622,6 +624,7 @@ def _evaluate(
         "table": {
             "kind": "input" if subject.original is None else "release",
             "family": family,
+            "row_level": row_level,
             "algorithm": (metrics.get("algorithm") or {}).get("name"),
             "model": metrics.get("model"),
             "rows": after["rows"],
@@ -640,12 +643,21 @@ def _evaluate(
         "attacks": attacks,
         "anonymeter": anonymeter,
         "utility": utility_block,
-        "family": _family_view(engine, subject, family),
+        "family": _family_view(engine, subject, family, row_level),
         "attacks_run": list(metrics.get("release_checks") or []),
         "randomness": dict(metrics.get("randomness") or {}),
         "warnings": warnings,
         "not_computed": not_computed,
     }
+
+
+def _row_level(family: str | None) -> bool:
+    """Whether the registered family called ``family`` publishes row-level records.
+
+    For a release whose ``metrics.json`` has no ``row_level`` key.
+    """
+    found = named(family)
+    return found is not None and found.row_level
 
 
 def _left_out(not_computed: list[dict[str, str]], block: str, exc: MeasureUnavailableError) -> None:
@@ -694,19 +706,24 @@ def _anonymeter(
     )
 
 
-def _family_view(engine: Engine, subject: Subject, family: str | None) -> dict[str, Any]:
-    """A perturbed release's reconstructions; a synthetic release's covariances."""
+def _family_view(
+    engine: Engine, subject: Subject, family: str | None, row_level: bool
+) -> dict[str, Any]:
+    """The reconstructions of a release that declares its noise; a row-level release's covariances.
+
+    ``metrics.json`` keys ``noise`` (the noise a perturbed release was drawn with) and
+    ``covariance`` (both matrices, computed by the family's verification).
+    """
     out: dict[str, Any] = {"name": family, "reconstruction": None, "covariance": None}
     noise = subject.metrics.get("noise")
-    if family == "perturbation" and noise:
+    if noise:
         from sparkanon.evaluation.reconstruct import Release, reconstruct_table
 
         declared = Release(subject.source, f"{subject.source}/data", "", noise)
         with _timed(engine, "evaluate_reconstruct", "evaluate: reconstruct the distributions"):
             out["reconstruction"] = reconstruct_table(engine, subject.release, declared)
     declared = subject.metrics.get("covariance")
-    if family == "synthesis" and declared and len(declared.get("columns") or ()) >= 2:
-        # The family's verification computed both matrices (metrics.json ``covariance``).
+    if row_level and declared and len(declared.get("columns") or ()) >= 2:
         out["covariance"] = dict(declared)
     return out
 
@@ -759,8 +776,6 @@ def load_output(output_dir: str) -> tuple[JobConfig, dict[str, Any], str]:
         UserError: not a committed output (no directory, no ``metrics.json`` or
             ``config.yaml``, unreadable files).
     """
-    from sparkanon.config import parse_config
-
     root = Path(output_dir)
     if not root.is_dir():
         raise UserError(f"{output_dir}: no such directory (give a job's output.path or a config)")
@@ -807,8 +822,6 @@ def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> T
     Raises:
         UserError: not an output or a config, or an option out of its range (naming it).
     """
-    from sparkanon.config import load_config
-
     if Path(target).is_file() and target.endswith((".yaml", ".yml")):
         config = load_config(target, list(overrides))
         return Target(config, settings_of(config, **options))

@@ -6,8 +6,10 @@ anatomy, and next perturbation and synthesis. The runner (:mod:`sparkanon.pipeli
 owns everything the families share: read, profile, the output target, the verify and
 metrics stages' timing, the row accounting (rows in = rows out + rows suppressed, by
 cause), the release-size check, the report's common keys, the Spark job labels and the
-commit. A family supplies four steps through :class:`Family`:
+commit. A family supplies its config rules and four steps through :class:`Family`:
 
+* :meth:`Family.config_problems` - the checks of a config across its sections (run by
+  :func:`sparkanon.families.check_config` when a config is loaded);
 * :meth:`Family.prepare` - the config with the family's defaults of keys left unset;
 * :meth:`Family.anonymize` - its own stages, ending with the publication written to the
   staging location (:class:`Anonymized`);
@@ -15,15 +17,18 @@ commit. A family supplies four steps through :class:`Family`:
   (:class:`Verdict`);
 * :meth:`Family.measure` - its metrics, in the order ``metrics.json`` shows them.
 
-A new family is one module with a class implementing the protocol, and one line in
-:data:`sparkanon.families.FAMILIES`.
+A new family is one folder with a class implementing the protocol (and its own stages and
+rules), its algorithms' folder, and one line in :data:`sparkanon.families.FAMILIES` (or a
+call of :func:`sparkanon.families.register`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
+from sparkanon.algorithms import algorithms_of
 from sparkanon.attributes.schema import Schema
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
@@ -112,16 +117,45 @@ class Verdict:
 class Family(Protocol):
     """A family of methods plugged into the runner (see the module docstring).
 
-    A family subclasses it to inherit the defaults of :meth:`prepare` and
-    :meth:`empty_hint`.
+    A family subclasses it to inherit the defaults of :meth:`config_problems`,
+    :meth:`prepare` and :meth:`empty_hint` and of the declarations below.
 
     Attributes:
         name: the family's name (``metrics.json`` key ``family``, logs).
-        algorithms: the ``algorithm.name`` values the family runs.
+        algorithms: the ``algorithm.name`` values the family runs: the algorithms the
+            registry (:data:`sparkanon.algorithms.ALGORITHMS`) holds for its name.
+        protected_by_model: a privacy model protects the release, so a config must name
+            one (``model``).
+        set_valued: the family anonymizes a set-valued sensitive attribute
+            (``sensitive.kind: itemset``); a config with one whose algorithm is of
+            another family is checked by this family's rules, which say what fits.
+        metric_notes: what the family means by a ``metrics.json`` key where it means
+            another thing than the other families (the command line's notes under the
+            metrics table).
+        row_level: every published row is one perturbed or synthetic record, not a
+            member of an equivalence class (``metrics.json`` key ``row_level``; the
+            evaluation reads the class-based risks as upper bounds and runs the attacks
+            against a control set).
     """
 
     name: str
-    algorithms: frozenset[str]
+    protected_by_model: bool = True
+    set_valued: bool = False
+    row_level: bool = False
+    metric_notes: ClassVar[Mapping[str, str]] = {}
+
+    @property
+    def algorithms(self) -> frozenset[str]:
+        """The ``algorithm.name`` values the family runs (the registry's for its name)."""
+        return algorithms_of(self.name)
+
+    def config_problems(self, config: JobConfig) -> list[str]:
+        """The problems of ``config`` across its sections, one line each naming its keys.
+
+        The rules that need no data (``sparkanon validate`` reports them); empty when
+        there are none.
+        """
+        return []
 
     def prepare(self, config: JobConfig) -> JobConfig:
         """The config with the family's defaults of keys the user left unset (none: as is)."""

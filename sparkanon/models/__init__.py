@@ -25,7 +25,7 @@ name                model                                      parameters
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter, ValidationError
@@ -47,6 +47,7 @@ from sparkanon.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from sparkanon.models.t_closeness import TCloseness
+from sparkanon.validation_errors import UnionSection, error_lines
 
 _CLASSES: tuple[type[PrivacyModel], ...] = (
     KAnonymity,
@@ -70,6 +71,28 @@ ModelConfig = Annotated[
 
 _ONE: TypeAdapter[PrivacyModel] = TypeAdapter(ModelConfig)
 
+_UNIONS = {"model": UnionSection("name", lambda: MODELS)}
+"""The one union of a model mapping, for :func:`model_error_lines`."""
+
+
+def model_error_lines(
+    errors: Iterable[Mapping[str, Any]], index: int, single: bool, key: str = "model"
+) -> list[str]:
+    """The lines of the errors of one model mapping validated alone (:data:`ModelConfig`).
+
+    Args:
+        errors: ``ValidationError.errors()`` of the model mapping.
+        index: its position in the model list.
+        single: the models were given as one mapping, not a list.
+        key: the config key holding the models.
+
+    Returns:
+        The lines, located as the config's ``model`` section (``model.1.l``).
+    """
+    located = ({**err, "loc": ("model", index, *err["loc"])} for err in errors)
+    lines = error_lines(located, _UNIONS, single)
+    return lines if key == "model" else [key + line.removeprefix("model") for line in lines]
+
 
 def parse_models(raw: Any, key: str = "model") -> ModelSet:
     """Validate a config value (one model mapping or a list of them) into a :class:`ModelSet`.
@@ -91,8 +114,6 @@ def parse_models(raw: Any, key: str = "model") -> ModelSet:
             f"{key}: expected a model mapping such as {{name: k, k: 5}} or a non-empty list of "
             f"them (got {raw!r})"
         )
-    from sparkanon.config.messages import model_error_lines  # it imports this package
-
     models, lines = [], []
     single = isinstance(raw, (Mapping, PrivacyModel))
     for i, item in enumerate(items):

@@ -527,7 +527,7 @@ def verdict(ev: Mapping[str, Any]) -> tuple[str, list[str]]:
         of = f" ({_pct(share)} of the records)" if _is_number(share) else ""
         out.append(f"sdcMicro expects {_count(float(expected))} re-identifications{of}.")
     out.extend(_attack_sentences(ev))
-    if table.get("family") in ("perturbation", "synthesis"):
+    if table.get("row_level"):
         out.insert(
             0,
             "Its records are perturbed or synthetic, so nearly every record is unique as "

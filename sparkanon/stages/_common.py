@@ -6,7 +6,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,6 +112,26 @@ def one_row(engine: Engine, table: Table, aggs: dict[str, tuple[str, str]]) -> d
     return {
         k: (None if pd.isna(v) else v.item() if hasattr(v, "item") else v) for k, v in row.items()
     }
+
+
+def batch_sums(
+    engine: Engine,
+    table: Table,
+    fn: Callable[[pd.DataFrame], pd.DataFrame],
+    columns: Sequence[tuple[str, str]],
+    by: Sequence[str],
+) -> Table:
+    """The rows ``fn`` emits per batch of ``table``, their other columns summed per ``by``.
+
+    Args:
+        engine: the engine.
+        table: the rows.
+        fn: batch function; its rows have ``columns`` (name, DDL type).
+        columns: the schema of ``fn``'s rows.
+        by: the columns the sums are grouped by.
+    """
+    rows = engine.map_batches(table, fn, list(columns))
+    return engine.aggregate(rows, list(by), {n: ("sum", n) for n, _ in columns if n not in by})
 
 
 def with_columns(frame: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:

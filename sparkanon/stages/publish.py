@@ -34,9 +34,9 @@ from sparkanon.config import JobConfig
 from sparkanon.config.published import config_sha256
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications import Publication
+from sparkanon.publications.kept import KeptColumns
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import RELEASE_ORDER
-from sparkanon.publications.kept import KeptColumns
 
 ORDER = "_release_order"
 """The column holding a row's keyed order word until the rows are staged."""

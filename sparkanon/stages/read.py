@@ -9,7 +9,6 @@ from sparkanon.config import InputConfig, ItemsetConfig, JobConfig, partition_te
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError
 from sparkanon.io import MALFORMED, input_columns
-from sparkanon.stages._common import StageTimer, log
 from sparkanon.publications.kept import (
     UNLISTED_EXAMPLES,
     KeptColumns,
@@ -18,6 +17,7 @@ from sparkanon.publications.kept import (
     side_table,
     unlisted_columns,
 )
+from sparkanon.stages._common import StageTimer, log
 
 
 @dataclass(frozen=True)

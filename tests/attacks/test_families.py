@@ -20,8 +20,8 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import run_command
-from sparkanon.config import parse_config
 from sparkanon.errors import EXIT_OK
+from sparkanon.families import parse_config
 from tests._adult import ROOT, adult_config, adult_sample
 from tests._inputs import correlated_people, rt_config, rt_frame, write_config, write_csv
 from tests.attacks import (

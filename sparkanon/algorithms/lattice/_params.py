@@ -1,7 +1,7 @@
 """Parameters of full-domain generalization (``algorithm.name: samarati | incognito``).
 
 They join the ``algorithm`` union of the job config
-(:data:`sparkanon.algorithms.AlgorithmConfig`); the job hands a config naming one of them
+(:func:`sparkanon.algorithms.algorithm_config`); the job hands a config naming one of them
 to :mod:`sparkanon.families.full_domain.family`, which searches the lattice of generalization levels
 instead of clustering blocks.
 """

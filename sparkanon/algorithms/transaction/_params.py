@@ -1,7 +1,7 @@
 """Parameters of the relational-transaction algorithms (``algorithm.name: apa | paa``).
 
 They join the ``algorithm`` union of the job config
-(:data:`sparkanon.algorithms.AlgorithmConfig`) beside the micro-aggregation and
+(:func:`sparkanon.algorithms.algorithm_config`) beside the micro-aggregation and
 partitioning algorithms; the job's cross-checks make them go with a set-valued
 sensitive attribute (``sensitive.kind: itemset``) and the ``kl_diversity`` model.
 """

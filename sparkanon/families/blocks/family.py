@@ -23,10 +23,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from sparkanon.algorithms import algorithms_of
+from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
 from sparkanon.families.blocks.measure import measure
+from sparkanon.families.blocks.rules import block_job_problems
 from sparkanon.families.blocks.summarise import (
     carried_columns,
     make_summary_fn,
@@ -109,7 +110,9 @@ class BlockFamily(Family):
     """Per-block clustering and partitioning (MAA-SLIE, GPKC, MAA-SAE, MDAV, (K,L), Mondrian)."""
 
     name = "blocks"
-    algorithms = algorithms_of("blocks")
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return block_job_problems(config)
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema = run.engine, run.config, run.timer, run.schema

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sparkanon.algorithms import ALGORITHMS, algorithms_of
+from sparkanon.algorithms import ALGORITHMS
 from sparkanon.algorithms.lattice.search import (
     Node,
     NodeVerdict,
@@ -30,6 +30,7 @@ from sparkanon.algorithms.lattice.search import (
 )
 from sparkanon.attributes.levels import LevelHierarchy
 from sparkanon.attributes.schema import RID, SENS
+from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.errors import InternalError
@@ -45,13 +46,14 @@ from sparkanon.families.full_domain.lattice import (
     publish_node,
 )
 from sparkanon.families.full_domain.rollup import DriverEvaluator
+from sparkanon.families.full_domain.rules import full_domain_job_problems
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.metrics.utility import discernibility_loss, ncp_loss, precision_loss, published_ncp
 from sparkanon.models import ModelSet, SensitiveDomain
 from sparkanon.publications.base import MAIN, Publication
+from sparkanon.publications.kept import join_kept
 from sparkanon.stages._common import log
 from sparkanon.stages.encode import encode_input
-from sparkanon.publications.kept import join_kept
 from sparkanon.stages.publish import staged
 
 MAX_REPORTED_NODES = 50
@@ -73,7 +75,15 @@ class FullDomainFamily(Family):
     """Full-domain generalization: one level of every hierarchy for the whole table."""
 
     name = "full_domain"
-    algorithms = algorithms_of("full_domain")
+    metric_notes = {
+        "NCP": (
+            "weighted mean NCP over the usable rows, a row the node suppresses counting 1 "
+            "(the search's objective)"
+        ),
+    }
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return full_domain_job_problems(config)
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw

@@ -183,7 +183,7 @@ def _edges_of(
     if cfg.widths is not None:
         return width_edges(cfg.widths, cfg.origin, low, high)
     if cfg.breakpoints is not None:
-        # Numbers, increasing and nested: checked at load (sparkanon.config.rules).
+        # Numbers, increasing and nested: checked at load (sparkanon.families.full_domain.rules).
         out = [np.array([float(v) for v in level], dtype=float) for level in cfg.breakpoints]
         for v, which in ((low, "minimum"), (high, "maximum")):
             if v < out[0][0] or v > out[0][-1]:
@@ -215,7 +215,7 @@ def _ordinal_starts(
     """The ranks that begin an interval, per level, finest first."""
     n = kind.size
     # Whole widths, breakpoints among the order's values, nested: checked at load
-    # (sparkanon.config.rules).
+    # (sparkanon.families.full_domain.rules).
     if cfg.widths is not None:
         out = [list(range(0, n, int(w))) for w in cfg.widths]
         return [s for s in out if len(s) > 1] or [[0]]
@@ -244,7 +244,7 @@ def build_levels(
     """Every quasi-identifier's levels and the rule mapping its encoded codes to base codes.
 
     The levels were checked at load as far as no data is needed
-    (:func:`sparkanon.config.rules.level_problems`); what is left needs the data.
+    (:func:`sparkanon.families.full_domain.rules.level_problems`); what is left needs the data.
 
     Raises:
         ConfigError: breakpoints that do not cover the data's range, a domain too large
@@ -289,7 +289,7 @@ def _levels_of(
     if isinstance(kind, TemporalKind):  # calendar units (attributes[].levels), checked at load
         return temporal_levels(kind, key, tuple(cfg or DEFAULT_LEVELS))
     if isinstance(kind, ContinuousKind):
-        if cfg is None:  # refused at load (sparkanon.config.rules.level_problems)
+        if cfg is None:  # refused at load (sparkanon.families.full_domain.rules.level_problems)
             raise InternalError(f"{key}.levels: a continuous column without levels")
         width = kind.high - kind.low if kind.high > kind.low else 1.0
         need_hist = cfg.exact or (cfg.bins is not None and cfg.bins.method == "quantile")

@@ -27,7 +27,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.perturbation._params import PerturbColumn, PerturbParams
 from sparkanon.algorithms.perturbation.noise import NoiseSpec, coarse_range, scale_for_privacy
 from sparkanon.algorithms.perturbation.perturb import ColumnNoise
@@ -38,6 +37,7 @@ from sparkanon.algorithms.perturbation.randomized_response import (
 )
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import Schema
+from sparkanon.config import JobConfig
 from sparkanon.errors import ConfigError
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.families.perturbation.perturb import (
@@ -46,6 +46,7 @@ from sparkanon.families.perturbation.perturb import (
     perturb_rows,
     published_columns,
 )
+from sparkanon.families.perturbation.rules import perturbation_problems
 from sparkanon.randomness.streams import PERTURBATION
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.publish import order_lane
@@ -182,7 +183,11 @@ class PerturbationFamily(Family):
     """Additive noise and randomized response over the configured attributes."""
 
     name = "perturbation"
-    algorithms = algorithms_of("perturbation")
+    protected_by_model = False
+    row_level = True
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return perturbation_problems(config)
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw

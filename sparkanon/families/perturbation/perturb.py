@@ -60,8 +60,8 @@ from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.publications.base import MAIN, Publication
-from sparkanon.stages._common import StageTimer, log
 from sparkanon.publications.kept import KeptColumns
+from sparkanon.stages._common import StageTimer, batch_sums, log
 from sparkanon.stages.publish import ORDER, order_words, ordered_rows, staged
 
 if TYPE_CHECKING:
@@ -289,10 +289,7 @@ def _totals(
     cap: int,
 ) -> dict[int, dict[int, float]]:
     """Per column index ``0 .. columns - 1``, the summed statistics rows ``fn`` emits."""
-    stats = engine.aggregate(
-        engine.map_batches(table, fn, _STAT_COLUMNS), ["col", "bin"], {"value": ("sum", "value")}
-    )
-    rows = engine.collect_small(stats, cap)
+    rows = engine.collect_small(batch_sums(engine, table, fn, _STAT_COLUMNS, ["col", "bin"]), cap)
     totals: dict[int, dict[int, float]] = {c: {} for c in range(columns)}
     for c, b, v in rows[["col", "bin", "value"]].itertuples(index=False):
         totals[int(c)][int(b)] = float(v)

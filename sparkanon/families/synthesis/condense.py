@@ -81,7 +81,7 @@ from sparkanon.engine.expr import Col, Lit, When
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import SYNTHESIS_CATEGORIES, SYNTHESIS_ORDER
-from sparkanon.stages._common import StageTimer, log, one_row
+from sparkanon.stages._common import StageTimer, batch_sums, log, one_row
 from sparkanon.stages.publish import staged
 
 GROUP = "group"
@@ -498,9 +498,7 @@ def group_sums(
     d: int,
 ) -> Table:
     """Per group the sums of the row terms: its :class:`GroupStats` in flat form."""
-    columns = [(GROUP, "long"), *_flat_columns(prefix, d)]
-    rows = engine.map_batches(table, terms, columns)
-    return engine.aggregate(rows, [GROUP], {n: ("sum", n) for n, _ in columns[1:]})
+    return batch_sums(engine, table, terms, [(GROUP, "long"), *_flat_columns(prefix, d)], [GROUP])
 
 
 def rounding_slack(kind: ContinuousKind) -> float:

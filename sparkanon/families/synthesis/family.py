@@ -37,9 +37,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.condensation._params import CondensationParams
 from sparkanon.attributes.schema import CLASS
+from sparkanon.config import JobConfig
 from sparkanon.engine.base import Table
 from sparkanon.families.base import Anonymized, Family, Run, Verdict
 from sparkanon.families.synthesis.condense import (
@@ -49,6 +49,7 @@ from sparkanon.families.synthesis.condense import (
     merge_dominant_groups,
     verify_condensed,
 )
+from sparkanon.families.synthesis.rules import synthesis_problems
 from sparkanon.models import ModelSet
 from sparkanon.per_block.group import Grouped, group_rows
 
@@ -72,7 +73,10 @@ class SynthesisFamily(Family):
     """Static condensation: a synthetic release from per-group statistics."""
 
     name = "synthesis"
-    algorithms = algorithms_of("synthesis")
+    row_level = True
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return synthesis_problems(config)
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema = run.engine, run.config, run.timer, run.schema

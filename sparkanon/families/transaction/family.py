@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 
-from sparkanon.algorithms import algorithms_of
 from sparkanon.algorithms.cuts import CutPolicy
 from sparkanon.algorithms.transaction._result import REASONS
 from sparkanon.attributes.dates import TemporalFormat, TemporalKind
@@ -35,6 +34,7 @@ from sparkanon.families.transaction.cluster import (
     reconcile_rt,
 )
 from sparkanon.families.transaction.publish import publish_rt, rt_column_types, verify_rt
+from sparkanon.families.transaction.rules import transaction_problems
 from sparkanon.metrics.ncp import fully_lost_mean
 from sparkanon.per_block.plan import Partitioning, plan_job_top
 from sparkanon.stages._common import log, one_row
@@ -140,7 +140,10 @@ class TransactionFamily(Family):
     """Relational-transaction data (Gong et al. 2016): (k,l)-diversity by PAA or APA, RT and TT."""
 
     name = "transaction"
-    algorithms = algorithms_of("transaction")
+    set_valued = True
+
+    def config_problems(self, config: JobConfig) -> list[str]:  # noqa: D102
+        return transaction_problems(config, self.algorithms)
 
     def prepare(self, config: JobConfig) -> JobConfig:  # noqa: D102
         return with_rt_defaults(config)

@@ -44,11 +44,11 @@ from sparkanon.engine.base import Engine, Table
 from sparkanon.families.transaction.cluster import GSET
 from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.publications import Publication
+from sparkanon.publications.kept import KeptColumns, join_kept
 from sparkanon.randomness import RunKey
 from sparkanon.randomness.streams import RELEASE_IDS
 from sparkanon.stages._common import StageTimer, one_row
 from sparkanon.stages.items import decode_sets
-from sparkanon.publications.kept import KeptColumns, join_kept
 from sparkanon.stages.publish import staged
 
 RT_TABLE = "rt"
