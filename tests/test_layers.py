@@ -17,7 +17,7 @@ from tests._adult import ROOT
 PACKAGE = ROOT / "sparkanon"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("_version", "errors"),
+    ("_version", "errors", "validation_errors"),
     ("io", "randomness", "report"),
     ("safety",),
     ("attributes",),

@@ -3,11 +3,8 @@
 The classes of :mod:`.schema` call the rules of one section from their validators: a
 rule (:func:`check_input_source`, :func:`check_interval_levels`...) raises
 ``ValueError`` with a message ``key: what is wrong`` that :mod:`.messages` prefixes with
-the section's location. The rules across sections (:func:`column_problems`,
-:func:`model_problems`, :func:`block_problems`...) return one line per problem, each
-naming its full key (``attributes.0.levels.breakpoints.1``); a family composes them with
-its own (:meth:`sparkanon.families.base.Family.config_problems`) and
-:func:`sparkanon.families.check_config` fails the job with them all.
+the section's location. The rules across sections, which the families compose, are in
+:mod:`.job_rules`.
 
 Every check that needs no data is here or in a family's rules, so ``sparkanon validate``
 reports it; the checks of a run's stages are the ones that need the data (a value outside
@@ -17,23 +14,11 @@ the declared breakpoints, a column with too many distinct values).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sparkanon.attributes.kinds import RANGE_SEPARATOR
 from sparkanon.attributes.levels import nesting_problem
-
-if TYPE_CHECKING:
-    from sparkanon.config.schema import (
-        InputConfig,
-        IntervalLevelsConfig,
-        ItemsetConfig,
-        JobConfig,
-        OrdinalAttribute,
-        OutputConfig,
-        SensitiveConfig,
-    )
-
 
 # ---------------------------------------------------------------- input and output
 
@@ -74,32 +59,44 @@ def check_table_name(name: str, key: str) -> None:
         )
 
 
-def check_input_source(cfg: InputConfig) -> None:
+def check_input_source(
+    path: str | None, table: str | None, partition: Mapping[str, Any] | None
+) -> None:
     """``input``: one source; a partition only of a catalog table, and not empty.
+
+    Args:
+        path: ``input.path``.
+        table: ``input.table``.
+        partition: ``input.partition``.
 
     Raises:
         ValueError: naming the key.
     """
-    check_path_or_table(cfg.path, cfg.table, "files")
-    if cfg.partition is not None and cfg.table is None:
+    check_path_or_table(path, table, "files")
+    if partition is not None and table is None:
         raise ValueError(
             "partition: a partition is read from a partitioned catalog table; set "
             "input.table (or drop --partition)"
         )
-    if cfg.partition is not None and not cfg.partition:
+    if partition is not None and not partition:
         raise ValueError("partition: empty; give column: value pairs")
 
 
-def check_output_target(cfg: OutputConfig) -> None:
+def check_output_target(path: str | None, table: str | None, file_format: str) -> None:
     """``output``: one target; a catalog table is Parquet.
+
+    Args:
+        path: ``output.path``.
+        table: ``output.table``.
+        file_format: ``output.format``.
 
     Raises:
         ValueError: naming the key.
     """
-    check_path_or_table(cfg.path, cfg.table, "a directory")
-    if cfg.table is not None and cfg.format != "parquet":
+    check_path_or_table(path, table, "a directory")
+    if table is not None and file_format != "parquet":
         raise ValueError(
-            f"format: {cfg.format!r}: catalog tables are written as Parquet; drop "
+            f"format: {file_format!r}: catalog tables are written as Parquet; drop "
             "output.format or use output.path for CSV"
         )
 
@@ -107,95 +104,119 @@ def check_output_target(cfg: OutputConfig) -> None:
 # ---------------------------------------------------------------- attributes
 
 
-def check_interval_levels(cfg: IntervalLevelsConfig) -> None:
+def check_interval_levels(
+    widths: Sequence[float] | None, breakpoints: Sequence[Sequence[Any]] | None, bins: Any
+) -> None:
     """``attributes[].levels``: one rule; widths that nest; no empty breakpoint level.
 
     What depends on the column's kind (numbers, order values) and on the algorithm is
-    checked by :func:`level_problems`.
+    checked when the levels are built.
+
+    Args:
+        widths: ``levels.widths``.
+        breakpoints: ``levels.breakpoints``.
+        bins: ``levels.bins``.
 
     Raises:
         ValueError: naming the key.
     """
-    given = [k for k in ("widths", "breakpoints", "bins") if getattr(cfg, k) is not None]
+    rules = {"widths": widths, "breakpoints": breakpoints, "bins": bins}
+    given = [k for k, v in rules.items() if v is not None]
     if len(given) != 1:
         raise ValueError(
             "levels: give exactly one of widths, breakpoints or bins (got "
             + (", ".join(given) or "none")
             + ")"
         )
-    problem = None if cfg.widths is None else nesting_problem("levels.widths", cfg.widths, "width")
+    problem = None if widths is None else nesting_problem("levels.widths", widths, "width")
     if problem is not None:
         raise ValueError(problem)
-    if cfg.breakpoints is not None:
-        for i, level in enumerate(cfg.breakpoints):
+    if breakpoints is not None:
+        for i, level in enumerate(breakpoints):
             if len(level) < 1:
                 raise ValueError(f"levels.breakpoints.{i}: an empty level")
 
 
-def check_order(attr: OrdinalAttribute) -> None:
+def check_order(order: Sequence[str], rank_weights: Sequence[float] | None) -> None:
     """An ordinal attribute: distinct values in ``order``, one rank weight per step.
+
+    Args:
+        order: the attribute's ``order``.
+        rank_weights: its ``rank_weights``.
 
     Raises:
         ValueError: naming the key.
     """
-    if len(set(attr.order)) != len(attr.order):
+    if len(set(order)) != len(order):
         raise ValueError("order: repeated values")
-    clash = [v for v in attr.order if RANGE_SEPARATOR in v]
+    clash = [v for v in order if RANGE_SEPARATOR in v]
     if clash:
         raise ValueError(
             f"order: value {clash[0]!r} contains {RANGE_SEPARATOR!r}, which separates the "
             "bounds of a published range [low, high]; rename it"
         )
-    if attr.rank_weights is not None and len(attr.rank_weights) != len(attr.order) - 1:
+    if rank_weights is not None and len(rank_weights) != len(order) - 1:
         raise ValueError(
-            f"rank_weights: {len(attr.rank_weights)} weights for {len(attr.order)} ranks; "
-            f"give one weight per pair of consecutive ranks ({len(attr.order) - 1})"
+            f"rank_weights: {len(rank_weights)} weights for {len(order)} ranks; "
+            f"give one weight per pair of consecutive ranks ({len(order) - 1})"
         )
 
 
 # ---------------------------------------------------------------- sensitive attribute
 
 
-def check_sensitive_levels(cfg: SensitiveConfig) -> None:
+def check_sensitive_levels(
+    levels: Sequence[tuple[str, Sequence[str]]] | None, values: Sequence[str] | None
+) -> None:
     """``sensitive``: each value in one level, distinct level names and values.
+
+    Args:
+        levels: ``sensitive.levels`` as (name, values) pairs.
+        values: ``sensitive.values``.
 
     Raises:
         ValueError: naming the key.
     """
-    if cfg.levels is not None:
+    if levels is not None:
         seen: dict[str, str] = {}
-        for level in cfg.levels:
-            for value in level.values:
+        for name, members in levels:
+            for value in members:
                 if value in seen:
                     raise ValueError(
                         f"levels: value {value!r} is in both level {seen[value]!r} "
-                        f"and level {level.name!r}"
+                        f"and level {name!r}"
                     )
-                seen[value] = level.name
-        names = [lv.name for lv in cfg.levels]
+                seen[value] = name
+        names = [name for name, _ in levels]
         if len(set(names)) != len(names):
             raise ValueError("levels: level names must be unique")
-        if cfg.values is not None and set(cfg.values) != set(seen):
+        if values is not None and set(values) != set(seen):
             raise ValueError(
                 "values: the declared values and the values of the levels differ; list "
                 "the same values in both"
             )
-    if cfg.values is not None and len(set(cfg.values)) != len(cfg.values):
+    if values is not None and len(set(values)) != len(values):
         raise ValueError("values: repeated values")
 
 
-def check_itemset(cfg: ItemsetConfig) -> None:
+def check_itemset(taxonomy: Any, fanout: int | None, layout: str, long: Any) -> None:
     """A set-valued ``sensitive``: one taxonomy source; the long table with its layout.
+
+    Args:
+        taxonomy: ``sensitive.taxonomy``.
+        fanout: ``sensitive.fanout``.
+        layout: ``sensitive.layout``.
+        long: ``sensitive.long``.
 
     Raises:
         ValueError: naming the key.
     """
-    if (cfg.taxonomy is None) == (cfg.fanout is None):
+    if (taxonomy is None) == (fanout is None):
         raise ValueError(
             "taxonomy: give exactly one of taxonomy (an ARX hierarchy CSV whose leaves are "
             "the items) and fanout (an even taxonomy generated over the items, e.g. 5)"
         )
-    if (cfg.layout == "long") != (cfg.long is not None):
+    if (layout == "long") != (long is not None):
         raise ValueError(
             "long: the long table (format, path, key, item) goes with layout: long, and "
             "only with it"
@@ -215,126 +236,3 @@ def model_list(raw: Any) -> Any:
             "the model list is empty; name at least one model, e.g. model: {name: k, k: 5}"
         )
     return raw
-
-
-# ---------------------------------------------------------------- across sections
-#
-# The rules across sections a family composes into its own
-# (:meth:`sparkanon.families.base.Family.config_problems`); each returns one line per
-# problem, naming its keys.
-
-
-def model_key(config: JobConfig, i: int) -> str:
-    """``model`` (one model) or ``model.<i>`` (a list), as ``--set`` spells it."""
-    return "model" if len(config.model) == 1 else f"model.{i}"
-
-
-def models_where(config: JobConfig, declares: Callable[[Any], bool]) -> list[tuple[str, Any]]:
-    """The models that declare a capability, each with its key (:func:`model_key`)."""
-    return [(model_key(config, i), m) for i, m in enumerate(config.model) if declares(m)]
-
-
-def column_problems(config: JobConfig) -> list[str]:
-    """Problems with the columns: repeated, the sensitive one listed, no quasi-identifier."""
-    from sparkanon.config.schema import QI_KINDS  # the schema imports this module
-
-    problems: list[str] = []
-    names = [a.name for a in config.attributes]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        problems.append(f"attributes: column(s) {duplicates} listed more than once")
-    if config.sensitive.name in names:
-        problems.append(
-            f"sensitive.name: {config.sensitive.name!r} is also listed under attributes; "
-            "remove it from attributes"
-        )
-    if not config.quasi_identifiers:
-        problems.append("attributes: no quasi-identifier (kinds: " + ", ".join(QI_KINDS) + ")")
-    return problems
-
-
-def single_value_problems(config: JobConfig, family: Sequence[str] = ()) -> list[str]:
-    """Settings of a set-valued sensitive attribute in a job with one sensitive value per record.
-
-    ``publish: anatomy`` and the set-valued models (``kl_diversity``); ``family``, the
-    family's own problems, are listed between the two.
-    """
-    problems: list[str] = []
-    if config.output.publish == "anatomy":
-        problems.append(
-            "output.publish: anatomy publishes a set-valued sensitive attribute "
-            "(sensitive.kind: itemset); use centroids or generalized"
-        )
-    problems += family
-    problems += [
-        f"{key}: {model.name} protects a set-valued sensitive attribute; declare "
-        "sensitive.kind: itemset (with algorithm apa or paa and publish: anatomy)"
-        for key, model in models_where(config, lambda m: m.set_valued)
-    ]
-    return problems
-
-
-def model_problems(config: JobConfig, guarantees: frozenset[str] | None = None) -> list[str]:
-    """The models against the sensitive attribute's declared levels and values.
-
-    Args:
-        config: the job.
-        guarantees: the models the algorithm guarantees, when its classes are repaired
-            by merging (then a model that is not monotonic must be one of them);
-            ``None``: no repair.
-    """
-    problems: list[str] = []
-    levels = config.sensitive.levels
-    declared = config.sensitive.declared_values
-    declared_by = "sensitive.levels" if config.sensitive.values is None else "sensitive.values"
-    for i, model in enumerate(config.model):
-        key = model_key(config, i)
-        if model.needs_levels and levels is None:
-            problems.append(
-                f"{key}: {model.name} needs sensitivity levels; add sensitive.levels "
-                "(or use p_sensitive, which needs none)"
-            )
-        h = model.min_distinct_levels()
-        if h > 1 and levels is not None and h > len(levels):
-            problems.append(
-                f"{key}.h = {h}: {model.name} needs {h} distinct sensitivity levels in every "
-                f"class but sensitive.levels defines only {len(levels)} "
-                f"level{'s' if len(levels) != 1 else ''}; lower h to at most {len(levels)} "
-                "or define more levels"
-            )
-        p = getattr(model, "p", None)
-        if p is not None and declared is not None and p > len(declared):
-            problems.append(
-                f"{key}.p = {p}: {model.name} needs {p} distinct sensitive values in every "
-                f"class but {declared_by} declares only {len(declared)} values; lower p to at "
-                f"most {len(declared)}"
-            )
-        if guarantees is not None and not model.monotonic and model.name not in guarantees:
-            problems.append(
-                f"{key}: {model.name} is not monotonic, so classes cannot be repaired by "
-                f"merging; algorithm {config.algorithm.name!r} does not guarantee it"
-            )
-    return problems
-
-
-def block_problems(config: JobConfig) -> list[str]:
-    """Problems of a job clustered per block: a block must be able to hold a class."""
-    k = config.models.min_class_size()
-    i, sizing = next((i, m) for i, m in enumerate(config.model) if m.min_class_size() == k)
-    param = type(sizing)._size_param
-    key = model_key(config, i)
-    why = f"{key}.{param} = {getattr(sizing, param)}" if param else key
-    return block_rows_problems(
-        config, k, f"hold at least one class, and {why} makes every class at least {k} rows"
-    )
-
-
-def block_rows_problems(config: JobConfig, need: int, what: str) -> list[str]:
-    """``partitioning.max_block_rows`` below ``need``, the rows a block must hold (``what``)."""
-    rows = config.partitioning.max_block_rows
-    if rows >= need:
-        return []
-    return [
-        f"partitioning.max_block_rows = {rows}: a block must {what}; "
-        f"raise max_block_rows to at least {need}"
-    ]

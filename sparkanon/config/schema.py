@@ -146,7 +146,7 @@ class InputConfig(_Frozen):
 
     @model_validator(mode="after")
     def _one_source(self) -> InputConfig:
-        check_input_source(self)
+        check_input_source(self.path, self.table, self.partition)
         return self
 
     @property
@@ -201,7 +201,7 @@ class IntervalLevelsConfig(_Frozen):
 
     @model_validator(mode="after")
     def _one_rule(self) -> IntervalLevelsConfig:
-        check_interval_levels(self)
+        check_interval_levels(self.widths, self.breakpoints, self.bins)
         return self
 
 
@@ -267,7 +267,7 @@ class OrdinalAttribute(_QuasiIdentifier):
 
     @model_validator(mode="after")
     def _order_and_weights(self) -> OrdinalAttribute:
-        check_order(self)
+        check_order(self.order, self.rank_weights)
         return self
 
     def known_kind(self) -> Kind:  # noqa: D102
@@ -483,7 +483,8 @@ class SensitiveConfig(_Frozen):
 
     @model_validator(mode="after")
     def _levels_and_values(self) -> SensitiveConfig:
-        check_sensitive_levels(self)
+        levels = None if self.levels is None else [(lv.name, lv.values) for lv in self.levels]
+        check_sensitive_levels(levels, self.values)
         return self
 
     @property
@@ -550,7 +551,7 @@ class ItemsetConfig(_Frozen):
 
     @model_validator(mode="after")
     def _taxonomy_and_layout(self) -> ItemsetConfig:
-        check_itemset(self)
+        check_itemset(self.taxonomy, self.fanout, self.layout, self.long)
         return self
 
     def load_tree(self, items: Sequence[str] = ()) -> ItemTree:
@@ -667,7 +668,7 @@ class OutputConfig(_Frozen):
 
     @model_validator(mode="after")
     def _one_target(self) -> OutputConfig:
-        check_output_target(self)
+        check_output_target(self.path, self.table, self.format)
         return self
 
     @property

@@ -6,7 +6,7 @@ import math
 from collections.abc import Sequence
 
 from sparkanon.config import ContinuousAttribute, JobConfig, OrdinalAttribute
-from sparkanon.config.rules import (
+from sparkanon.config.job_rules import (
     column_problems,
     model_problems,
     models_where,

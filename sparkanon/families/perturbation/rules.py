@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sparkanon.config import JobConfig
-from sparkanon.config.rules import column_problems
+from sparkanon.config.job_rules import column_problems
 
 PERTURBABLE_KINDS = {
     "uniform": ("continuous", "date", "timestamp"),

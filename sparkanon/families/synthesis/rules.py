@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config import JobConfig
-from sparkanon.config.rules import block_problems, column_problems, models_where
+from sparkanon.config.job_rules import block_problems, column_problems, models_where
 
 
 def synthesis_problems(config: JobConfig) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config import ItemsetConfig, JobConfig
-from sparkanon.config.rules import block_rows_problems, column_problems
+from sparkanon.config.job_rules import block_rows_problems, column_problems
 
 
 def transaction_problems(config: JobConfig, algorithms: frozenset[str]) -> list[str]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from sparkanon.algorithms import ALGORITHMS
 from sparkanon.config import JobConfig
-from sparkanon.config.rules import column_problems, model_problems
+from sparkanon.config.job_rules import column_problems, model_problems
 from sparkanon.families.base import Anonymized, Family, Run, Verdict, verify_classes
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.stages.publish import staged
