@@ -66,7 +66,7 @@ def algorithm_only(frame: Any, ctx: Any, jit: bool, repeat: int) -> float:
     import numpy as np
 
     from sparkanon.algorithms import Block
-    from sparkanon.algorithms.kl_cluster import KLCluster
+    from sparkanon.algorithms.blocks.kl_cluster import KLCluster
 
     block = Block(frame.sort_values("_rid"), ctx)
     if jit:
@@ -92,7 +92,7 @@ def cold_compile() -> str:
         "from experiments import bench_kl_kernel as b\n"
         "frame, ctx, block_id = b.adult_block(300, Path(tempfile.mkdtemp()))\n"
         "from sparkanon.algorithms import Block\n"
-        "from sparkanon.algorithms import _kl_kernel as kernel\n"
+        "from sparkanon.algorithms.blocks import _kl_kernel as kernel\n"
         "block = Block(frame.sort_values('_rid'), ctx)\n"
         "clusters = (block.sens % 3).astype(np.int64)\n"
         "t, c = time.perf_counter(), time.process_time()\n"

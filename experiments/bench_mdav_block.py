@@ -26,7 +26,7 @@ import numpy as np
 
 from experiments import _bench
 from sparkanon.algorithms import Block
-from sparkanon.algorithms.mdav import Mdav
+from sparkanon.algorithms.blocks.mdav import Mdav
 from sparkanon.attributes.schema import RID
 
 CONF = _bench.REPO_ROOT / "conf" / "adult_mdav_k.yaml"

@@ -20,7 +20,7 @@ import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 
-from sparkanon.algorithms._slie_kernel import NO_JIT_ENV
+from sparkanon.algorithms.blocks._slie_kernel import NO_JIT_ENV
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     ContinuousKind,

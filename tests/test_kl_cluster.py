@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, cluster_block, place_rows
 from sparkanon.algorithms._block import Block
-from sparkanon.algorithms.kl_cluster import (
+from sparkanon.algorithms.blocks.kl_cluster import (
     KLCluster,
     _Growing,
     cluster_sensitive_values,

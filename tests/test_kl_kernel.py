@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import Block, BlockContext, cluster_block, place_rows
-from sparkanon.algorithms import _kl_kernel as kernel
-from sparkanon.algorithms.kl_cluster import KLCluster
+from sparkanon.algorithms.blocks import _kl_kernel as kernel
+from sparkanon.algorithms.blocks.kl_cluster import KLCluster
 from sparkanon.attributes.kinds import ContinuousKind, Kind, nominal_kind, ordinal_kind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
 from sparkanon.engine.local import LocalEngine

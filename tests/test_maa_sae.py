@@ -22,7 +22,13 @@ from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, BlockContext, block_rng, cluster_block, place_rows
 from sparkanon.algorithms._block import ApfRule, Block
-from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae, MaaSaeParams, apf_keys, best_by_rule
+from sparkanon.algorithms.blocks.maa_sae import (
+    MaaMinil,
+    MaaSae,
+    MaaSaeParams,
+    apf_keys,
+    best_by_rule,
+)
 from sparkanon.attributes.kinds import (
     ContinuousKind,
     Kind,

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import ALGORITHMS, Block, BlockContext, cluster_block, place_rows
-from sparkanon.algorithms.mdav import Mdav, smallest
+from sparkanon.algorithms.blocks.mdav import Mdav, smallest
 from sparkanon.attributes.kinds import (
     ContinuousKind,
 )

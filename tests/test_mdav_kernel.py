@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import Block, BlockContext, cluster_block
-from sparkanon.algorithms import _mdav_kernel as kernel
-from sparkanon.algorithms.mdav import Mdav, smallest
+from sparkanon.algorithms.blocks import _mdav_kernel as kernel
+from sparkanon.algorithms.blocks.mdav import Mdav, smallest
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,

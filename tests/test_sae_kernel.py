@@ -19,10 +19,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import Block, BlockContext, block_rng, cluster_block, place_rows
-from sparkanon.algorithms import _sae_kernel as kernel
 from sparkanon.algorithms._block import ApfRule
-from sparkanon.algorithms._slie_kernel import SEMANTIC, VECTOR_NOMINAL, pack
-from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
+from sparkanon.algorithms.blocks import _sae_kernel as kernel
+from sparkanon.algorithms.blocks._slie_kernel import SEMANTIC, VECTOR_NOMINAL, pack
+from sparkanon.algorithms.blocks.maa_sae import MaaMinil, MaaSae
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,

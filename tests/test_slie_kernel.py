@@ -15,9 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sparkanon.algorithms import Block, BlockContext, cluster_block, place_rows
-from sparkanon.algorithms import _slie_kernel as kernel
 from sparkanon.algorithms._classes import ClassStats
-from sparkanon.algorithms.maa_slie import MaaSlie
+from sparkanon.algorithms.blocks import _slie_kernel as kernel
+from sparkanon.algorithms.blocks.maa_slie import MaaSlie
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.kinds import (
     ContinuousKind,

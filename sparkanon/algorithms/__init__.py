@@ -22,16 +22,16 @@ from pydantic import BaseModel, Field
 
 from sparkanon.algorithms._base import BlockAlgorithm, native_target
 from sparkanon.algorithms._block import Block, BlockContext
+from sparkanon.algorithms.blocks.gpkc import Gpkc
+from sparkanon.algorithms.blocks.gpkc_paper import GpkcPaper
+from sparkanon.algorithms.blocks.kl_cluster import KLCluster
+from sparkanon.algorithms.blocks.maa_sae import MaaMinil, MaaSae
+from sparkanon.algorithms.blocks.maa_slie import MaaSlie
+from sparkanon.algorithms.blocks.mdav import Mdav
+from sparkanon.algorithms.blocks.mondrian import Mondrian
 from sparkanon.algorithms.condensation._params import CondensationParams
-from sparkanon.algorithms.gpkc import Gpkc
-from sparkanon.algorithms.gpkc_paper import GpkcPaper
-from sparkanon.algorithms.kl_cluster import KLCluster
 from sparkanon.algorithms.lattice._params import IncognitoParams, SamaratiParams
 from sparkanon.algorithms.lattice.search import incognito, samarati
-from sparkanon.algorithms.maa_sae import MaaMinil, MaaSae
-from sparkanon.algorithms.maa_slie import MaaSlie
-from sparkanon.algorithms.mdav import Mdav
-from sparkanon.algorithms.mondrian import Mondrian
 from sparkanon.algorithms.perturbation._params import PerturbParams
 from sparkanon.algorithms.perturbation.perturb import perturb_frame
 from sparkanon.algorithms.repair import reject_breaking_rows, repair_classes

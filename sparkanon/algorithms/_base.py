@@ -30,7 +30,7 @@ def compiled_kernel(module: str) -> ModuleType | None:
     ``enabled()``). Imported on first use, so jobs with other algorithms never load numba.
 
     Args:
-        module: the module's name under :mod:`sparkanon.algorithms` (``_slie_kernel``).
+        module: the module's name under :mod:`sparkanon.algorithms` (``blocks._slie_kernel``).
     """
     try:
         kernel = importlib.import_module(f"sparkanon.algorithms.{module}")

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from sparkanon.algorithms._jit import compiled
-from sparkanon.algorithms._slie_kernel import enabled
+from sparkanon.algorithms.blocks._slie_kernel import enabled
 from sparkanon.algorithms.cuts import MAX_DEPTH, CutPolicy, RankedBins, normalized_range
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 

@@ -28,7 +28,7 @@ from pydantic import (
 )
 
 from sparkanon.algorithms import REGISTRY_CHANGED, algorithm_config
-from sparkanon.algorithms.maa_slie import MaaSlieParams
+from sparkanon.algorithms.blocks.maa_slie import MaaSlieParams
 from sparkanon.attributes.builders import builder_problem
 from sparkanon.attributes.dates import (
     DATE_UNITS,

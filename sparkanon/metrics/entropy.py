@@ -91,7 +91,7 @@ def quantise(x: np.ndarray | float) -> np.ndarray:
     row or class of largest PSI) compares quantised scores and gives ties to the
     lowest row position or class id, so two computations of the same score that
     differ only in rounding (another summation order, a compiled loop instead of
-    numpy, see :mod:`sparkanon.algorithms._slie_kernel`) take the same decision.
+    numpy, see :mod:`sparkanon.algorithms.blocks._slie_kernel`) take the same decision.
 
     Why an absolute ``2**-30`` grid: distances, InfoLoss and HEC are sums of
     non-negative terms of magnitude ``1e-3`` to ``1e2`` whose rounding error is

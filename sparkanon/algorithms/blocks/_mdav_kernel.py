@@ -1,6 +1,7 @@
 """Compiled (numba) MDAV on one block, label for label the numpy path's.
 
-:meth:`sparkanon.algorithms.mdav.Mdav.cluster_reference` (the numpy path, the reference) forms
+:meth:`~sparkanon.algorithms.blocks.mdav.Mdav.cluster_reference` (the numpy path, the
+reference) forms
 ``n / k`` classes one after the other; each step gathers the remaining rows' codes,
 computes a centroid and three distance arrays attribute by attribute and re-packs the
 remaining rows, about 60 small numpy calls for two classes. At 10,000 rows and
@@ -19,15 +20,15 @@ whole loop in one compiled call, :func:`mdav_kernel`, on arrays kept between ste
 summed in schema order from ``0.0``, each term ``weight * distance`` as
 :meth:`Block.distances_to_row` computes it; a continuous centroid is the mean in numpy's
 order (pairwise summation of the remaining codes in row order,
-:func:`~sparkanon.algorithms._slie_kernel._pairwise_sum`, then one division, as
+:func:`~sparkanon.algorithms.blocks._slie_kernel._pairwise_sum`, then one division, as
 ``np.mean``); discrete centroids follow :meth:`OrdinalKind.centroids`,
 :meth:`CategoricalKind.centroids` and :meth:`NominalKind.centroids` on integer counts and
 integer costs, exact in any order. Ties go to the lowest position among the remaining
 rows (block order, which is row-id order): the first farthest row, and the ``k``
-nearest by ``(distance, position)`` as :func:`sparkanon.algorithms.mdav.smallest` takes
+nearest by ``(distance, position)`` as :func:`sparkanon.algorithms.blocks.mdav.smallest` takes
 them, the anchor always first.
 
-Supported kinds: those of :func:`sparkanon.algorithms._slie_kernel.pack` with
+Supported kinds: those of :func:`sparkanon.algorithms.blocks._slie_kernel.pack` with
 ``extended=True`` except :class:`~sparkanon.attributes.semantic.SemanticKind`
 (:class:`~sparkanon.attributes.kinds.VectorNominalKind` compares and centres as
 :class:`~sparkanon.attributes.kinds.NominalKind` does in MDAV). :func:`cluster` returns
@@ -44,7 +45,7 @@ import numpy as np
 
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._jit import compiled
-from sparkanon.algorithms._slie_kernel import (
+from sparkanon.algorithms.blocks._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
     NOMINAL,
@@ -244,7 +245,7 @@ def _nearest(
 ) -> None:  # pragma: no cover - compiled
     """Mark in ``taken`` the anchor and its ``k - 1`` nearest by ``(d, position)``.
 
-    As :func:`sparkanon.algorithms.mdav.smallest` on ``d`` with ``d[anchor] = -1``: the
+    As :func:`sparkanon.algorithms.blocks.mdav.smallest` on ``d`` with ``d[anchor] = -1``: the
     ``k``-th smallest value is the threshold; every row below it and the first rows
     at it (lowest positions) are taken. ``buf`` is scratch space of ``m`` values.
     Requires ``k < m``.

@@ -35,7 +35,7 @@ the lowest row position (row-id order) or class id.
 
 Two implementations give the same labels: the numpy methods below (the reference,
 used for any kind the kernel does not support) and the compiled kernel of
-:mod:`sparkanon.algorithms._slie_kernel`, which :meth:`MaaSlie.cluster` and
+:mod:`sparkanon.algorithms.blocks._slie_kernel`, which :meth:`MaaSlie.cluster` and
 :meth:`MaaSlie.place_into` use when numba is installed, the schema's kinds are
 supported and ``SPARKANON_NO_JIT`` is not ``1``.
 """
@@ -51,8 +51,8 @@ from pydantic import field_validator
 from sparkanon.algorithms._base import Leftovers, compiled_kernel
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
-from sparkanon.algorithms._greedy import GreedyAlgorithm
 from sparkanon.algorithms._params import AlgorithmParams
+from sparkanon.algorithms.blocks._greedy import GreedyAlgorithm
 from sparkanon.metrics.entropy import best_by_psi
 from sparkanon.models.base import Float
 
@@ -80,8 +80,8 @@ class MaaSlieParams(AlgorithmParams):
 
 
 def _compiled() -> ModuleType | None:
-    """The compiled kernel module (:mod:`~sparkanon.algorithms._slie_kernel`), or ``None``."""
-    return compiled_kernel("_slie_kernel")
+    """The compiled kernel module (:mod:`._slie_kernel`), or ``None``."""
+    return compiled_kernel("blocks._slie_kernel")
 
 
 class MaaSlie(GreedyAlgorithm):

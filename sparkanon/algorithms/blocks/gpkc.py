@@ -27,8 +27,8 @@ import numpy as np
 
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
-from sparkanon.algorithms._greedy import GreedyAlgorithm
 from sparkanon.algorithms._params import AlgorithmParams
+from sparkanon.algorithms.blocks._greedy import GreedyAlgorithm
 
 
 class GpkcParams(AlgorithmParams):

@@ -2,7 +2,7 @@
 
 Campan, Truta and Cooper, "P-sensitive k-anonymity with generalization constraints"
 (Transactions on Data Privacy 3, 2010), build on the greedy k-member clustering of Byun,
-Kamra, Bertino and Li (2007). Where :mod:`sparkanon.algorithms.gpkc` (``gpkc``) grows
+Kamra, Bertino and Li (2007). Where :mod:`sparkanon.algorithms.blocks.gpkc` (``gpkc``) grows
 classes by Shi et al. 2024's InfoLoss (eq. 20, the very loss R_IL measures) and admits rows with a
 look-ahead rule, this baseline (``gpkc_paper``) follows the paper's own choices. Our
 readings, where the text we could work from (the paper's abstract and problem statement,
@@ -43,8 +43,8 @@ import numpy as np
 
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._classes import ClassStats
-from sparkanon.algorithms._greedy import GreedyAlgorithm
 from sparkanon.algorithms._params import AlgorithmParams
+from sparkanon.algorithms.blocks._greedy import GreedyAlgorithm
 from sparkanon.attributes.ranges import RangeHeightLoss
 from sparkanon.metrics.entropy import quantise
 

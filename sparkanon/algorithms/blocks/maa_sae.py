@@ -99,7 +99,7 @@ choice is unchanged).
 
 Two implementations give the same labels: the numpy methods below (the reference,
 used for any kind the kernel does not support, and by subclasses that override the
-choice rule) and the compiled kernel of :mod:`sparkanon.algorithms._sae_kernel`,
+choice rule) and the compiled kernel of :mod:`sparkanon.algorithms.blocks._sae_kernel`,
 which :meth:`MaaSae.cluster` and :meth:`MaaSae.place_into` use when numba is
 installed, the schema's kinds are supported and ``SPARKANON_NO_JIT`` is not ``1``.
 """
@@ -127,8 +127,8 @@ from sparkanon.metrics.entropy import (
 
 
 def _compiled() -> ModuleType | None:
-    """The compiled kernel module (:mod:`~sparkanon.algorithms._sae_kernel`), or ``None``."""
-    return compiled_kernel("_sae_kernel")
+    """The compiled kernel module (:mod:`~sparkanon.algorithms.blocks._sae_kernel`), or ``None``."""
+    return compiled_kernel("blocks._sae_kernel")
 
 
 def _row_codes(block: Block, rows: np.ndarray) -> list[np.ndarray]:
@@ -218,7 +218,7 @@ class MaaSae(BlockAlgorithm):
         return tuple(float(key[0]) for key in keys) > tuple(float(key[1]) for key in keys)
 
     def _kernel(self) -> ModuleType | None:
-        """The compiled kernel (:mod:`~sparkanon.algorithms._sae_kernel`) when it applies.
+        """The compiled kernel (:mod:`~sparkanon.algorithms.blocks._sae_kernel`) when it applies.
 
         It implements the choice rule of :class:`MaaSae` and :class:`MaaMinil`
         themselves; a subclass that overrides :meth:`pick`, :meth:`beats` or

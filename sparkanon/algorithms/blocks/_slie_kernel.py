@@ -1,6 +1,6 @@
 """Compiled (numba) per-block clustering of MAA-SLIE, label for label the numpy path's.
 
-:class:`sparkanon.algorithms.maa_slie.MaaSlie` spends most of a block in fixed Python
+:class:`sparkanon.algorithms.blocks.maa_slie.MaaSlie` spends most of a block in fixed Python
 cost per step (many small numpy calls). This module runs the same steps in two
 compiled loops:
 
@@ -38,7 +38,7 @@ the vector nominal kind and the semantic kinds are not): :func:`pack` returns
 ``None`` for any other schema and the caller uses the numpy path. (``pack(block,
 extended=True)`` also packs :class:`~sparkanon.attributes.kinds.VectorNominalKind` and
 :class:`~sparkanon.attributes.semantic.SemanticKind`, for the MAA-SAE kernel of
-:mod:`sparkanon.algorithms._sae_kernel`, which reuses this module's helpers.)
+:mod:`sparkanon.algorithms.blocks._sae_kernel`, which reuses this module's helpers.)
 
 ``SPARKANON_NO_JIT=1`` in the environment forces the numpy path (:func:`enabled`).
 The functions are compiled once per process and cached on disk (``cache=True``);
@@ -72,7 +72,7 @@ CONTINUOUS, ORDINAL_MEAN, ORDINAL_MEDIAN, CATEGORICAL, NOMINAL = 0, 1, 2, 3, 4
 """Kind codes of the packed schema."""
 VECTOR_NOMINAL, SEMANTIC = 5, 6
 """Kind codes :func:`pack` gives only with ``extended=True`` (the MAA-SAE kernel,
-:mod:`sparkanon.algorithms._sae_kernel`): :class:`VectorNominalKind` and
+:mod:`sparkanon.algorithms.blocks._sae_kernel`): :class:`VectorNominalKind` and
 :class:`SemanticKind`. This module's kernels never see them."""
 
 _compiled = compiled()

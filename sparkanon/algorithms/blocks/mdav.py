@@ -24,7 +24,7 @@ row counts only, so it is offered for k-anonymity alone. Ties between equal
 distances go to the lowest row index (rows are sorted by row id), so results
 are deterministic and the seeded generator is not used.
 
-:meth:`Mdav.cluster` runs the compiled kernel of :mod:`sparkanon.algorithms._mdav_kernel`
+:meth:`Mdav.cluster` runs the compiled kernel of :mod:`sparkanon.algorithms.blocks._mdav_kernel`
 (one call for the whole block, the same labels) when numba is installed and the schema's
 kinds are supported; otherwise, and with ``SPARKANON_NO_JIT=1``, the numpy path
 :meth:`Mdav.cluster_reference`, which states the steps above one to one and is the
@@ -79,7 +79,7 @@ class Mdav(BlockAlgorithm):
     Params = MdavParams
 
     def _kernel(self) -> ModuleType | None:
-        """The compiled kernel (:mod:`~sparkanon.algorithms._mdav_kernel`) when it applies.
+        """The compiled kernel (:mod:`~sparkanon.algorithms.blocks._mdav_kernel`) when it applies.
 
         ``None`` with ``SPARKANON_NO_JIT=1``, without numba, or for a subclass that
         overrides a step of the numpy path (the kernel would not follow it).
@@ -89,7 +89,7 @@ class Mdav(BlockAlgorithm):
             return None
         if own._class_around is not Mdav._class_around:
             return None
-        return compiled_kernel("_mdav_kernel")
+        return compiled_kernel("blocks._mdav_kernel")
 
     @staticmethod
     def _class_around(block: Block, rows: np.ndarray, anchor: int, k: int) -> np.ndarray:

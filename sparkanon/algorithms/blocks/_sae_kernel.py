@@ -1,6 +1,7 @@
 """Compiled (numba) per-block clustering of MAA-SAE and MAA-MINIL, label for label the numpy path's.
 
-:class:`sparkanon.algorithms.maa_sae.MaaSae` (and :class:`~sparkanon.algorithms.maa_sae.MaaMinil`)
+:class:`sparkanon.algorithms.blocks.maa_sae.MaaSae`
+(and :class:`~sparkanon.algorithms.blocks.maa_sae.MaaMinil`)
 spends most of a block in fixed Python cost per growth step (a dozen small numpy calls,
 about 2 ms a step). This module runs the same steps compiled:
 
@@ -25,7 +26,7 @@ increments are taken, so ``EA = q(Ent(G')) - q(Ent(G))`` and ``ILA = q(IL(G')) -
 are exact differences of grid values, and ``APF = EA / ILA`` (eq. 16,
 :func:`~sparkanon.metrics.entropy.anonymous_protection_factor`) is one correctly rounded
 division of them: numpy and the kernel compute bit-identical keys from them. Candidates
-are compared by :func:`sparkanon.algorithms.maa_sae.apf_keys` (MAA-MINIL: smallest
+are compared by :func:`sparkanon.algorithms.blocks.maa_sae.apf_keys` (MAA-MINIL: smallest
 ``ILA``, then larger ``EA``), ties to the lowest row (block order, which is row-id order)
 or the earliest formed class, and a full tie between ``t'`` and ``G'`` merges.
 
@@ -33,7 +34,7 @@ The kernel also repeats the numpy path's arithmetic where it can, so that the va
 it quantises are the very same floats: attributes are summed in schema order (the
 histogram kinds first, then the others, where numpy adds
 ``ClassStats.hist_losses + ClassStats.member_losses``); continuous sums in numpy's order
-(pairwise, :func:`~sparkanon.algorithms._slie_kernel._pairwise_sum`, for ``np.sum`` /
+(pairwise, :func:`~sparkanon.algorithms.blocks._slie_kernel._pairwise_sum`, for ``np.sum`` /
 ``np.mean`` of a contiguous array and for a single candidate's
 ``losses_with_each``; sequential for several candidates, where numpy reduces over
 axis 0, and for ``np.bincount``); the vector nominal loss from integer counts (exact);
@@ -64,7 +65,7 @@ new name (which is what inlining does to arguments), costs atomic reference coun
 every call. Division uses numpy's error model (no ``ZeroDivisionError`` paths; every
 division here has a non-zero divisor).
 
-Supported kinds: those of :func:`sparkanon.algorithms._slie_kernel.pack` with
+Supported kinds: those of :func:`sparkanon.algorithms.blocks._slie_kernel.pack` with
 ``extended=True``: :class:`~sparkanon.attributes.kinds.ContinuousKind`,
 :class:`~sparkanon.attributes.kinds.OrdinalKind`,
 :class:`~sparkanon.attributes.kinds.CategoricalKind`,
@@ -73,7 +74,7 @@ Supported kinds: those of :func:`sparkanon.algorithms._slie_kernel.pack` with
 :class:`~sparkanon.attributes.semantic.SemanticKind` (exact types). For any other
 schema :func:`cluster` and :func:`place` return ``None`` (before drawing from the
 generator) and the caller uses the numpy path; so does ``SPARKANON_NO_JIT=1``
-(:func:`~sparkanon.algorithms._slie_kernel.enabled`). The functions are compiled once
+(:func:`~sparkanon.algorithms.blocks._slie_kernel.enabled`). The functions are compiled once
 and cached on disk (``cache=True``).
 """
 
@@ -86,7 +87,7 @@ import numpy as np
 
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._jit import compiled
-from sparkanon.algorithms._slie_kernel import (
+from sparkanon.algorithms.blocks._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
     NO_JIT_ENV,
@@ -440,7 +441,7 @@ def _compare(
 ) -> int:  # pragma: no cover - compiled
     """``1`` if candidate 1 ranks above candidate 2, ``-1`` below, ``0`` on a full tie.
 
-    MAA-SAE: :func:`~sparkanon.algorithms.maa_sae.apf_keys` under ``literal`` or
+    MAA-SAE: :func:`~sparkanon.algorithms.blocks.maa_sae.apf_keys` under ``literal`` or
     ``gain_then_loss``; MAA-MINIL: the smaller ``ILA``; then the larger ``EA``.
     """
     if rule.minil:
@@ -571,7 +572,7 @@ def _centre(
 ) -> int:  # pragma: no cover - compiled
     """Centroid code (``kind.centroids``) of the non-empty class of histogram ``hist``.
 
-    :func:`~sparkanon.algorithms._slie_kernel._grown_centre` scores a class plus one
+    :func:`~sparkanon.algorithms.blocks._slie_kernel._grown_centre` scores a class plus one
     row; the class is written as itself minus one of its rows (of code ``v``) plus that
     row, exactly in integers.
     """

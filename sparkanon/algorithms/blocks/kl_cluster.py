@@ -80,7 +80,7 @@ farthest from the anchor, then the highest row.
 
 Two implementations give the same labels: the numpy code below (the reference,
 used for kinds the kernel does not pack and with ``SPARKANON_NO_JIT=1``) and the
-compiled kernel of :mod:`sparkanon.algorithms._kl_kernel` (steps 2-13 after the
+compiled kernel of :mod:`sparkanon.algorithms.blocks._kl_kernel` (steps 2-13 after the
 value clusters, and :meth:`KLCluster.place_into`), used when numba is installed.
 Steps 1-2 (the reference matrix and the k-means over a block's few sensitive
 values) are numpy in both.
@@ -365,8 +365,8 @@ class _Growing:
 
 
 def _compiled() -> ModuleType | None:
-    """The compiled kernel module (:mod:`~sparkanon.algorithms._kl_kernel`), or ``None``."""
-    return compiled_kernel("_kl_kernel")
+    """The compiled kernel module (:mod:`~sparkanon.algorithms.blocks._kl_kernel`), or ``None``."""
+    return compiled_kernel("blocks._kl_kernel")
 
 
 class KLClusterParams(AlgorithmParams):

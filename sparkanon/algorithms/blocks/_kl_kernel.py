@@ -1,6 +1,6 @@
 """Compiled (numba) (K,L) clustering, label for label the numpy path's.
 
-:class:`sparkanon.algorithms.kl_cluster.KLCluster` spends a block in a few numpy calls
+:class:`sparkanon.algorithms.blocks.kl_cluster.KLCluster` spends a block in a few numpy calls
 per step of its row loops (growing a class by least NCP growth, the diversity swaps,
 the centroid of the free rows per class, the leftovers and the reassignment rounds),
 each over all the free rows or all the classes. This module runs those loops compiled:
@@ -8,7 +8,7 @@ each over all the free rows or all the classes. This module runs those loops com
 * :func:`cluster_kernel`: steps 2-6 and 8-10 (anchor, growth to ``K`` rows, diversity
   swaps, rounds of one class per sensitive-value cluster), step 11 (leftovers) and
   steps 12-13 (reassignment) of the module docstring of
-  :mod:`~sparkanon.algorithms.kl_cluster`;
+  :mod:`~sparkanon.algorithms.blocks.kl_cluster`;
 * :func:`place_kernel`: rows of another block join, in row order, the class whose
   information loss grows least (:meth:`KLCluster.place_into`).
 
@@ -21,13 +21,13 @@ operation: NCP sums over the attributes in schema order from 0, a continuous ran
 NCP is ``min(max(hi - lo, 0), 1)``, a discrete one's is read from the same
 :func:`~sparkanon.attributes.ranges.pair_ncp_table`; tuple distances (eq. 18) sum the
 weighted per-attribute distances in schema order; a continuous centroid is numpy's
-pairwise sum (:func:`~sparkanon.algorithms._slie_kernel._pairwise_sum`) over the free
+pairwise sum (:func:`~sparkanon.algorithms.blocks._slie_kernel._pairwise_sum`) over the free
 rows in row order divided by their number, a discrete one is computed from integer
-counts (:func:`~sparkanon.algorithms._slie_kernel._grown_centre`, exact in any order).
+counts (:func:`~sparkanon.algorithms.blocks._slie_kernel._grown_centre`, exact in any order).
 NCP growths are compared after ``rint(x / EPS) * EPS`` (numpy's ``np.round``), and
 every tie goes where the numpy path's ``lexsort`` sends it (see each function).
 
-Supported kinds are those of :func:`sparkanon.algorithms._slie_kernel.pack` (continuous,
+Supported kinds are those of :func:`sparkanon.algorithms.blocks._slie_kernel.pack` (continuous,
 date and timestamp, ordinal, categorical, nominal; exact types): any other schema uses
 the numpy path, as does ``SPARKANON_NO_JIT=1`` (:func:`enabled`). Every function takes
 one type per argument (float64 / int64 arrays, named tuples of them), so numba
@@ -42,14 +42,14 @@ import numpy as np
 
 from sparkanon.algorithms._block import Block
 from sparkanon.algorithms._jit import compiled
-from sparkanon.algorithms._slie_kernel import (
+from sparkanon.algorithms.blocks._slie_kernel import (
     CATEGORICAL,
     CONTINUOUS,
     _grown_centre,
     _pairwise_sum,
     pack,
 )
-from sparkanon.algorithms._slie_kernel import enabled as enabled
+from sparkanon.algorithms.blocks._slie_kernel import enabled as enabled
 from sparkanon.attributes.ranges import pair_ncp_table
 
 __all__ = ["cluster", "enabled", "place"]
@@ -80,7 +80,7 @@ class _Attrs(NamedTuple):
     """The quasi-identifiers as the kernels read them (from :func:`pack`).
 
     Kind code, weight, number of codes ``V`` (discrete), distance matrices and integer
-    medoid costs ``(A, Vmax, Vmax)`` (as :class:`~sparkanon.algorithms._slie_kernel.
+    medoid costs ``(A, Vmax, Vmax)`` (as :class:`~sparkanon.algorithms.blocks._slie_kernel.
     PackedSchema`), and each discrete attribute's NCP of every ``(lo, hi)`` pair
     (:func:`pair_ncp_table`).
     """
@@ -263,7 +263,7 @@ def cluster(
         block: the block's rows, in row-id order; it can host a class.
         row_cluster: the sensitive-value cluster ``0..n_clusters-1`` of each row (step 2).
         n_clusters: the number of value clusters.
-        eps: NCP changes below this are ties (:data:`~sparkanon.algorithms.kl_cluster.EPS`).
+        eps: NCP changes below this are ties (:data:`~sparkanon.algorithms.blocks.kl_cluster.EPS`).
 
     Returns:
         A class label per row, or ``None`` when a kind is not supported.
