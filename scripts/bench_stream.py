@@ -200,7 +200,7 @@ def run(args: argparse.Namespace) -> int:
     )
     import bench_perturb
 
-    from sparkanon.cli import make_engine
+    from sparkanon.commands import build_engine
     from sparkanon.config import load_config
     from sparkanon.engine.streaming import read_state
     from sparkanon.families.synthesis.condense_stream import StreamState, summary
@@ -233,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         link = snapshot / name
         if not link.exists():
             link.symlink_to(_bench.REPO_ROOT / name, target_is_directory=True)
-    engine = make_engine("spark", config, args.master)
+    engine = build_engine("spark", config, args.master)
     engine.spark.sparkContext.setLogLevel("ERROR")
     meta = {
         "command": _bench.command_line(),

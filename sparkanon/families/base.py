@@ -21,7 +21,9 @@ A new family is one module with a class implementing the protocol, and one line 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from sparkanon.attributes.schema import Schema
@@ -142,6 +144,10 @@ class Family(Protocol):
     def empty_hint(self, metrics: dict[str, Any], config: JobConfig) -> str:
         """What the family knows of why a release is empty or small ("" if nothing)."""
         return ""
+
+    glossary: Mapping[str, str] = MappingProxyType({})
+    """What the family means by a ``metrics.json`` key where it differs from
+    :data:`sparkanon.report.glossary.METRICS` (the lines of ``--format table``)."""
 
 
 def verify_classes(

@@ -83,6 +83,39 @@ def read_catalog_input(engine: Engine, config: JobConfig) -> tuple[Table, list[t
     return catalog.read(info, spec), list(info.partition_columns) if spec is not None else []
 
 
+def read_table(
+    engine: Engine, config: JobConfig, path: str | None = None, key: str = "input.path"
+) -> tuple[Table, list[tuple[str, str]]]:
+    """The rows of the config's input, or of the files at ``path`` read like it.
+
+    Without ``path``: ``input.table`` (of ``input.partition``, :func:`read_catalog_input`)
+    or ``input.path``. With ``path``: the files there, read with the input's format and
+    options (a holdout, a population table); a malformed CSV record keeps its
+    :data:`sparkanon.io.MALFORMED` flag.
+
+    Args:
+        engine: the engine.
+        config: the job config.
+        path: other files to read like the input (``None``: the input itself).
+        key: the config key or flag that named ``path``, for the error message.
+
+    Returns:
+        The rows, and the partition columns the catalog read (``[]`` for files).
+
+    Raises:
+        InputError: ``path`` does not exist (naming ``key``), or the table or the
+            partition does not.
+    """
+    if path is not None:
+        if not engine.path_exists(path):
+            raise InputError(f"{key}: {path}: no such file or directory")
+        spec = config.input.model_copy(update={"path": path, "table": None, "partition": None})
+        return engine.read(spec), []
+    if config.input.table is not None:
+        return read_catalog_input(engine, config)
+    return engine.read(config.input), []
+
+
 def own_schema(engine: Engine, table: Table, source: str) -> list[tuple[str, str]]:
     """The input's own ``(column, type)`` pairs, without the columns the reader adds.
 
@@ -134,11 +167,9 @@ def read_input(
         reserved: list[str] = []
         if table is not None:
             raw = table
-        elif config.input.table is not None:
-            raw, partitions = read_catalog_input(engine, config)
-            reserved = [c for c, _ in partitions]
         else:
-            raw = engine.read(config.input)
+            raw, partitions = read_table(engine, config)
+            reserved = [c for c, _ in partitions]
         types = dict(engine.schema_of(raw))
         own = [n for n, _ in own_schema(engine, raw, config.input.source)]
         check_columns(config, own)

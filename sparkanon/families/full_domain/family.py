@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from sparkanon.algorithms import ALGORITHMS, algorithms_of
@@ -74,6 +75,14 @@ class FullDomainFamily(Family):
 
     name = "full_domain"
     algorithms = algorithms_of("full_domain")
+    glossary = MappingProxyType(
+        {
+            "NCP": (
+                "weighted mean NCP over the usable rows, a row the node suppresses counting 1 "
+                "(the search's objective)"
+            ),
+        }
+    )
 
     def anonymize(self, run: Run) -> Anonymized:  # noqa: D102
         engine, config, timer, schema, raw = run.engine, run.config, run.timer, run.schema, run.raw
