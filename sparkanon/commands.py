@@ -42,7 +42,7 @@ from sparkanon.errors import (
 )
 
 if TYPE_CHECKING:
-    from sparkanon.config import JobConfig
+    from sparkanon.config import InputConfig, JobConfig
     from sparkanon.engine.base import Engine
     from sparkanon.evaluation.evaluate import Target
     from sparkanon.pipeline import JobResult
@@ -166,18 +166,21 @@ def build_engine(
     return SparkEngine(get_or_create_session(master=master, hive=uses_tables))
 
 
-def read_table(
-    engine: Engine, config: JobConfig, path: str | None = None, key: str = "input.path"
-) -> Any:
-    """The config's input, or the files at ``path`` read like it: the rows alone.
+def read_table(engine: Engine, source: InputConfig, key: str | None = None) -> Any:
+    """An input's rows: a catalog table (of its partition) or files; the one way to read.
 
-    The runner's read stage reads the same way
+    The runner's read stage, the evaluation and ``init`` read the same way
     (:func:`sparkanon.stages.read.read_table`, imported when a command runs, so the
     command line starts without the stages).
+
+    Args:
+        engine: the engine.
+        source: the ``input`` section (a config's, or one ``init`` makes).
+        key: the key or flag that named the table, for the error message.
     """
     from sparkanon.stages.read import read_table as read
 
-    return read(engine, config, path, key)[0]
+    return read(engine, source, key=key)[0]
 
 
 def with_partition(overrides: Sequence[str], partition: str | None) -> list[str]:
@@ -556,7 +559,7 @@ def validate_job(engine: Engine, config: JobConfig) -> dict[str, Any]:
         sens.load_tree()
         loaded.append(sens.taxonomy)
     output_target(engine, config, given_table=False).check()
-    table = read_table(engine, config)
+    table = read_table(engine, config.input)
     schema = own_schema(engine, table, config.input.source)
     names = [n for n, _ in schema]
     check_columns(config, names)

@@ -742,7 +742,7 @@ def read_like_input(engine: Engine, config: JobConfig, path: str | None, key: st
 
     if path is None:
         return None
-    table, _ = read_table(engine, config, path, key)
+    table, _ = read_table(engine, config.input, path, key)
     if MALFORMED in dict(engine.schema_of(table)):
         table = engine.where(table, MALFORMED, "==", 0)
     return table
