@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -17,11 +18,12 @@ import yaml
 
 import sparkanon
 from sparkanon import commands
-from sparkanon.cli import metrics_table
+from sparkanon.cli import main, metrics_table
 from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import (
     EXIT_INTERNAL,
+    EXIT_OK,
     EXIT_PRIVACY,
     EXIT_USER,
     InputError,
@@ -97,3 +99,18 @@ def test_a_family_glossary_replaces_the_metrics_line() -> None:
             assert meaning in text
             assert key not in METRICS or METRICS[key] not in text
     assert METRICS["NCP"] in metrics_table({"NCP": 1.0, "family": "blocks"})
+
+
+@pytest.mark.spark
+def test_init_reads_a_catalog_table_as_a_run_reads_it(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spark.sql("DROP DATABASE IF EXISTS commands_db CASCADE")
+    spark.sql("CREATE DATABASE commands_db")
+    frame = pd.read_csv(write_rows(tmp_path, adult_rows(200)), dtype=str, keep_default_na=False)
+    spark.createDataFrame(frame).write.format("parquet").saveAsTable("commands_db.people")
+    assert main(["init", "commands_db.people", "--quiet"]) == EXIT_OK
+    written = yaml.safe_load(capsys.readouterr().out)
+    assert written["input"]["table"] == "commands_db.people"
+    assert main(["init", "commands_db.nobody", "--quiet"]) == EXIT_USER
+    assert "TABLE_OR_PATH: table 'commands_db.nobody' does not exist" in capsys.readouterr().err
