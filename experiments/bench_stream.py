@@ -1,7 +1,5 @@
 """Dynamic condensation over a stream: records per second, batch latency, state size.
 
-Reproduces docs/benchmarks.md, section 11.1 ("The stream").
-
 Issue 24's streaming target: "sustained records per second on this 2-core machine with
 micro-batches of a stated size, end-to-end latency per batch, state size per 1M records
 seen".
@@ -45,9 +43,9 @@ settings).
 
 Usage::
 
-    python -m experiments.bench_stream --seen 200000 500000 1000000 --file-rows 50000
-    python -m experiments.bench_stream --report
-    python -m experiments.bench_stream --search 5000 --seen 50000 200000 500000 1000000
+    python scripts/bench_stream.py --seen 200000 500000 1000000 --file-rows 50000
+    python scripts/bench_stream.py --report
+    python scripts/bench_stream.py --search 5000 --seen 50000 200000 500000 1000000
 """
 
 from __future__ import annotations
@@ -61,8 +59,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from experiments import _bench
-from scripts import _args
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import _args  # noqa: E402
+import _bench  # noqa: E402
 
 CONFIG = _bench.REPO_ROOT / "conf" / "adult_condense.yaml"
 DATA_DIR = Path("/tmp/sparkanon_bench/perturb")
@@ -199,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
         [str(snapshot), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
     )
     from experiments import bench_perturb
-    from sparkanon.cli import make_engine
+    from sparkanon.commands import build_engine
     from sparkanon.config import load_config
     from sparkanon.engine.streaming import read_state
     from sparkanon.families.synthesis.condense_stream import StreamState, summary
@@ -232,7 +232,7 @@ def run(args: argparse.Namespace) -> int:
         link = snapshot / name
         if not link.exists():
             link.symlink_to(_bench.REPO_ROOT / name, target_is_directory=True)
-    engine = make_engine("spark", config, args.master)
+    engine = build_engine("spark", config, args.master)
     engine.spark.sparkContext.setLogLevel("ERROR")
     meta = {
         "command": _bench.command_line(),

@@ -66,8 +66,12 @@ Map of the package:
 * :mod:`sparkanon.evaluation.evaluate` - the evaluation of a release or an input by
   aggregations (risk before and after, attacks, utility via
   :mod:`sparkanon.evaluation.utility`); :func:`evaluate` is its Python entry point.
+* :mod:`sparkanon.commands` - the commands, each once (run, backfill, validate, evaluate,
+  reconstruct, init, stream), with what they share: building the engine, reading a
+  table, loading a committed release, reporting a failure as an exit code.
 * :mod:`sparkanon.cli` - ``sparkanon run CONFIG [--set key=value ...]``, ``evaluate``,
-  ``validate``, ``backfill``, ``reconstruct``, ``stream``, ``init``.
+  ``validate``, ``backfill``, ``reconstruct``, ``stream``, ``init``: the arguments, the
+  printing, and a call of :mod:`sparkanon.commands`.
 
 Internals (``algorithms._block``, ``algorithms._classes``, ``stages._common``...) are
 ``_``-prefixed.
@@ -105,21 +109,9 @@ def anonymize(df: Any, config: JobConfig | str, write: bool = False) -> tuple[An
         UserError: invalid config or input.
         PrivacyViolationError: the published table failed verification.
     """
-    from sparkanon.families import load_config
-    from sparkanon.pipeline import run_job
+    from sparkanon.commands import anonymize as run
 
-    cfg = load_config(config) if isinstance(config, str) else config
-    import pandas as pd
-
-    if isinstance(df, pd.DataFrame):
-        from sparkanon.engine.local import LocalEngine
-
-        engine: Any = LocalEngine()
-    else:
-        from sparkanon.engine.spark import SparkEngine
-
-        engine = SparkEngine(df.sparkSession)
-    result = run_job(engine, cfg, table=df, commit=write)
+    result = run(df, config, write)
     return result.published, result.metrics
 
 
@@ -152,28 +144,6 @@ def evaluate(
         UserError: not an output directory or a config, a bad option, a
             quasi-identifier that is not a column.
     """
-    from sparkanon.evaluation.evaluate import (
-        check_evaluation_writes,
-        default_out,
-        evaluate_target,
-        load_target,
-        write_evaluation,
-    )
+    from sparkanon.commands import evaluate as run
 
-    loaded = load_target(target, overrides, **options)  # bad options fail before Spark starts
-    if engine == "local":
-        from sparkanon.engine.local import LocalEngine
-
-        runner: Any = LocalEngine()
-    else:
-        from sparkanon.engine.session import get_or_create_session
-        from sparkanon.engine.spark import SparkEngine
-
-        runner = SparkEngine(get_or_create_session())
-    folder = out or default_out(target)
-    if write:
-        check_evaluation_writes(runner, target, loaded, folder)
-    result = evaluate_target(runner, loaded)
-    if write:
-        write_evaluation(runner, result, folder, loaded.config.output.permissions)
-    return result
+    return run(target, overrides, engine, out=out, write=write, **options)[0]

@@ -1,4 +1,8 @@
-"""The ``sparkanon`` command line: ``run``, ``backfill``, ``validate``, ``evaluate`` and ``init``.
+"""The ``sparkanon`` command line: its arguments, how it prints, and which command it calls.
+
+The commands themselves are :mod:`sparkanon.commands` (one function each); this module
+parses the arguments, calls the command, prints what it returns and turns what it
+raises into the exit code (:func:`sparkanon.commands.report_failure`).
 
 ``sparkanon run CONFIG [--set key=value ...] [--partition ds=2026-11-23]``,
 ``sparkanon backfill CONFIG --from ds=2026-11-01 --to ds=2026-11-23``,
@@ -25,63 +29,25 @@ readable table when it is a terminal; ``--format`` chooses) and, with
 from __future__ import annotations
 
 import argparse
+import functools
 import json
-import logging
-import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from sparkanon import commands
 from sparkanon._version import __version__
-from sparkanon.errors import EXIT_INTERNAL, EXIT_OK, ConfigError, InputError, SparkanonError
-
-log = logging.getLogger("sparkanon")
-
-METRIC_GLOSSARY = {
-    "rows_in": "rows read from the input",
-    "rows_out": "rows published",
-    "rows_suppressed": "rows not published (malformed, missing or invalid values, unplaced)",
-    "classes": "equivalence classes the algorithm formed",
-    "published_classes": (
-        "groups of rows with identical published quasi-identifiers (classes that "
-        "publish the same values merge into one group; the model is verified on these)"
-    ),
-    "EPP": "entropy privacy protection: mean level entropy HEC per class (Shi et al. 2024, eq. 22)",
-    "R_IL": "information loss rate: summed class InfoLoss over the rows (Shi et al. 2024, eq. 23)",
-    "AVG_IL": "mean over classes of IL / (class size x QIs) (Yang et al. 2014, eq. 17-18)",
-    "AVG_Ent": "mean base-2 entropy of the sensitive values per class (Yang et al. 2014, eq. 19)",
-    "CAVG": "(rows / classes) / k; 1 is the smallest possible (Yang et al. 2014, eq. 20)",
-    "NCP": (
-        "mean normalised certainty penalty per class, in [0, weights] (Xu et al. 2006); "
-        "published rows only"
-    ),
-    "GCP": (
-        "global certainty penalty in percent of the whole domain (Ghinita et al. 2007); "
-        "published rows only"
-    ),
-    "NCP_published": "weighted mean NCP over the published rows (full-domain)",
-    "item_ncp": "NCP of the published item occurrences (He and Naughton 2009); published only",
-    "loss_with_suppressed": (
-        "the losses above again, each suppressed row (or its items) counted as fully lost"
-    ),
-    "residual_class": (
-        "rows no class could take, kept in one residual class (t-closeness: not suppressed)"
-    ),
-}
-"""One line per headline metric, printed by ``--format table``."""
+from sparkanon.commands import configure_logging as configure_logging
+from sparkanon.commands import log as log
+from sparkanon.errors import EXIT_OK
 
 
 def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
     """The arguments every command that loads a job config takes."""
     cmd.add_argument("config", help="YAML job config")
-    cmd.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key (repeatable), e.g. --set model.k=10; a text key takes "
+    _add_set_argument(
+        cmd,
+        "override a config key (repeatable), e.g. --set model.k=10; a text key takes "
         "the value as typed (--set sensitive.separator=|), others read it as YAML",
     )
     cmd.add_argument(
@@ -91,36 +57,53 @@ def _add_job_arguments(cmd: argparse.ArgumentParser) -> None:
         help="spark (default; local mode unless spark-submit set a master) or local "
         "(pandas, one process, for small data)",
     )
-    cmd.add_argument(
-        "--master",
-        default=None,
-        help="Spark master when not started by spark-submit (default local[*])",
-    )
-    cmd.add_argument(
+    _add_master_argument(cmd, " (default local[*])")
+    _option(
+        cmd,
         "--remote",
-        default=None,
-        metavar="sc://HOST:PORT",
-        help="run through a Spark Connect server instead of a local or cluster master",
+        "sc://HOST:PORT",
+        text="run through a Spark Connect server instead of a local or cluster master",
     )
     _add_key_arguments(cmd)
     _add_logging_arguments(cmd)
 
 
+def _add_set_argument(cmd: argparse.ArgumentParser, text: str) -> None:
+    """``--set KEY=VALUE`` (repeatable), the overrides of a config's keys."""
+    cmd.add_argument(
+        "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help=text
+    )
+
+
+def _add_master_argument(cmd: argparse.ArgumentParser, default: str = "") -> None:
+    """``--master``: the Spark master when spark-submit set none."""
+    cmd.add_argument(
+        "--master", default=None, help="Spark master when not started by spark-submit" + default
+    )
+
+
+def _option(
+    cmd: argparse.ArgumentParser, flag: str, metavar: str, text: str, type: Any = None
+) -> None:
+    """An option with a value and no default (``None`` when not given)."""
+    cmd.add_argument(flag, type=type, default=None, metavar=metavar, help=text)
+
+
 def _add_key_arguments(cmd: argparse.ArgumentParser) -> None:
     """``--key-file`` and ``--key-label``: a user key for the run's protective draws."""
-    cmd.add_argument(
+    _option(
+        cmd,
         "--key-file",
-        default=None,
-        metavar="FILE",
-        help="draw noise, synthetic records and release order with this key (written by "
+        "FILE",
+        text="draw noise, synthetic records and release order with this key (written by "
         "'sparkanon key FILE'), to reproduce a release; default: SPARKANON_KEY if set, else "
         "a fresh key per run that is never written",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--key-label",
-        default=None,
-        metavar="TEXT",
-        help="the label the release records for a user key (default: the key file's name)",
+        "TEXT",
+        text="the label the release records for a user key (default: the key file's name)",
     )
 
 
@@ -166,11 +149,11 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run = _subcommand(sub, "run", "run an anonymization job")
     _add_job_arguments(run)
-    run.add_argument(
+    _option(
+        run,
         "--partition",
-        default=None,
-        metavar="COL=VALUE[,COL=VALUE]",
-        help="anonymize one partition of the input table into the same partition of the "
+        "COL=VALUE[,COL=VALUE]",
+        text="anonymize one partition of the input table into the same partition of the "
         "output table (sets input.partition)",
     )
     _add_output_arguments(run)
@@ -193,11 +176,11 @@ def _parser() -> argparse.ArgumentParser:
         sub, "validate", "check a config and its input's schema without running the job"
     )
     _add_job_arguments(validate)
-    validate.add_argument(
+    _option(
+        validate,
         "--partition",
-        default=None,
-        metavar="COL=VALUE[,COL=VALUE]",
-        help="check that this partition of the input table exists (sets input.partition)",
+        "COL=VALUE[,COL=VALUE]",
+        text="check that this partition of the input table exists (sets input.partition)",
     )
     key = _subcommand(
         sub,
@@ -217,17 +200,11 @@ def _parser() -> argparse.ArgumentParser:
         "(Aggarwal and Yu 2004's dynamic condensation)",
     )
     stream.add_argument("config", metavar="CONFIG", help="the job's YAML config (with stream:)")
-    stream.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a config key (dotted path, YAML value), e.g. stream.trigger='10 seconds'",
+    _add_set_argument(
+        stream,
+        "override a config key (dotted path, YAML value), e.g. stream.trigger='10 seconds'",
     )
-    stream.add_argument(
-        "--master", default=None, help="Spark master when not started by spark-submit"
-    )
+    _add_master_argument(stream)
     _add_key_arguments(stream)
     _add_logging_arguments(stream)
     return parser
@@ -241,7 +218,7 @@ def _add_engine_arguments(cmd: argparse.ArgumentParser) -> None:
         default="spark",
         help="spark (default) or local (pandas, one process, for small data)",
     )
-    cmd.add_argument("--master", default=None, help="Spark master when not started by spark-submit")
+    _add_master_argument(cmd)
     _add_logging_arguments(cmd)
 
 
@@ -270,17 +247,17 @@ def _add_reconstruct_parser(sub: Any) -> None:
         help="bins of whole integers (edges at k - 0.5) for integer-valued numeric columns, "
         "instead of --bins",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--by",
-        default=None,
-        metavar="COLUMN",
-        help="also one distribution per value of this unperturbed column (e.g. the class label)",
+        "COLUMN",
+        text="also one distribution per value of this unperturbed column (e.g. the class label)",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--out",
-        default=None,
-        metavar="DIR",
-        help="where to write reconstruction.json, distributions.csv and the plots "
+        "DIR",
+        text="where to write reconstruction.json, distributions.csv and the plots "
         "(default OUTPUT_DIR/reconstruction)",
     )
     _add_engine_arguments(cmd)
@@ -308,59 +285,17 @@ def _add_init_parser(sub: Any) -> None:
     cmd.add_argument(
         "--out", default=None, metavar="FILE", help="write the config here (default: stdout)"
     )
-    cmd.add_argument(
-        "--output-path",
-        default=None,
-        metavar="DIR",
-        help="the config's output.path (default out/<name>_anonymized)",
+    _option(
+        cmd, "--output-path", "DIR", text="the config's output.path (default out/<name>_anonymized)"
     )
     cmd.add_argument("--sensitive", default=None, metavar="COLUMN", help="the sensitive attribute")
-    cmd.add_argument(
+    _option(
+        cmd,
         "--quasi-identifiers",
-        default=None,
-        metavar="A,B,C",
-        help="the quasi-identifiers (default: suggested from names and kinds)",
+        "A,B,C",
+        text="the quasi-identifiers (default: suggested from names and kinds)",
     )
     _add_engine_arguments(cmd)
-
-
-def init_command(args: argparse.Namespace) -> int:
-    """Profile a table and write a starter config (exit 0, or 2 naming what is wrong).
-
-    ``--out`` may not be, contain or lie inside the files profiled; it is written
-    readable by its owner only.
-    """
-    from sparkanon.safety import Location, check_reads_and_writes, write_private_text
-    from sparkanon.starter import is_table_name, starter_config
-
-    qis = args.quasi_identifiers
-    try:
-        if args.out is not None and not is_table_name(args.source):
-            check_reads_and_writes(
-                [Location("TABLE_OR_PATH", args.source, "the table init profiles")],
-                [Location("--out", args.out, local=True)],
-            )
-        engine_name = "spark" if is_table_name(args.source) else args.engine
-        engine = make_engine(engine_name, None, args.master, hive=is_table_name(args.source))
-        text = starter_config(
-            engine,
-            args.source,
-            fmt=args.input_format,
-            output_path=args.output_path,
-            sensitive=args.sensitive,
-            quasi_identifiers=[q.strip() for q in qis.split(",") if q.strip()] if qis else None,
-        )
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
-    if args.out is None:
-        sys.stdout.write(text)
-    else:
-        try:
-            write_private_text(args.out, text)
-        except OSError as exc:
-            return _report_failure(ConfigError(f"--out {args.out}: cannot be written ({exc})"))
-        print(json.dumps({"config": args.out}))
-    return EXIT_OK
 
 
 def _add_evaluate_parser(sub: Any) -> None:
@@ -375,85 +310,72 @@ def _add_evaluate_parser(sub: Any) -> None:
     cmd.add_argument(
         "target", metavar="OUTPUT_DIR|CONFIG", help="a job's output.path, or a YAML config"
     )
-    cmd.add_argument(
-        "--set",
-        dest="overrides",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="override a key of a CONFIG target (as sparkanon run --set)",
-    )
-    cmd.add_argument(
+    _add_set_argument(cmd, "override a key of a CONFIG target (as sparkanon run --set)")
+    _option(
+        cmd,
         "--sampling-fraction",
+        "F",
         type=float,
-        default=None,
-        metavar="F",
-        help="the input's share of the population, in (0, 1] (default: "
+        text="the input's share of the population, in (0, 1] (default: "
         "report.sampling_fraction of the config, 1)",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--threshold",
+        "T",
         type=float,
-        default=None,
-        metavar="T",
-        help="a record whose risk exceeds T is at risk (default 0.2)",
+        text="a record whose risk exceeds T is at risk (default 0.2)",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--suda-max-size",
+        "N",
         type=int,
-        default=None,
-        metavar="N",
-        help="SUDA2's largest quasi-identifier subset (0: no SUDA2)",
+        text="SUDA2's largest quasi-identifier subset (0: no SUDA2)",
     )
     cmd.add_argument(
         "--label", default=None, metavar="COLUMN", help="the column a classifier predicts (utility)"
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--holdout",
-        default=None,
-        metavar="PATH",
-        help="held-out original rows, read like the input: the classifier's "
+        "PATH",
+        text="held-out original rows, read like the input: the classifier's "
         "test rows and the attacks' control set",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--attacks",
+        "N",
         type=int,
-        default=None,
-        metavar="N",
-        help="targets per singling-out, linkability and inference attack",
+        text="targets per singling-out, linkability and inference attack",
     )
-    cmd.add_argument(
-        "--bins",
-        type=int,
-        default=None,
-        metavar="K",
-        help="bins of a numeric column's distribution (utility)",
-    )
-    cmd.add_argument(
+    _option(cmd, "--bins", "K", type=int, text="bins of a numeric column's distribution (utility)")
+    _option(
+        cmd,
         "--population",
-        default=None,
-        metavar="PATH",
-        help="the population table the input was sampled from, read like the input: the "
+        "PATH",
+        text="the population table the input was sampled from, read like the input: the "
         "journalist and marketer risks of the input use its class sizes",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--weight",
-        default=None,
-        metavar="COLUMN",
-        help="a column of sampling weights for sdcMicro's individual risk (a keep column "
+        "COLUMN",
+        text="a column of sampling weights for sdcMicro's individual risk (a keep column "
         "of the config)",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--quasi-identifiers",
-        default=None,
-        metavar="A,B,...",
-        help="the columns the attacker knows (default: the config's)",
+        "A,B,...",
+        text="the columns the attacker knows (default: the config's)",
     )
-    cmd.add_argument(
+    _option(
+        cmd,
         "--out",
-        default=None,
-        metavar="DIR",
-        help="where evaluation.json and report.html go (default: the output "
+        "DIR",
+        text="where evaluation.json and report.html go (default: the output "
         "directory; for a config, evaluation/<config name>)",
     )
     _add_engine_arguments(cmd)
@@ -549,13 +471,16 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     """The metrics as a table for a person: rounded figures, counts and first items.
 
     A nested mapping is shown indented under its key, a list as its length and first
-    items (:func:`brief`), then what the headline metrics mean. It is for reading only:
+    items (:func:`brief`), then what the headline metrics mean
+    (:data:`sparkanon.report.glossary.METRICS`, a line the run's family means otherwise
+    replaced by the family's ``metric_notes``). It is for reading only:
     ``metrics.json`` and ``--format json`` keep every item at full precision.
     """
-    lines = _table_rows(metrics)
     from sparkanon.families import metric_notes
+    from sparkanon.report.glossary import METRICS
 
-    glossary = METRIC_GLOSSARY | metric_notes(metrics.get("family"))
+    lines = _table_rows(metrics)
+    glossary = METRICS | metric_notes(metrics.get("family"))
     width = max((len(k) for k in glossary if k in metrics), default=0)
     notes = [f"  {k:<{width}}  {note}" for k, note in glossary.items() if k in metrics]
     if notes:
@@ -563,320 +488,129 @@ def metrics_table(metrics: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _with_partition(overrides: Sequence[str], partition: str | None) -> list[str]:
-    """The overrides, plus ``input.partition`` from ``--partition`` (validated)."""
-    if partition is None:
-        return list(overrides)
-    from sparkanon.config import parse_partition
+def _exit_code(command: Callable[..., int]) -> Callable[..., int]:
+    """``command`` with whatever it raises printed and turned into its exit code.
 
-    spec = parse_partition(partition)
-    return [*overrides, "input.partition=" + json.dumps(spec)]
-
-
-def make_engine(
-    engine_name: str,
-    config: Any,
-    master: str | None = None,
-    remote: str | None = None,
-    hive: bool = False,
-) -> Any:
-    """The engine a command runs on (a Spark session is created or reused).
-
-    Args:
-        engine_name: ``spark`` or ``local``.
-        config: the job config (catalog tables turn Hive support on); ``None``: none.
-        master: Spark master when no session exists and spark-submit set none.
-        remote: a Spark Connect URL (``sc://host:port``) instead of a master.
-        hive: turn the catalog on whatever the config says (``init`` on a table).
+    The one place the command line catches a failure
+    (:func:`sparkanon.commands.report_failure`).
     """
-    if engine_name == "local":
-        from sparkanon.engine.local import LocalEngine
 
-        return LocalEngine()
-    from sparkanon.engine.spark import SparkEngine
+    @functools.wraps(command)
+    def call(*args: Any, **kwargs: Any) -> int:
+        try:
+            return command(*args, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - every failure becomes an exit code
+            return commands.report_failure(exc)
 
-    uses_tables = hive or (
-        config is not None and (config.input.table is not None or config.output.table is not None)
-    )
-    if remote is not None:
-        from sparkanon.engine.session import connect_session
-
-        return SparkEngine(connect_session(remote))
-    from sparkanon.engine.session import get_or_create_session
-
-    return SparkEngine(get_or_create_session(master=master, hive=uses_tables))
+    return call
 
 
-def _report_failure(exc: BaseException) -> int:
-    """Print an error the way the command line does and return its exit code."""
-    if isinstance(exc, SparkanonError):
-        print(f"sparkanon: error: {exc}", file=_stderr())
-        return exc.exit_code
-    from sparkanon.errors import worker_environment_error
-
-    env_error = worker_environment_error(exc)
-    if env_error is not None:
-        print(f"sparkanon: error: {env_error}", file=_stderr())
-        return env_error.exit_code
-    log.error("internal error", exc_info=exc)
-    print(f"sparkanon: internal error (please report): {exc!r}", file=_stderr())
-    return EXIT_INTERNAL
+def _print_json(value: Any) -> None:
+    print(json.dumps(value, indent=2))
 
 
-def check_command_writes(
-    config_path: str, config: Any, key_file: str | None, metrics_out: str | None
-) -> None:
-    """Refuse a write of the job on, around or inside what it reads.
-
-    The writes are ``--metrics-out``, ``output.path`` and a stream's checkpoint; the reads
-    the config file, the key file and the config's own (input, hierarchy and taxonomy
-    files, long table, holdout, population, stream source). ``output.path`` is checked
-    against the config's reads again, with the engine's own paths, before any work
-    (:class:`sparkanon.stages.commit.PathTarget`).
-
-    Raises:
-        ConfigError: naming the write's flag or key, the read's, and both paths.
-    """
-    from sparkanon.safety import Location, check_reads_and_writes, job_reads
-
-    reads = [*job_reads(config), Location("CONFIG", config_path, "the config file", local=True)]
-    if key_file:
-        reads.append(Location("--key-file", key_file, "the key file", local=True))
-    writes = []
-    if metrics_out:
-        writes.append(Location("--metrics-out", metrics_out, local=True))
-    if config.output.path:
-        writes.append(Location("output.path", config.output.path))
-    if config.stream is not None:
-        writes.append(Location("stream.checkpoint", config.stream.checkpoint))
-    check_reads_and_writes(reads, writes)
-
-
-def _write_metrics_file(path: str, text: str, permissions: str) -> int:
-    """Write ``--metrics-out`` with the file mode of ``output.permissions``; the exit code."""
-    from sparkanon.safety import write_private_text
-
-    try:
-        write_private_text(path, text, permissions)
-    except OSError as exc:
-        return _report_failure(ConfigError(f"--metrics-out {path}: cannot be written ({exc})"))
-    return EXIT_OK
-
-
+@_exit_code
 def run_command(
     config_path: str,
     overrides: Sequence[str],
     engine_name: str = "spark",
-    master: str | None = None,
     output_format: str = "json",
     metrics_out: str | None = None,
-    partition: str | None = None,
-    remote: str | None = None,
-    key_file: str | None = None,
-    key_label: str | None = None,
+    **options: Any,
 ) -> int:
-    """Load the config, run the job and print the metrics; return the exit code."""
-    from sparkanon.families import load_config
-    from sparkanon.pipeline import run_job
-    from sparkanon.randomness import RunKey
+    """Run the job and print its metrics; the exit code.
 
-    try:
-        key = RunKey.for_run(key_file, key_label)
-        config = load_config(config_path, _with_partition(overrides, partition))
-        check_command_writes(config_path, config, key_file, metrics_out)
-        result = run_job(make_engine(engine_name, config, master, remote), config, key=key)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes an exit code
-        return _report_failure(exc)
+    Args:
+        config_path: the YAML config.
+        overrides: ``--set`` overrides.
+        engine_name: ``spark`` or ``local``.
+        output_format: ``json`` or ``table`` (:func:`metrics_table`).
+        metrics_out: also write the metrics as JSON to this file.
+        **options: :func:`sparkanon.commands.run`'s (``master``, ``remote``,
+            ``partition``, ``key_file``, ``key_label``).
+    """
+    config, result = commands.run(
+        config_path, overrides, engine_name=engine_name, metrics_out=metrics_out, **options
+    )
     text = json.dumps(result.metrics, indent=2)
     if metrics_out:
-        code = _write_metrics_file(metrics_out, text + "\n", config.output.permissions)
-        if code != EXIT_OK:
-            return code
+        commands.write_metrics_file(metrics_out, text + "\n", config.output.permissions)
     print(metrics_table(result.metrics) if output_format == "table" else text)
     return EXIT_OK
 
 
+@_exit_code
 def backfill_command(
     config_path: str,
     overrides: Sequence[str],
     first: str,
     last: str,
     engine_name: str = "spark",
-    master: str | None = None,
-    remote: str | None = None,
-    keep_going: bool = False,
     metrics_out: str | None = None,
-    key_file: str | None = None,
-    key_label: str | None = None,
+    **options: Any,
 ) -> int:
-    """Run the job on every partition of the input table from ``first`` to ``last``.
+    """Run the job on every partition in a range (:func:`sparkanon.commands.backfill`).
 
-    Each partition's run draws a key of its own, unless a user key is given (``key_file``
-    or ``SPARKANON_KEY``), which every partition then uses.
-
-    The range is over one partition column (``--from ds=2026-11-01 --to
-    ds=2026-11-23``), compared as text (ISO dates sort as dates), both ends included;
-    the partitions are taken from the input table, oldest first, each run as a
-    ``run --partition`` of its own. One JSON line per partition is printed (its
-    partition, exit code and row counts) and a summary last.
+    One JSON line per partition is printed as it ends (its partition, exit code and row
+    counts) and a summary last; ``metrics_out`` gets the partitions' lines as JSON.
 
     Returns:
         0 when every partition committed; else the first failure's exit code.
     """
-    from sparkanon.config import parse_partition, partition_text
-    from sparkanon.families import load_config
-    from sparkanon.pipeline import run_job
-    from sparkanon.randomness import RunKey
-
-    results: list[dict[str, Any]] = []
-    try:
-        RunKey.for_run(key_file, key_label)  # a bad key file fails before any partition
-        lo, hi = parse_partition(first), parse_partition(last)
-        if len(lo) != 1 or list(lo) != list(hi):
-            raise ConfigError(
-                f"--from {first!r} --to {last!r}: a backfill ranges over one partition "
-                "column, the same in both (e.g. --from ds=2026-11-01 --to ds=2026-11-23)"
-            )
-        column = next(iter(lo))
-        config = load_config(config_path, overrides)
-        check_command_writes(config_path, config, key_file, metrics_out)
-        if config.input.table is None:
-            raise ConfigError("backfill: input.table must name a partitioned catalog table")
-        engine = make_engine(engine_name, config, master, remote)
-        catalog = engine.catalog()
-        info = catalog.require(config.input.table, "input.table")
-        if [c for c, _ in info.partition_columns] != [column]:
-            raise ConfigError(
-                f"--from/--to: table {info.name} is partitioned by "
-                f"{[c for c, _ in info.partition_columns] or 'nothing'}; a backfill ranges over "
-                "its one partition column"
-            )
-        specs = sorted(
-            (p for p in catalog.partitions(info.name) if lo[column] <= p[column] <= hi[column]),
-            key=lambda p: p[column],
-        )
-        if not specs:
-            raise InputError(
-                f"--from {first} --to {last}: table {info.name} has no partition in that range"
-            )
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
-    worst = EXIT_OK
-    for spec in specs:
-        text = partition_text(spec)
-        line: dict[str, Any] = {"partition": text}
-        try:
-            job = load_config(config_path, _with_partition(overrides, text))
-            metrics = run_job(engine, job, key=RunKey.for_run(key_file, key_label)).metrics
-            line |= {
-                "exit_code": EXIT_OK,
-                "rows_in": metrics["rows_in"],
-                "rows_out": metrics["rows_out"],
-                "rows_suppressed": metrics["rows_suppressed"],
-                "verified": metrics["verified"],
-            }
-        except Exception as exc:  # noqa: BLE001
-            line["exit_code"] = _report_failure(exc)
-            worst = worst or line["exit_code"]
-        results.append(line)
-        print(json.dumps(line))
-        log.info("backfill: partition %s exit %d", text, line["exit_code"])
-        if line["exit_code"] != EXIT_OK and not keep_going:
-            break
-    summary = {
-        "partitions": len(specs),
-        "run": len(results),
-        "committed": sum(1 for r in results if r["exit_code"] == EXIT_OK),
-        "failed": [r["partition"] for r in results if r["exit_code"] != EXIT_OK],
-    }
+    done = commands.backfill(
+        config_path,
+        overrides,
+        first,
+        last,
+        engine_name=engine_name,
+        metrics_out=metrics_out,
+        on_run=lambda entry: print(json.dumps(entry)),
+        **options,
+    )
+    worst = done.exit_code
     if metrics_out:
-        text = json.dumps(results, indent=2) + "\n"
-        worst = _write_metrics_file(metrics_out, text, config.output.permissions) or worst
-    print(json.dumps(summary))
+        text = json.dumps(done.runs, indent=2) + "\n"
+        try:
+            commands.write_metrics_file(metrics_out, text, done.config.output.permissions)
+        except Exception as exc:  # noqa: BLE001 - reported, and the summary still printed
+            worst = commands.report_failure(exc) or worst
+    print(json.dumps(done.summary()))
     return worst
 
 
+@_exit_code
 def key_command(path: str) -> int:
     """Write a new key file (exit 0), or say why not (exit 2: it exists, or no folder)."""
-    from sparkanon.randomness import write_key_file
-
-    try:
-        write_key_file(path)
-    except OSError as exc:
-        return _report_failure(ConfigError(f"key file {path}: cannot be written ({exc.strerror})"))
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
-    print(f"wrote a new key to {path} (readable by its owner only); keep it secret", file=_stderr())
+    commands.key(path)
+    print(
+        f"wrote a new key to {path} (readable by its owner only); keep it secret",
+        file=commands.error_stream(),
+    )
     return EXIT_OK
 
 
+@_exit_code
 def validate_command(
-    config_path: str,
-    overrides: Sequence[str],
-    engine_name: str = "spark",
-    master: str | None = None,
-    remote: str | None = None,
-    partition: str | None = None,
-    key_file: str | None = None,
-    key_label: str | None = None,
+    config_path: str, overrides: Sequence[str], engine_name: str = "spark", **options: Any
 ) -> int:
     """Check a config, its key file and its input's schema without running the job (exit 0 or 2).
 
-    Prints what was checked as JSON.
+    Prints what was checked as JSON (:func:`sparkanon.commands.validate`, whose options
+    ``options`` are).
     """
-    from sparkanon.families import load_config
-    from sparkanon.randomness import RunKey
-    from sparkanon.validate import validate_job
-
-    try:
-        RunKey.for_run(key_file, key_label)
-        config = load_config(config_path, _with_partition(overrides, partition))
-        check_command_writes(config_path, config, key_file, None)
-        engine = make_engine(engine_name, config, master, remote)
-        report = validate_job(engine, config)
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
-    print(json.dumps(report, indent=2))
+    _print_json(commands.validate(config_path, overrides, engine_name=engine_name, **options))
     return EXIT_OK
 
 
-def reconstruct_command(
-    output_dir: str,
-    bins: int,
-    integer_bins: bool = False,
-    by: str | None = None,
-    out: str | None = None,
-    engine_name: str = "spark",
-    master: str | None = None,
-) -> int:
+@_exit_code
+def reconstruct_command(output_dir: str, bins: int, **options: Any) -> int:
     """Reconstruct a committed perturbed release's distributions (exit 0 or 2).
 
-    Writes ``reconstruction.json``, ``distributions.csv`` and one plot per column to
-    ``out`` (default ``OUTPUT_DIR/reconstruction``) and prints a summary as JSON: per
-    column and method, the iterations and the stopping rule.
+    Prints a summary as JSON: the folder and files written, the rows, and per column
+    and method the iterations and the stopping rule. ``options`` are
+    :func:`sparkanon.commands.reconstruct`'s.
     """
-    from sparkanon.evaluation.reconstruct import (
-        load_release,
-        reconstruct_release,
-        write_reconstruction,
-    )
-    from sparkanon.safety import Location, check_reads_and_writes
-
-    try:
-        release = load_release(output_dir)
-        target = out or str(Path(output_dir) / "reconstruction")
-        check_reads_and_writes(
-            [
-                Location("OUTPUT_DIR", f"{output_dir}/{name}", "the release", local=True)
-                for name in ("data", "noise.json", "config.yaml", "metrics.json")
-            ],
-            [Location("--out", target, local=True)],
-        )
-        engine = make_engine(engine_name, None, master)
-        result = reconstruct_release(engine, output_dir, bins, integer_bins, by)
-        written = write_reconstruction(result, target, release.permissions)
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
+    result, target, written = commands.reconstruct(output_dir, bins, **options)
     summary: dict[str, Any] = {"out": target, "files": written, "rows": result["rows"]}
     for name, entry in result["columns"].items():
         summary[name] = {
@@ -884,46 +618,39 @@ def reconstruct_command(
             for method, d in entry["all"].items()
             if isinstance(d, dict) and "iterations" in d
         }
-    print(json.dumps(summary, indent=2))
+    _print_json(summary)
     return EXIT_OK
 
 
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list of column names (``None``: not given)."""
+    return [q.strip() for q in text.split(",") if q.strip()] if text else None
+
+
+@_exit_code
 def evaluate_command(args: argparse.Namespace) -> int:
     """Evaluate a release or an input (exit 0, or 2 on bad input, naming it).
 
     Writes ``evaluation.json`` and ``report.html`` and prints a summary as JSON: the
     files, and per table evaluated its rows, classes and ARX's headline risks.
     """
-    from sparkanon.evaluation.evaluate import (
-        check_evaluation_writes,
-        default_out,
-        evaluate_target,
-        load_target,
-        write_evaluation,
+    result, files = commands.evaluate(
+        args.target,
+        args.overrides,
+        engine_name=args.engine,
+        master=args.master,
+        out=args.out,
+        sampling_fraction=args.sampling_fraction,
+        threshold=args.threshold,
+        suda_max_size=args.suda_max_size,
+        label=args.label,
+        holdout=args.holdout,
+        attacks=args.attacks,
+        bins=args.bins,
+        weight=args.weight,
+        population=args.population,
+        quasi_identifiers=_names(args.quasi_identifiers),
     )
-
-    qis = args.quasi_identifiers
-    options = {
-        "sampling_fraction": args.sampling_fraction,
-        "threshold": args.threshold,
-        "suda_max_size": args.suda_max_size,
-        "label": args.label,
-        "holdout": args.holdout,
-        "attacks": args.attacks,
-        "bins": args.bins,
-        "weight": args.weight,
-        "population": args.population,
-        "quasi_identifiers": [q.strip() for q in qis.split(",") if q.strip()] if qis else None,
-    }
-    try:
-        target = load_target(args.target, args.overrides, **options)  # before Spark starts
-        out = args.out or default_out(args.target)
-        engine = make_engine(args.engine, target.config, args.master)
-        check_evaluation_writes(engine, args.target, target, out)
-        result = evaluate_target(engine, target)
-        files = write_evaluation(engine, result, out, target.config.output.permissions)
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
     summary: dict[str, Any] = {"files": files, "table": result["table"]}
     for when, block in result["risk"].items():
         if block is not None:
@@ -934,86 +661,44 @@ def evaluate_command(args: argparse.Namespace) -> int:
             }
     summary["warnings"] = result["warnings"]
     summary["not_computed"] = result["not_computed"]
-    print(json.dumps(summary, indent=2))
+    _print_json(summary)
     return EXIT_OK
 
 
-def stream_command(
-    config_path: str,
-    overrides: Sequence[str],
-    master: str | None = None,
-    key_file: str | None = None,
-    key_label: str | None = None,
-) -> int:
+@_exit_code
+def init_command(args: argparse.Namespace) -> int:
+    """Profile a table and write a starter config (exit 0, or 2 naming what is wrong).
+
+    Without ``--out`` the config goes to stdout; with it, its path is printed as JSON.
+    """
+    text = commands.init(
+        args.source,
+        out=args.out,
+        input_format=args.input_format,
+        output_path=args.output_path,
+        sensitive=args.sensitive,
+        quasi_identifiers=_names(args.quasi_identifiers),
+        engine_name=args.engine,
+        master=args.master,
+    )
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        print(json.dumps({"config": args.out}))
+    return EXIT_OK
+
+
+@_exit_code
+def stream_command(config_path: str, overrides: Sequence[str], **options: Any) -> int:
     """Run a condensation stream (exit 0, 2 on bad input, 3 when a release fails its check).
 
     The synthetic draws use the user key of ``key_file`` (else ``SPARKANON_KEY``, else a
     key drawn for this run and never written). Prints the report as JSON: the batches
-    this run ran and the state's counts.
+    this run ran and the state's counts. ``options`` are
+    :func:`sparkanon.commands.stream`'s.
     """
-    from sparkanon.families import load_config
-    from sparkanon.families.synthesis.stream import run_stream, stream_problems
-    from sparkanon.randomness import RunKey
-
-    try:
-        config = load_config(config_path, list(overrides))
-        stream_problems(config)  # before a Spark session starts
-        check_command_writes(config_path, config, key_file, None)
-        key = RunKey.for_run(key_file, key_label)  # a bad key file fails before Spark
-        engine = make_engine("spark", config, master)
-        report = run_stream(engine, config, key=key)
-    except Exception as exc:  # noqa: BLE001
-        return _report_failure(exc)
-    print(json.dumps(report, indent=2))
+    _print_json(commands.stream(config_path, overrides, **options))
     return EXIT_OK
-
-
-class _StderrHandler(logging.StreamHandler):
-    """A stream handler that looks up the error stream at every record.
-
-    ``sys.stderr`` may be replaced after logging is configured (tests capture it); a
-    handler that kept the old object would write to a closed stream.
-    """
-
-    def __init__(self) -> None:
-        super().__init__(sys.stderr)
-
-    def emit(self, record: logging.LogRecord) -> None:  # noqa: D102
-        self.stream = _stderr()
-        super().emit(record)
-
-
-_jvm_stderr: Any = None
-"""Under spark-submit, the JVM's stderr (set by :func:`configure_logging`)."""
-
-
-def _stderr() -> Any:
-    """Where errors and log lines go: ``sys.stderr``, or the JVM's under spark-submit."""
-    return _jvm_stderr or sys.stderr
-
-
-def configure_logging(quiet: bool, level: str | None = None) -> None:
-    """Send sparkanon's log lines and errors to stderr, never to stdout.
-
-    sparkanon's logger gets its own handler and does not propagate (the root logger
-    may write elsewhere). Under ``spark-submit`` the Python driver's stderr is merged
-    into stdout, so the handler writes through the JVM's stderr instead
-    (:func:`sparkanon.engine.session.spark_submit_stderr`).
-
-    Args:
-        quiet: warnings and errors only.
-        level: an explicit level (``DEBUG`` ... ``ERROR``), winning over ``quiet``.
-    """
-    global _jvm_stderr
-    if os.environ.get("PYSPARK_GATEWAY_PORT"):
-        from sparkanon.engine.session import spark_submit_stderr
-
-        _jvm_stderr = spark_submit_stderr()
-    handler = _StderrHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    log.handlers[:] = [handler]
-    log.propagate = False
-    log.setLevel(level or (logging.WARNING if quiet else logging.INFO))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -751,15 +751,16 @@ def read_target(engine: Engine, target: str, fmt: str | None) -> tuple[Table, di
     Raises:
         InputError: a local path that does not exist, or a table the catalog lacks.
     """
+    from sparkanon.stages.read import read_table
+
     if is_table_name(target):
-        catalog = engine.catalog()
-        info = catalog.require(target, "TABLE_OR_PATH")
-        return catalog.read(info, None), {"table": target}
-    if "://" not in target and not Path(target).exists():
+        source: dict[str, Any] = {"table": target}
+    elif "://" not in target and not Path(target).exists():
         raise InputError(f"TABLE_OR_PATH {target!r}: no such file or folder, and not a table name")
-    source = source_of(target, fmt)
-    cfg = InputConfig(**source)
-    return engine.read(cfg), source
+    else:
+        source = source_of(target, fmt)
+    table, _ = read_table(engine, InputConfig(**source), key="TABLE_OR_PATH")
+    return table, source
 
 
 def starter_config(

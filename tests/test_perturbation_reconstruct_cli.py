@@ -20,9 +20,9 @@ import pandas as pd
 import pytest
 
 from sparkanon.cli import main
+from sparkanon.commands import load_release, reconstruct_release
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import EXIT_OK, EXIT_USER
-from sparkanon.evaluation.reconstruct import reconstruct_release
 from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from tests._inputs import csv_input, write_csv
@@ -207,8 +207,9 @@ def test_bad_inputs_exit_2_and_write_nothing(
 def test_spark_gives_the_local_reconstruction(release: Path, spark: Any) -> None:
     from sparkanon.engine.spark import SparkEngine
 
-    local = reconstruct_release(LocalEngine(), str(release), 20, by="income")
-    remote = reconstruct_release(SparkEngine(spark), str(release), 20, by="income")
+    loaded = load_release(str(release), perturbed=True)
+    local = reconstruct_release(LocalEngine(), loaded, 20, by="income")
+    remote = reconstruct_release(SparkEngine(spark), loaded, 20, by="income")
     _assert_close(local, remote)
 
 

@@ -45,12 +45,12 @@ import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from sparkanon.config import (
     CategoricalAttribute,
@@ -64,7 +64,7 @@ from sparkanon.config.published import strip_uri_secrets
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
 from sparkanon.evaluation.utility import ColumnSpec, utility
-from sparkanon.families import load_config, named, parse_config
+from sparkanon.families import named
 from sparkanon.io import MALFORMED
 from sparkanon.risk.view import TableView
 from sparkanon.stages._common import log
@@ -594,26 +594,20 @@ def _evaluate(
         with _timed(engine, "evaluate_utility", "evaluate: utility"):
             columns_compared = utility_columns(config, view, subject.built)
             left: tuple[str, ...] = ()
+            compare = partial(
+                utility,
+                engine,
+                subject.original,
+                subject.release,
+                columns_compared,
+                bins=report.bins,
+            )
             try:
-                measured, notes = utility(
-                    engine,
-                    subject.original,
-                    subject.release,
-                    columns_compared,
-                    bins=report.bins,
-                    label=report.label,
-                    holdout=holdout,
-                )
+                measured, notes = compare(label=report.label, holdout=holdout)
             except MeasureUnavailableError as exc:
                 _left_out(not_computed, "utility", exc)
                 # The distances do not need the classifier's label.
-                measured, notes = utility(
-                    engine,
-                    subject.original,
-                    subject.release,
-                    columns_compared,
-                    bins=report.bins,
-                )
+                measured, notes = compare()
                 left = exc.parts
         utility_block |= measured
         for part in left:
@@ -717,11 +711,11 @@ def _family_view(
     out: dict[str, Any] = {"name": family, "reconstruction": None, "covariance": None}
     noise = subject.metrics.get("noise")
     if noise:
-        from sparkanon.evaluation.reconstruct import Release, reconstruct_table
+        from sparkanon.evaluation.reconstruct import reconstruct_table
 
-        declared = Release(subject.source, f"{subject.source}/data", "", noise)
+        where = f"{subject.source}/data"
         with _timed(engine, "evaluate_reconstruct", "evaluate: reconstruct the distributions"):
-            out["reconstruction"] = reconstruct_table(engine, subject.release, declared)
+            out["reconstruction"] = reconstruct_table(engine, subject.release, noise, where)
     declared = subject.metrics.get("covariance")
     if row_level and declared and len(declared.get("columns") or ()) >= 2:
         out["covariance"] = dict(declared)
@@ -755,46 +749,20 @@ def read_holdout(engine: Engine, config: JobConfig, path: str | None) -> Table |
 def read_like_input(engine: Engine, config: JobConfig, path: str | None, key: str) -> Table | None:
     """Rows at ``path``, read with the input's format and options (``None``: none).
 
+    Malformed CSV records are left out
+    (:func:`sparkanon.stages.read.read_table` reads them).
+
     Raises:
         InputError: no such file or directory (naming ``key``).
     """
+    from sparkanon.stages.read import read_table
+
     if path is None:
         return None
-    if not engine.path_exists(path):
-        raise InputError(f"{key}: {path}: no such file or directory")
-    spec = config.input.model_copy(update={"path": path, "table": None, "partition": None})
-    table = engine.read(spec)
+    table, _ = read_table(engine, config.input, path, key)
     if MALFORMED in dict(engine.schema_of(table)):
         table = engine.where(table, MALFORMED, "==", 0)
     return table
-
-
-def load_output(output_dir: str) -> tuple[JobConfig, dict[str, Any], str]:
-    """A committed output's config, metrics and the name of its class table.
-
-    Raises:
-        UserError: not a committed output (no directory, no ``metrics.json`` or
-            ``config.yaml``, unreadable files).
-    """
-    root = Path(output_dir)
-    if not root.is_dir():
-        raise UserError(f"{output_dir}: no such directory (give a job's output.path or a config)")
-    metrics_file, config_file = root / "metrics.json", root / "config.yaml"
-    if not metrics_file.is_file():
-        raise UserError(
-            f"{output_dir}: no metrics.json, so not a committed sparkanon output (evaluate "
-            "reads a job's output.path, or a config to evaluate its input)"
-        )
-    if not config_file.is_file():
-        raise UserError(f"{output_dir}: no config.yaml beside metrics.json")
-    try:
-        metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
-        raw = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"{output_dir}: unreadable metrics.json or config.yaml: {exc}") from exc
-    config = parse_config(raw, str(config_file))
-    table = "rt" if (root / "rt").is_dir() else "data"
-    return config, metrics, table
 
 
 @dataclass(frozen=True)
@@ -814,19 +782,6 @@ class Target:
     output: str | None = None
     metrics: Mapping[str, Any] = field(default_factory=dict)
     table: str = "data"
-
-
-def load_target(target: str, overrides: Sequence[str] = (), **options: Any) -> Target:
-    """A committed output directory, or (a YAML file) a config, with the options checked.
-
-    Raises:
-        UserError: not an output or a config, or an option out of its range (naming it).
-    """
-    if Path(target).is_file() and target.endswith((".yaml", ".yml")):
-        config = load_config(target, list(overrides))
-        return Target(config, settings_of(config, **options))
-    config, metrics, table = load_output(target)
-    return Target(config, settings_of(config, **options), target, metrics, table)
 
 
 def check_evaluation_writes(engine: Engine, given: str, target: Target, out: str) -> None:
@@ -1018,7 +973,6 @@ __all__ = [
     "evaluate",
     "not_computed_warning",
     "evaluate_target",
-    "load_target",
     "settings_of",
     "write_evaluation",
 ]

@@ -64,14 +64,13 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import yaml
 
 from sparkanon.algorithms.perturbation import reconstruct as rc
 from sparkanon.algorithms.perturbation.noise import NoiseSpec
@@ -110,26 +109,6 @@ _RANGE_COLUMNS = [
 _HIST_COLUMNS = [("col", "long"), ("label", "string"), ("bin", "long"), ("n", "long")]
 
 
-@dataclass(frozen=True)
-class Release:
-    """A committed perturbed release, as the reconstruction reads it.
-
-    Attributes:
-        path: the output directory.
-        data: its ``data/`` directory.
-        fmt: the table's format (``csv`` or ``parquet``).
-        noise: ``noise.json``: per perturbed column, its declared noise.
-        permissions: the release's ``output.permissions`` (what the reconstruction's
-            files get).
-    """
-
-    path: str
-    data: str
-    fmt: str
-    noise: dict[str, Any]
-    permissions: str = "owner"
-
-
 @dataclass
 class ColumnBins:
     """One numeric column's bins and its counts (filled by the histogram pass).
@@ -147,38 +126,6 @@ class ColumnBins:
     x_edges: np.ndarray
     z_edges: np.ndarray
     counts: dict[str, np.ndarray] = field(default_factory=dict)
-
-
-def load_release(output_dir: str) -> Release:
-    """The release in ``output_dir`` (its ``noise.json`` and ``config.yaml``).
-
-    Raises:
-        UserError: not a committed perturbed release (no ``noise.json``, or no
-            ``config.yaml`` / ``data/``), or a ``noise.json`` without columns.
-    """
-    root = Path(output_dir)
-    noise_file = root / "noise.json"
-    if not root.is_dir():
-        raise UserError(f"{output_dir}: no such directory (give a perturbation job's output.path)")
-    if not noise_file.is_file():
-        raise UserError(
-            f"{output_dir}: no noise.json, so not a perturbed release (reconstruction needs "
-            "the noise a perturbation job declares beside its data)"
-        )
-    config_file = root / "config.yaml"
-    if not config_file.is_file() or not (root / "data").is_dir():
-        raise UserError(f"{output_dir}: config.yaml or data/ missing (not a committed release)")
-    try:
-        noise = json.loads(noise_file.read_text(encoding="utf-8"))
-        config = yaml.safe_load(config_file.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"{output_dir}: unreadable noise.json or config.yaml: {exc}") from exc
-    if not isinstance(noise, dict) or not noise:
-        raise UserError(f"{noise_file}: declares no perturbed column")
-    output = (config or {}).get("output") or {}
-    fmt = str(output.get("format") or "parquet")
-    permissions = "group" if output.get("permissions") == "group" else "owner"
-    return Release(str(root), str(root / "data"), fmt, noise, permissions)
 
 
 def noise_spec(name: str, declared: dict[str, Any]) -> NoiseSpec:
@@ -447,82 +394,61 @@ def reconstruct_categorical(
     }
 
 
-def _check_table(engine: Engine, table: Table, release: Release, by: str | None) -> None:
+def _check_table(
+    engine: Engine, table: Table, noise: Mapping[str, Any], data: str, by: str | None
+) -> None:
     """Every declared column and the ``--by`` column are in the table.
 
     Raises:
         UserError: a missing column (naming it and the columns there are).
     """
     names = [c for c, _ in engine.schema_of(table)]
-    for name in release.noise:
+    for name in noise:
         if name not in names:
-            raise InputError(
-                f"{release.data}: noise.json declares column {name!r}, not in the table"
-            )
+            raise InputError(f"{data}: noise.json declares column {name!r}, not in the table")
     if by is not None and by not in names:
         raise UserError(f"--by {by!r}: the release has no such column (it has {', '.join(names)})")
-    if by is not None and by in release.noise:
+    if by is not None and by in noise:
         raise UserError(f"--by {by!r}: a perturbed column; give an unperturbed class label")
-
-
-def reconstruct_release(
-    engine: Engine,
-    output_dir: str,
-    bins: int = DEFAULT_BINS,
-    integer_bins: bool = False,
-    by: str | None = None,
-) -> dict[str, Any]:
-    """Reconstruct every perturbed column of a committed release (the module docstring).
-
-    Args:
-        engine: the engine that reads the table.
-        output_dir: the release's directory.
-        bins: x-bins per numeric column (at least 2).
-        integer_bins: bins of whole integers for the numeric columns instead.
-        by: a class label column: one distribution per value too.
-
-    Returns:
-        What ``reconstruction.json`` holds: ``rows``, ``by``, ``labels`` (rows per label)
-        and ``columns`` (per column: its noise, bins, and per ``all`` / label its
-        distributions by method).
-
-    Raises:
-        UserError: bins < 2, not a perturbed release, an unknown ``--by`` column, values
-            that are not numbers or not declared, or a reconstruction the pure modules
-            refuse (exit 2).
-    """
-    release = load_release(output_dir)
-    table = engine.read_table(release.data, release.fmt)
-    return reconstruct_table(engine, table, release, bins, integer_bins, by)
 
 
 def reconstruct_table(
     engine: Engine,
     table: Table,
-    release: Release,
+    noise: Mapping[str, Any],
+    source: str,
     bins: int = DEFAULT_BINS,
     integer_bins: bool = False,
     by: str | None = None,
 ) -> dict[str, Any]:
-    """:func:`reconstruct_release` of a perturbed table already read (a run's staged release).
+    """Reconstruct every perturbed column of a perturbed table (the module docstring).
 
     Args:
         engine: the engine.
-        table: the published rows.
-        release: where they are and their declared noise.
+        table: the published rows (a committed release's ``data/``, or a run's staged
+            table).
+        noise: the declared noise per perturbed column (``noise.json``).
+        source: the release's directory (its table is ``<source>/data``).
         bins: x-bins per numeric column (at least 2).
-        integer_bins: bins of whole integers instead.
-        by: a class label column.
+        integer_bins: bins of whole integers for the numeric columns instead.
+        by: a class label column: one distribution per value too.
+
+    Returns:
+        What ``reconstruction.json`` holds: ``release``, ``rows``, ``by``, ``labels``
+        (rows per label) and ``columns`` (per column: its noise, bins, and per ``all`` /
+        label its distributions by method).
 
     Raises:
-        UserError: as :func:`reconstruct_release`.
+        UserError: bins < 2, an unknown ``--by`` column, values that are not numbers or
+            not declared, or a reconstruction the pure modules refuse (exit 2).
     """
+    data = f"{source}/data"
     if bins < 2:
         raise UserError(f"--bins {bins}: need at least 2 bins")
-    _check_table(engine, table, release, by)
-    numeric = [n for n, d in release.noise.items() if is_numeric(d)]
-    categorical = [n for n, d in release.noise.items() if not is_numeric(d)]
-    specs = {n: noise_spec(n, release.noise[n]) for n in numeric}
+    _check_table(engine, table, noise, data, by)
+    numeric = [n for n, d in noise.items() if is_numeric(d)]
+    categorical = [n for n, d in noise.items() if not is_numeric(d)]
+    specs = {n: noise_spec(n, noise[n]) for n in numeric}
     label_column = [] if by is None else [by]
     with engine.stage("reconstruct_ranges"):
         # Only the columns the pass reads go through the batch function; the aggregate
@@ -556,15 +482,15 @@ def reconstruct_table(
         bad = int(mine["bad"].sum())
         if bad:
             raise InputError(
-                f"{release.data}: column {name!r}: {bad} published values are not numbers "
+                f"{data}: column {name!r}: {bad} published values are not numbers "
                 "(a perturbed numeric column has a number in every row)"
             )
         zmin, zmax = float(mine["lo"].min()), float(mine["hi"].max())
         if not (math.isfinite(zmin) and math.isfinite(zmax)):
-            raise InputError(f"{release.data}: column {name!r}: no published value")
+            raise InputError(f"{data}: column {name!r}: no published value")
         x = x_edges_for(name, specs[name], zmin, zmax, bins, integer_bins)
         columns.append(ColumnBins(name, specs[name], x, z_edges_for(name, specs[name], x)))
-    values = [(n, [str(v) for v in release.noise[n]["values"]]) for n in categorical]
+    values = [(n, [str(v) for v in noise[n]["values"]]) for n in categorical]
     bound = len(labels) * (
         sum(len(c.z_edges) + 3 for c in columns) + sum(len(v) + 1 for _, v in values)
     )
@@ -592,24 +518,24 @@ def reconstruct_table(
             for b, n in got.items():
                 vec[m if b == _BELOW else m + 1 if b == _ABOVE else b] += n
             per_label[label] = vec
-        result_columns[column.name] = _numeric_entry(column, per_label, by, release)
+        result_columns[column.name] = _numeric_entry(column, per_label, by, noise)
         log.info("reconstruct: column %s, %d x-bins", column.name, len(column.x_edges) - 1)
     for j, (name, vals) in enumerate(values):
         c = len(columns) + j
-        matrix = np.asarray(release.noise[name].get("transition_matrix"), dtype=np.float64)
+        matrix = np.asarray(noise[name].get("transition_matrix"), dtype=np.float64)
         per_label = {}
         for label in labels:
             got = found.get(c, {}).get(label, {})
             if got.get(_BAD):
                 raise InputError(
-                    f"{release.data}: column {name!r}: {got[_BAD]} published values are not "
+                    f"{data}: column {name!r}: {got[_BAD]} published values are not "
                     "among the values noise.json declares"
                 )
             per_label[label] = np.array([got.get(i, 0) for i in range(len(vals))], dtype=float)
-        result_columns[name] = _categorical_entry(name, vals, matrix, per_label, by, release)
+        result_columns[name] = _categorical_entry(name, vals, matrix, per_label, by, noise)
         log.info("reconstruct: column %s, %d values", name, len(vals))
     return {
-        "release": release.path,
+        "release": source,
         "rows": int(sum(labels.values())),
         "by": by,
         "labels": dict(sorted(labels.items())) if by is not None else {},
@@ -620,12 +546,12 @@ def reconstruct_table(
 
 
 def _numeric_entry(
-    column: ColumnBins, per_label: dict[str, np.ndarray], by: str | None, release: Release
+    column: ColumnBins, per_label: dict[str, np.ndarray], by: str | None, noise: Mapping[str, Any]
 ) -> dict[str, Any]:
     total = np.sum(list(per_label.values()), axis=0)
     entry: dict[str, Any] = {
         "kind": "numeric",
-        "noise": release.noise[column.name],
+        "noise": noise[column.name],
         "x_edges": [float(e) for e in column.x_edges],
         "z_edges": [float(e) for e in column.z_edges],
         "all": reconstruct_numeric(column, total),
@@ -644,12 +570,12 @@ def _categorical_entry(
     matrix: np.ndarray,
     per_label: dict[str, np.ndarray],
     by: str | None,
-    release: Release,
+    noise: Mapping[str, Any],
 ) -> dict[str, Any]:
     total = np.sum(list(per_label.values()), axis=0)
     entry: dict[str, Any] = {
         "kind": "categorical",
-        "noise": release.noise[name],
+        "noise": noise[name],
         "values": list(values),
         "all": reconstruct_categorical(name, values, matrix, total),
     }

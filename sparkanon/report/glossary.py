@@ -1,7 +1,12 @@
-"""The report's words: glossary, sources, and the labels of the figures it shows.
+"""The package's words: glossary, sources, the labels of the report's figures, the metrics.
 
 :data:`GLOSSARY` (one line per term), :data:`SOURCES` (author, year) and :data:`LABELS`
-(the label and one-line meaning of every evaluation figure the report shows).
+(the label and one-line meaning of every evaluation figure the report shows) are the
+HTML report's; :data:`METRICS` (one line per headline key of a run's ``metrics.json``) is
+what ``sparkanon run --format table`` prints under the metrics. They explain different
+things: the report's terms and its evaluation figures, and the keys a run's metrics
+hold; a key a family means differently is the family's own (its ``glossary``,
+:class:`sparkanon.families.base.Family`).
 """
 
 from __future__ import annotations
@@ -558,3 +563,38 @@ def label_of(path: str) -> Label | None:
         if path.startswith(prefix) and path[len(prefix) :] in LABELS:
             return LABELS[path[len(prefix) :]]
     return None
+
+
+METRICS: dict[str, str] = {
+    "rows_in": "rows read from the input",
+    "rows_out": "rows published",
+    "rows_suppressed": "rows not published (malformed, missing or invalid values, unplaced)",
+    "classes": "equivalence classes the algorithm formed",
+    "published_classes": (
+        "groups of rows with identical published quasi-identifiers (classes that "
+        "publish the same values merge into one group; the model is verified on these)"
+    ),
+    "EPP": "entropy privacy protection: mean level entropy HEC per class (Shi et al. 2024, eq. 22)",
+    "R_IL": "information loss rate: summed class InfoLoss over the rows (Shi et al. 2024, eq. 23)",
+    "AVG_IL": "mean over classes of IL / (class size x QIs) (Yang et al. 2014, eq. 17-18)",
+    "AVG_Ent": "mean base-2 entropy of the sensitive values per class (Yang et al. 2014, eq. 19)",
+    "CAVG": "(rows / classes) / k; 1 is the smallest possible (Yang et al. 2014, eq. 20)",
+    "NCP": (
+        "mean normalised certainty penalty per class, in [0, weights] (Xu et al. 2006); "
+        "published rows only"
+    ),
+    "GCP": (
+        "global certainty penalty in percent of the whole domain (Ghinita et al. 2007); "
+        "published rows only"
+    ),
+    "NCP_published": "weighted mean NCP over the published rows (full-domain)",
+    "item_ncp": "NCP of the published item occurrences (He and Naughton 2009); published only",
+    "loss_with_suppressed": (
+        "the losses above again, each suppressed row (or its items) counted as fully lost"
+    ),
+    "residual_class": (
+        "rows no class could take, kept in one residual class (t-closeness: not suppressed)"
+    ),
+}
+"""One line per headline key of ``metrics.json``, in the order ``--format table`` prints
+them (a family's own ``glossary`` replaces a line)."""

@@ -47,18 +47,19 @@ class RawInput:
     unlisted: Unlisted = field(default_factory=lambda: Unlisted("drop", ()))
 
 
-def read_catalog_input(engine: Engine, config: JobConfig) -> tuple[Table, list[tuple[str, str]]]:
+def read_catalog_input(
+    engine: Engine, source: InputConfig, key: str = "input.table"
+) -> tuple[Table, list[tuple[str, str]]]:
     """The rows of ``input.table`` (of ``input.partition``) and the table's partition columns.
 
     Raises:
-        InputError: the table does not exist, or the partition does not.
+        InputError: the table does not exist (naming ``key``), or the partition does not.
         ConfigError: a partition is asked of an unpartitioned table, names a column that
             is not a partition column, or misses one.
     """
-    source = config.input
     assert source.table is not None
     catalog = engine.catalog()
-    info = catalog.require(source.table, "input.table")
+    info = catalog.require(source.table, key)
     columns = [c for c, _ in info.partition_columns]
     spec = source.partition
     if spec is not None:
@@ -81,6 +82,41 @@ def read_catalog_input(engine: Engine, config: JobConfig) -> tuple[Table, list[t
                 f"input.partition: table {info.name} has no partition {partition_text(spec)}"
             )
     return catalog.read(info, spec), list(info.partition_columns) if spec is not None else []
+
+
+def read_table(
+    engine: Engine, source: InputConfig, path: str | None = None, key: str | None = None
+) -> tuple[Table, list[tuple[str, str]]]:
+    """The rows of an input, or of the files at ``path`` read like it.
+
+    Without ``path``: ``source.table`` (of ``source.partition``,
+    :func:`read_catalog_input`) or ``source.path``. With ``path``: the files there, read
+    with the input's format and options (a holdout, a population table). A malformed CSV
+    record keeps its :data:`sparkanon.io.MALFORMED` flag.
+
+    Args:
+        engine: the engine.
+        source: the config's ``input`` section.
+        path: other files to read like the input (``None``: the input itself).
+        key: the config key or flag that named the table or ``path``, for the error
+            message (default ``input.table``).
+
+    Returns:
+        The rows, and the partition columns the catalog read (``[]`` for files).
+
+    Raises:
+        InputError: ``path`` does not exist (naming ``key``), or the table or the
+            partition does not.
+    """
+    key = key or "input.table"
+    if path is not None:
+        if not engine.path_exists(path):
+            raise InputError(f"{key}: {path}: no such file or directory")
+        spec = source.model_copy(update={"path": path, "table": None, "partition": None})
+        return engine.read(spec), []
+    if source.table is not None:
+        return read_catalog_input(engine, source, key)
+    return engine.read(source), []
 
 
 def own_schema(engine: Engine, table: Table, source: str) -> list[tuple[str, str]]:
@@ -134,11 +170,9 @@ def read_input(
         reserved: list[str] = []
         if table is not None:
             raw = table
-        elif config.input.table is not None:
-            raw, partitions = read_catalog_input(engine, config)
-            reserved = [c for c, _ in partitions]
         else:
-            raw = engine.read(config.input)
+            raw, partitions = read_table(engine, config.input)
+            reserved = [c for c, _ in partitions]
         types = dict(engine.schema_of(raw))
         own = [n for n, _ in own_schema(engine, raw, config.input.source)]
         check_columns(config, own)

@@ -51,6 +51,7 @@ from sparkanon.families.synthesis.condense_stream import (
 )
 from sparkanon.io import input_columns
 from sparkanon.randomness import RunKey
+from sparkanon.stages.read import read_table
 
 log = logging.getLogger("sparkanon")
 
@@ -151,7 +152,7 @@ def run_stream(
     k = config.models.min_class_size()
     columns = _numeric(config)
     seed = config.seed
-    raw = engine.read(config.input)
+    raw, _ = read_table(engine, config.input)
     schema = input_columns(engine.schema_of(raw))
     names = [n for n, _ in schema]
     missing = [c for c in columns if c not in names]
