@@ -90,8 +90,8 @@ def test_load_release_reads_a_committed_output_and_refuses_others(tmp_path: Path
         commands.load_release(str(tmp_path / "nowhere"))
 
 
-def test_a_family_glossary_replaces_the_metrics_line() -> None:
-    own = {f.name: f.glossary for f in FAMILIES if f.glossary}
+def test_a_family_metric_note_replaces_the_metrics_line() -> None:
+    own = {f.name: f.metric_notes for f in FAMILIES if f.metric_notes}
     assert own, "no family declares its own meaning of a metric"
     for name, glossary in own.items():
         for key, meaning in glossary.items():
