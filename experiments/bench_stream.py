@@ -1,5 +1,7 @@
 """Dynamic condensation over a stream: records per second, batch latency, state size.
 
+Reproduces docs/benchmarks.md, section 11.1 ("The stream").
+
 Issue 24's streaming target: "sustained records per second on this 2-core machine with
 micro-batches of a stated size, end-to-end latency per batch, state size per 1M records
 seen".
@@ -43,9 +45,9 @@ settings).
 
 Usage::
 
-    python scripts/bench_stream.py --seen 200000 500000 1000000 --file-rows 50000
-    python scripts/bench_stream.py --report
-    python scripts/bench_stream.py --search 5000 --seen 50000 200000 500000 1000000
+    python -m experiments.bench_stream --seen 200000 500000 1000000 --file-rows 50000
+    python -m experiments.bench_stream --report
+    python -m experiments.bench_stream --search 5000 --seen 50000 200000 500000 1000000
 """
 
 from __future__ import annotations
@@ -59,10 +61,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _args  # noqa: E402
-import _bench  # noqa: E402
+from experiments import _bench
+from scripts import _args
 
 CONFIG = _bench.REPO_ROOT / "conf" / "adult_condense.yaml"
 DATA_DIR = Path("/tmp/sparkanon_bench/perturb")
