@@ -189,9 +189,30 @@ def _parser() -> argparse.ArgumentParser:
         "(--key-file)",
     )
     key.add_argument("path", metavar="FILE", help="the key file to create (never overwritten)")
-    _add_reconstruct_parser(sub)
-    _add_evaluate_parser(sub)
-    _add_init_parser(sub)
+    _add_engine_subcommand(
+        sub,
+        "reconstruct",
+        "reconstruct the original distributions of a committed perturbed release "
+        "(Agrawal and Srikant 2000's Bayes update, EM, and for categorical columns the "
+        "iterative Bayesian update and the inversion estimate)",
+        _add_reconstruct_arguments,
+    )
+    _add_engine_subcommand(
+        sub,
+        "evaluate",
+        "measure re-identification risk, attacks and utility of a committed release (its "
+        "output directory, beside its input) or of a config's raw input, and write "
+        "evaluation.json and report.html",
+        _add_evaluate_arguments,
+    )
+    _add_engine_subcommand(
+        sub,
+        "init",
+        "profile a table (files or a catalog table) and write a commented starter config: "
+        "each column's kind, likely direct identifiers, quasi-identifiers, a model and its "
+        "feasibility",
+        _add_init_arguments,
+    )
     stream = _subcommand(
         sub,
         "stream",
@@ -222,17 +243,26 @@ def _add_engine_arguments(cmd: argparse.ArgumentParser) -> None:
     _add_logging_arguments(cmd)
 
 
-def _add_reconstruct_parser(sub: Any) -> None:
-    """``sparkanon reconstruct OUTPUT_DIR ...``."""
+def _add_engine_subcommand(
+    sub: Any, name: str, text: str, add_arguments: Callable[[argparse.ArgumentParser], None]
+) -> None:
+    """A subcommand over a release or a table: its own arguments, then the engine's.
+
+    Args:
+        sub: The subparsers the command joins.
+        name: The command's name.
+        text: Its one-line help (see :func:`_subcommand`).
+        add_arguments: Adds the command's own arguments to its parser.
+    """
+    cmd = _subcommand(sub, name, text)
+    add_arguments(cmd)
+    _add_engine_arguments(cmd)
+
+
+def _add_reconstruct_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The arguments of ``sparkanon reconstruct OUTPUT_DIR ...``."""
     from sparkanon.evaluation.reconstruct import DEFAULT_BINS
 
-    cmd = _subcommand(
-        sub,
-        "reconstruct",
-        "reconstruct the original distributions of a committed perturbed release "
-        "(Agrawal and Srikant 2000's Bayes update, EM, and for categorical columns the "
-        "iterative Bayesian update and the inversion estimate)",
-    )
     cmd.add_argument("output_dir", metavar="OUTPUT_DIR", help="a perturbation job's output.path")
     cmd.add_argument(
         "--bins",
@@ -260,18 +290,10 @@ def _add_reconstruct_parser(sub: Any) -> None:
         text="where to write reconstruction.json, distributions.csv and the plots "
         "(default OUTPUT_DIR/reconstruction)",
     )
-    _add_engine_arguments(cmd)
 
 
-def _add_init_parser(sub: Any) -> None:
-    """``sparkanon init TABLE_OR_PATH ...``."""
-    cmd = _subcommand(
-        sub,
-        "init",
-        "profile a table (files or a catalog table) and write a commented starter config: "
-        "each column's kind, likely direct identifiers, quasi-identifiers, a model and its "
-        "feasibility",
-    )
+def _add_init_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The arguments of ``sparkanon init TABLE_OR_PATH ...``."""
     cmd.add_argument(
         "source", metavar="TABLE_OR_PATH", help="a file or folder, or a catalog table db.name"
     )
@@ -295,18 +317,10 @@ def _add_init_parser(sub: Any) -> None:
         "A,B,C",
         text="the quasi-identifiers (default: suggested from names and kinds)",
     )
-    _add_engine_arguments(cmd)
 
 
-def _add_evaluate_parser(sub: Any) -> None:
-    """``sparkanon evaluate TARGET ...``."""
-    cmd = _subcommand(
-        sub,
-        "evaluate",
-        "measure re-identification risk, attacks and utility of a committed release (its "
-        "output directory, beside its input) or of a config's raw input, and write "
-        "evaluation.json and report.html",
-    )
+def _add_evaluate_arguments(cmd: argparse.ArgumentParser) -> None:
+    """The arguments of ``sparkanon evaluate TARGET ...``."""
     cmd.add_argument(
         "target", metavar="OUTPUT_DIR|CONFIG", help="a job's output.path, or a YAML config"
     )
@@ -378,7 +392,6 @@ def _add_evaluate_parser(sub: Any) -> None:
         text="where evaluation.json and report.html go (default: the output "
         "directory; for a config, evaluation/<config name>)",
     )
-    _add_engine_arguments(cmd)
 
 
 TABLE_ITEMS = 3

@@ -493,6 +493,16 @@ def distinct_present(domain: SensitiveDomain) -> int:
     return int(domain.present().sum())
 
 
+def _every_model(flag: str, doc: str) -> property:
+    """A :class:`ModelSet` property: whether the boolean ``flag`` of every model holds."""
+    return property(lambda self: all(getattr(m, flag) for m in self.models), doc=doc)
+
+
+def _any_model(flag: str, doc: str) -> property:
+    """A :class:`ModelSet` property: whether the boolean ``flag`` of any model holds."""
+    return property(lambda self: any(getattr(m, flag) for m in self.models), doc=doc)
+
+
 class ModelSet:
     """Several privacy models that must all hold (ARX combines criteria the same way).
 
@@ -516,30 +526,20 @@ class ModelSet:
     def __repr__(self) -> str:
         return f"ModelSet({list(self.models)!r})"
 
-    @property
-    def monotonic(self) -> bool:
-        """Whether every model is monotonic (then so is their conjunction)."""
-        return all(m.monotonic for m in self.models)
-
-    @property
-    def additive(self) -> bool:
-        """Whether adding rows to satisfying classes keeps every model satisfied."""
-        return all(m.additive for m in self.models)
-
-    @property
-    def needs_levels(self) -> bool:
-        """Whether any model reads sensitivity levels."""
-        return any(m.needs_levels for m in self.models)
-
-    @property
-    def uses_sensitive(self) -> bool:
-        """Whether any model reads the sensitive attribute."""
-        return any(m.uses_sensitive for m in self.models)
-
-    @property
-    def compares_with_table(self) -> bool:
-        """Whether any model compares a class with the whole published table."""
-        return any(m.compares_with_table for m in self.models)
+    monotonic = _every_model(
+        "monotonic", "Whether every model is monotonic (then so is their conjunction)."
+    )
+    additive = _every_model(
+        "additive", "Whether adding rows to satisfying classes keeps every model satisfied."
+    )
+    needs_levels = _any_model("needs_levels", "Whether any model reads sensitivity levels.")
+    uses_sensitive = _any_model(
+        "uses_sensitive", "Whether any model reads the sensitive attribute."
+    )
+    compares_with_table = _any_model(
+        "compares_with_table",
+        "Whether any model compares a class with the whole published table.",
+    )
 
     def min_class_size(self) -> int:
         """The largest of the models' minimum class sizes."""

@@ -78,6 +78,19 @@ def _check_p_at_most_k(p: int, k: int) -> None:
         )
 
 
+def _k_and_p_hold(s: ClassSummaries, k: int, p: int) -> np.ndarray:
+    """``(m,)`` whether each class has at least ``k`` rows and ``p`` distinct sensitive values."""
+    return (s.size >= k) & (s.distinct() >= p)
+
+
+def _k_and_p_worst(s: ClassSummaries) -> dict[str, float]:
+    """The smallest class size and the fewest distinct sensitive values of any class."""
+    return {
+        "min_class_size": int(s.size.min()),
+        "min_distinct_values": int(s.distinct().min()),
+    }
+
+
 class PSensitiveKAnonymity(PrivacyModel):
     """p-sensitive k-anonymity: at least ``k`` rows and ``p`` distinct sensitive values per class.
 
@@ -109,17 +122,14 @@ class PSensitiveKAnonymity(PrivacyModel):
 
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``size >= k`` and ``distinct >= p`` per class."""
-        return (s.size >= self.k) & (s.distinct() >= self.p)
+        return _k_and_p_hold(s, self.k, self.p)
 
     def measure(self, s: ClassSummaries) -> np.ndarray:
         """Distinct sensitive values per class."""
         return s.distinct()
 
     def _worst(self, s: ClassSummaries) -> dict[str, float]:
-        return {
-            "min_class_size": int(s.size.min()),
-            "min_distinct_values": int(s.distinct().min()),
-        }
+        return _k_and_p_worst(s)
 
     def _check_domain(self, domain: SensitiveDomain, key: str) -> None:
         present = distinct_present(domain)
@@ -174,18 +184,14 @@ class HPKAnonymity(PrivacyModel):
 
     def satisfied(self, s: ClassSummaries) -> np.ndarray:
         """``size >= k``, ``distinct >= p`` and ``distinct levels >= h`` per class."""
-        return (s.size >= self.k) & (s.distinct() >= self.p) & (s.distinct_levels() >= self.h)
+        return _k_and_p_hold(s, self.k, self.p) & (s.distinct_levels() >= self.h)
 
     def measure(self, s: ClassSummaries) -> np.ndarray:
         """Distinct sensitivity levels per class."""
         return s.distinct_levels()
 
     def _worst(self, s: ClassSummaries) -> dict[str, float]:
-        return {
-            "min_class_size": int(s.size.min()),
-            "min_distinct_values": int(s.distinct().min()),
-            "min_distinct_levels": int(s.distinct_levels().min()),
-        }
+        return {**_k_and_p_worst(s), "min_distinct_levels": int(s.distinct_levels().min())}
 
     def _check_domain(self, domain: SensitiveDomain, key: str) -> None:
         if domain.level_of is None:

@@ -142,8 +142,12 @@ def _close(out: list[str], x0: float, x1: float, y0: float, height: int, xlabel:
             f'<text x="{(x0 + x1) / 2:.0f}" y="{height - 6}" text-anchor="middle" '
             f'class="axis-label">{esc(xlabel)}</text>'
         )
-    out.append("</svg>")
-    return "".join(out)
+    return _end(out)
+
+
+def _end(out: list[str], *last: str) -> str:
+    """The plot's elements, ``last`` added after them, as one closed ``<svg>`` element."""
+    return "".join([*out, *last, "</svg>"])
 
 
 def bar_chart(
@@ -250,9 +254,9 @@ def hbar_chart(
             f'<text x="{num(x0 + w + 4)}" y="{y + 15}" class="tick">'
             f"{esc(tick(v) if ok else 'n/a')}</text>"
         )
-    out.append(f'<line x1="{x0}" y1="{_MARGIN["top"]}" x2="{x0}" y2="{height - 20}" class="axis"/>')
-    out.append("</svg>")
-    return "".join(out)
+    return _end(
+        out, f'<line x1="{x0}" y1="{_MARGIN["top"]}" x2="{x0}" y2="{height - 20}" class="axis"/>'
+    )
 
 
 def histogram(
@@ -375,9 +379,8 @@ def heatmap(
                     f'<text x="{num(cx)}" y="{num(cy)}" text-anchor="middle" class="cell">'
                     f"{esc(tick(float(v)))}</text>"
                 )
-    out.append(
+    return _end(
+        out,
         f'<text x="{left}" y="{height - 6}" class="tick">blue -{esc(tick(vmax))}, white 0, '
-        f"red +{esc(tick(vmax))}</text>"
+        f"red +{esc(tick(vmax))}</text>",
     )
-    out.append("</svg>")
-    return "".join(out)
