@@ -3,16 +3,16 @@
 read -> profile -> the family's anonymization (its own stages, ending with the
 publication at the staging location) -> verify -> measure -> release checks (no published
 row or whole-number column leads back to the input's order, the run key in no staged
-file: :mod:`sparkanon.stages.release_checks`) -> report -> evaluate
+file: :mod:`sparkanon.stages.release_checks`) -> the release's metrics -> evaluate
 (risk, attacks and utility, ``report.html`` beside ``metrics.json``) -> the key scan of
 the files written since -> commit. The
 runner owns what every family shares: the output target (checked and locked before any
 work, cleaned up on failure), the verify and metrics stages (timed, logged with counts
 only, their Spark jobs labelled), the row accounting (rows in = rows out + rows
-suppressed, by cause), the report's common keys, the refusal of a release that fails its
-guarantee (exit 3) or publishes nothing or too little (exit 2), and the commit. A family
-(:mod:`sparkanon.families`) supplies the rest through a small protocol. The driver holds
-per-column, per-node, per-block and per-class statistics, never rows.
+suppressed, by cause), the keys every release's metrics carry, the refusal of a release
+that fails its guarantee (exit 3) or publishes nothing or too little (exit 2), and the
+commit. A family (:mod:`sparkanon.families`) supplies the rest through a small protocol.
+The driver holds per-column, per-node, per-block and per-class statistics, never rows.
 """
 
 from __future__ import annotations
@@ -105,14 +105,14 @@ def run_job(
 
 
 def _release(run: Run, family: Family, done: Anonymized) -> JobResult:
-    """Verify, measure, report and commit what the family anonymized."""
+    """Verify, measure, write the metrics and commit what the family anonymized."""
     engine, timer = run.engine, run.timer
     with timer.stage("verify"):
         verdict = family.verify(run, done)
         timer.note(rows=verdict.rows, groups=verdict.groups, violations=verdict.violations)
     with timer.stage("metrics"):
         measured = family.measure(run, done, verdict)
-    metrics = report(run, family, done, verdict, measured)
+    metrics = release_metrics(run, family, done, verdict, measured)
     if verdict.violations:
         raise PrivacyViolationError(
             f"verification failed: {verdict.violations} {verdict.failure}; nothing was written"
@@ -218,7 +218,7 @@ def accounting(profile: Profile, suppressed: dict[str, int], rows_out: int) -> d
     return metrics
 
 
-def report(
+def release_metrics(
     run: Run, family: Family, done: Anonymized, verdict: Verdict, measured: dict[str, Any]
 ) -> dict[str, Any]:
     """``metrics.json``: row accounting, the family's metrics, models, verification, timings.

@@ -381,7 +381,7 @@ def test_place_rows_keeps_model(
 
 
 # ---------------------------------------------------------------------------
-# Partitioning: BlockTree.assign, median_cut
+# The tree of blocks: BlockTree.assign, median_cut
 # ---------------------------------------------------------------------------
 
 

@@ -20,7 +20,7 @@ from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.cuts import plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
 from sparkanon.engine.base import Engine, Table
-from sparkanon.per_block.plan import Partitioning, TopPlan, route
+from sparkanon.per_block.plan import TopPlan, TreeCuts, route
 from sparkanon.stages._common import StageTimer, log, one_row, with_columns
 
 INFEASIBLE = "_inf"
@@ -38,7 +38,7 @@ def global_class(block: np.ndarray, local: np.ndarray) -> np.ndarray:
 
 
 def plan_leaves(
-    top: pd.DataFrame, schema: Schema, part: Partitioning, infeasible: frozenset[int]
+    top: pd.DataFrame, schema: Schema, part: TreeCuts, infeasible: frozenset[int]
 ) -> tuple[np.ndarray, set[int]]:
     """Cut one top block's rows down to leaves (the rest of the tree, on its own rows).
 
@@ -70,7 +70,7 @@ def make_cluster_fn(
     ctx: BlockContext,
     algorithm: str,
     seed: int,
-    part: Partitioning,
+    part: TreeCuts,
     infeasible: frozenset[int],
     finish: Callable[[pd.DataFrame, dict[str, np.ndarray]], pd.DataFrame] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:

@@ -19,7 +19,7 @@ from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.models import ModelSet
 from sparkanon.per_block.cluster import BlockRun, Finish, cluster_rows
-from sparkanon.per_block.plan import Partitioning, plan_job_top
+from sparkanon.per_block.plan import TreeCuts, plan_job_top
 from sparkanon.per_block.reconcile import Reconciled, reconcile_rows
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.encode import encode_input
@@ -38,7 +38,7 @@ class RunInputs(Protocol):
     profile: Profile
 
 
-def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partitioning:
+def tree_cuts(config: JobConfig, schema: Schema, models: ModelSet) -> TreeCuts:
     """The cut rule of the job and the models' test on candidate sides."""
     policy = CutPolicy(
         rule=ALGORITHMS[config.algorithm.name].implementation.cut_rule,
@@ -49,7 +49,7 @@ def partitioning(config: JobConfig, schema: Schema, models: ModelSet) -> Partiti
     n_values = len(schema.sensitive.values) if models.uses_sensitive else 1
     # Without the sensitive attribute the histograms carry sizes only.
     feasible = ModelTest(models, schema.sensitive.declared_level_of, models.uses_sensitive)
-    return Partitioning(policy, feasible, n_values)
+    return TreeCuts(policy, feasible, n_values)
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def group_rows(
     # The input is scanned twice (profile, then encode): caching the raw rows in the
     # profile's pass is slower at 10M rows (docs/benchmarks.md section 5 measures it).
     encoded, _ = encode_input(engine, config, run.raw, schema, timer)
-    part = partitioning(config, schema, models)
+    part = tree_cuts(config, schema, models)
     plan = plan_job_top(engine, config, encoded, schema, part, run.profile.usable, timer)
     ctx = BlockContext.of(schema, native_target(models), models, config.algorithm)
     block_run = BlockRun(ctx, algorithm, config.seed)

@@ -55,7 +55,7 @@ _ONE = "_one"
 
 
 @dataclass(frozen=True)
-class Partitioning:
+class TreeCuts:
     """How the tree is cut, shared by this stage and the cluster stage.
 
     Attributes:
@@ -126,9 +126,7 @@ def leaf_expression(splits: Mapping[int, tuple[int, int]], bins: Sequence[Expr])
     return leaf(1)
 
 
-def route(
-    engine: Engine, table: Table, schema: Schema, part: Partitioning, tree: BlockTree
-) -> Table:
+def route(engine: Engine, table: Table, schema: Schema, part: TreeCuts, tree: BlockTree) -> Table:
     """Add ``_block``: each row's leaf of ``tree``, natively when every kind's bins allow."""
     rules = [bin_rule(k, part.policy.resolution) for k in schema.kinds]
     if all(r is not None for r in rules):
@@ -143,7 +141,7 @@ def route(
 
 
 def make_plan_fn(
-    schema: Schema, part: Partitioning, policy: CutPolicy, feasible: Feasible
+    schema: Schema, part: TreeCuts, policy: CutPolicy, feasible: Feasible
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Plan the top of the tree on the rows of the one group (all rows, or a sample)."""
     names = [n for n, _ in PLAN_COLUMNS]
@@ -172,7 +170,7 @@ def plan_top(
     engine: Engine,
     encoded: Table,
     schema: Schema,
-    part: Partitioning,
+    part: TreeCuts,
     rows: int,
     task_rows: int,
     timer: StageTimer,
@@ -277,7 +275,7 @@ class TopPlan(NamedTuple):
 
     tree: BlockTree
     infeasible: set[int]
-    part: Partitioning
+    part: TreeCuts
 
 
 def plan_job_top(
@@ -285,7 +283,7 @@ def plan_job_top(
     config: JobConfig,
     encoded: Table,
     schema: Schema,
-    part: Partitioning,
+    part: TreeCuts,
     rows: int,
     timer: StageTimer,
 ) -> TopPlan:

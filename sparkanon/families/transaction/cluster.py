@@ -36,7 +36,7 @@ from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
 from sparkanon.engine.base import Engine, Table
 from sparkanon.per_block.cluster import block_stats, global_class, plan_leaves
-from sparkanon.per_block.plan import Partitioning, TopPlan, route
+from sparkanon.per_block.plan import TopPlan, TreeCuts, route
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 from sparkanon.stages.items import ITEMS, decode_sets, pack_item_sets
 
@@ -127,7 +127,7 @@ def make_rt_cluster_fn(
     algorithm: str,
     k: int,
     l: int,  # noqa: E741 (the paper's name)
-    part: Partitioning,
+    part: TreeCuts,
     infeasible: frozenset[int],
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Cut one top block to leaves and run APA or PAA on each (infeasible leaves wait)."""

@@ -36,7 +36,7 @@ from sparkanon.families.transaction.cluster import (
 from sparkanon.families.transaction.publish import publish_rt, rt_column_types, verify_rt
 from sparkanon.families.transaction.rules import transaction_problems
 from sparkanon.metrics.ncp import fully_lost_mean
-from sparkanon.per_block.plan import Partitioning, plan_job_top
+from sparkanon.per_block.plan import TreeCuts, plan_job_top
 from sparkanon.stages._common import log, one_row
 from sparkanon.stages.encode import encode_input
 from sparkanon.stages.items import ITEMS
@@ -79,7 +79,7 @@ def item_tree(sens: ItemsetConfig, profile: Profile) -> ItemTree:
     return sens.load_tree(list(items.records_per_item))
 
 
-def rt_partitioning(config: JobConfig, k: int, l: int) -> Partitioning:  # noqa: E741
+def rt_tree_cuts(config: JobConfig, k: int, l: int) -> TreeCuts:  # noqa: E741
     """Median cuts on the relational quasi-identifiers; a block holds at least ``k * l`` records.
 
     ``k * l`` is the fewest records that can hold ``l`` TBuckets of ``k`` records each,
@@ -96,7 +96,7 @@ def rt_partitioning(config: JobConfig, k: int, l: int) -> Partitioning:  # noqa:
     def feasible(counts: np.ndarray) -> np.ndarray:
         return counts.sum(axis=1) >= need
 
-    return Partitioning(policy, feasible, 1)
+    return TreeCuts(policy, feasible, 1)
 
 
 def check_rt_feasible(config: JobConfig, usable: int, distinct_sets: int, k: int, l: int) -> None:  # noqa: E741
@@ -165,7 +165,7 @@ class TransactionFamily(Family):
         encoded, enc_cols = encode_input(engine, config, run.raw, schema, timer, codes)
         distinct = one_row(engine, encoded, {"sets": ("nunique", ITEMS)})["sets"]
         check_rt_feasible(config, profile.usable, int(distinct), k, l)
-        part = rt_partitioning(config, k, l)
+        part = rt_tree_cuts(config, k, l)
         usable = profile.usable
         plan = plan_job_top(engine, config, encoded, schema, part, usable, timer)
         rt = RTRun(schema, tree, config.algorithm.name, k, l)
