@@ -75,31 +75,10 @@ def nearest(
     """
     xa = x[axis]
     start = np.searchsorted(key[:n], xa)
-    best, found = _walk(cent, n, key, order, x, xa, start, 1, np.inf, -1)
-    best, found = _walk(cent, n, key, order, x, xa, start - 1, -1, best, found)
-    return found
-
-
-@_compiled
-def _walk(
-    cent: np.ndarray,
-    n: int,
-    key: np.ndarray,
-    order: np.ndarray,
-    x: np.ndarray,
-    xa: float,
-    i: int,
-    step: int,
-    best: float,
-    found: int,
-) -> tuple[float, int]:
-    """One walk of :func:`nearest` from sorted position ``i`` by ``step`` (1 or -1).
-
-    Returns:
-        ``(best squared distance, its group position)``, ``(best, found)`` as given
-        when no centroid of the walk is nearer.
-    """
-    while 0 <= i < n:
+    best = np.inf
+    found = -1
+    i = start
+    while i < n:
         t = key[i] - xa
         if t * t > best:
             break
@@ -107,8 +86,18 @@ def _walk(
         s = _distance(cent, g, x, best)
         if s < best or (s == best and g < found):
             best, found = s, g
-        i += step
-    return best, found
+        i += 1
+    i = start - 1
+    while i >= 0:
+        t = key[i] - xa
+        if t * t > best:
+            break
+        g = order[i]
+        s = _distance(cent, g, x, best)
+        if s < best or (s == best and g < found):
+            best, found = s, g
+        i -= 1
+    return found
 
 
 @_compiled
