@@ -17,6 +17,7 @@ from experiments import (
     bench_job,
     bench_kl_kernel,
     bench_mdav_block,
+    bench_nearest,
     bench_stream,
     bench_suda,
     eval_configs,
@@ -66,6 +67,13 @@ def test_bench_kl_kernel_and_mdav_block_tiny(capsys) -> None:
     out = capsys.readouterr().out
     assert "rows 200 k 10" in out and "rows 300 k 10" in out
     assert out.count("same labels True") == 2
+
+
+def test_bench_nearest_compares_two_revisions_of_the_kernel(capsys) -> None:
+    assert bench_nearest.main(["--groups", "50", "--records", "500", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "old HEAD: min" in out and "new WORKTREE: min" in out
+    assert "same groups: True" in out
 
 
 def test_bench_stream_point_row_and_report(tmp_path: Path, capsys) -> None:
