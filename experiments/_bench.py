@@ -255,8 +255,8 @@ def run_local(raw: Mapping[str, Any], source: str = "<experiment>") -> dict[str,
     """
     import time
 
-    from sparkanon.config import parse_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import parse_config
     from sparkanon.pipeline import run_job
 
     config = parse_config(raw, source=source)
@@ -285,8 +285,8 @@ def first_block(conf: Path, rows: int, tmp: Path) -> tuple[Any, Any, int]:
         tmp: A folder for the sample CSV and the output path.
     """
     import sparkanon.per_block.cluster as cluster_stage
-    from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     lines = ADULT_CSV.read_text(encoding="utf-8").splitlines()[: rows + 1]

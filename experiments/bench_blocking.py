@@ -59,8 +59,8 @@ FIELDS = [
 
 def run_one(config_path: Path, csv_path: Path, max_block_rows: int, seed: int) -> dict:
     """One local-engine job; returns its metrics plus wall seconds."""
-    from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     config = load_config(

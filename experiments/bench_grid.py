@@ -78,8 +78,8 @@ def run_one(
 
     ``weights`` are extra ``attributes.i.weight=w`` overrides.
     """
-    from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     config = load_config(

@@ -285,7 +285,7 @@ def run(args: argparse.Namespace) -> int:
     """One measured run (job or floor); appends its record to the JSONL file."""
     snapshot, sha = _bench.snapshot_package(args.code)
     sys.path.insert(0, str(snapshot))
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
 
     out_dir = OUT_ROOT / args.label
     overrides = [*args.set, f"output.path={out_dir}"]

@@ -200,8 +200,8 @@ def run(args: argparse.Namespace) -> int:
     )
     from experiments import bench_perturb
     from sparkanon.commands import build_engine
-    from sparkanon.config import load_config
     from sparkanon.engine.streaming import read_state
+    from sparkanon.families import load_config
     from sparkanon.families.synthesis.condense_stream import StreamState, summary
     from sparkanon.families.synthesis.stream import run_stream
 
@@ -315,7 +315,7 @@ def search(args: argparse.Namespace) -> int:
 
     from experiments import bench_perturb
     from sparkanon.algorithms.condensation.stream import assign_records
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.families.synthesis.condense_stream import initial_state
 
     config = load_config(str(args.config), ["output.path=/tmp/unused"])

@@ -167,8 +167,8 @@ def mondrian_config(k: int, input_path: Path) -> dict[str, Any]:
 
 def run_job(raw: dict[str, Any]) -> tuple[pd.DataFrame, dict[str, Any]]:
     """A config on the local engine, not committed: the published rows and the metrics."""
-    from sparkanon.config import parse_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import parse_config
     from sparkanon.pipeline import run_job as run
 
     result = run(LocalEngine(), parse_config(raw, source="<exp_condensation>"), commit=False)

@@ -431,8 +431,8 @@ def run_sparkanon(config: str, overrides: list[str]) -> tuple[dict[str, Any], fl
     Returns:
         ``metrics.json``'s content and the wall seconds of ``run_job``.
     """
-    from sparkanon.config import load_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     cfg = load_config(config, overrides)

@@ -721,9 +721,9 @@ def job_config(ds: Dataset, alg: str, k: int, l: int, n: int, block_rows: int) -
 
 def run_anatomy(ds: Dataset, alg: str, k: int, l: int, n: int, block_rows: int) -> Anon:  # noqa: E741
     """APA or PAA as a local-engine job on the first ``n`` records."""
-    from sparkanon.config import parse_config
     from sparkanon.engine.local import LocalEngine
     from sparkanon.errors import ConfigError
+    from sparkanon.families import parse_config
     from sparkanon.pipeline import run_job
 
     table = ds.rows(n)

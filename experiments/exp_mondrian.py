@@ -216,8 +216,8 @@ def run_job_timed(raw: dict[str, Any], source: str) -> tuple[dict[str, Any], str
     """
     import time
 
-    from sparkanon.config import parse_config
     from sparkanon.engine.local import LocalEngine
+    from sparkanon.families import parse_config
     from sparkanon.pipeline import run_job
 
     config = parse_config(raw, source=source)

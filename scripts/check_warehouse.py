@@ -85,7 +85,7 @@ def _attributes(config_text: str) -> list[str]:
 
 def run_one(engine: Any, config_path: Path, overrides: list[str]) -> tuple[dict[str, Any], float]:
     """Run a config in this process; its metrics and wall seconds."""
-    from sparkanon.config import load_config
+    from sparkanon.families import load_config
     from sparkanon.pipeline import run_job
 
     config = load_config(config_path, overrides)

@@ -19,7 +19,6 @@ import yaml
 import sparkanon
 from sparkanon import commands
 from sparkanon.cli import main, metrics_table
-from sparkanon.config import parse_config
 from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import (
     EXIT_INTERNAL,
@@ -30,7 +29,7 @@ from sparkanon.errors import (
     PrivacyViolationError,
     UserError,
 )
-from sparkanon.families import FAMILIES
+from sparkanon.families import FAMILIES, parse_config
 from sparkanon.report.glossary import METRICS
 from tests._inputs import adult_rows, make_config, write_config, write_rows
 

@@ -1,6 +1,6 @@
 """The job configuration: one typed, frozen tree, validated when it is loaded.
 
-A job config is a YAML file (see ``conf/adult_hpk.yaml``); :func:`load_config` reads
+A job config is a YAML file (see ``conf/adult_hpk.yaml``); :func:`read_config` reads
 it, applies ``--set key=value`` overrides and validates each key and section. Any problem
 raises :class:`~sparkanon.errors.ConfigError` naming the key, the bad value and a fix.
 The rules across sections depend on the family of the algorithm and run in
@@ -18,8 +18,8 @@ Modules:
   :func:`partition_text`);
 * :mod:`.messages` - the config's unions, for the translator of pydantic's errors into
   lines naming keys (:mod:`sparkanon.validation_errors`);
-* :mod:`.loading` - reading the file and validating (:func:`load_config`,
-  :func:`parse_config`);
+* :mod:`.loading` - reading the file and validating (:func:`read_config`,
+  :func:`validate_config`);
 * :mod:`.published` - what of a config a release publishes (``config.yaml``): an
   allow-list of keys, only parsing reader options, URIs without credentials.
 
@@ -27,7 +27,7 @@ Relative paths (input, hierarchies, output) are resolved against the current wor
 directory of the process that starts the job.
 """
 
-from sparkanon.config.loading import load_config, parse_config
+from sparkanon.config.loading import read_config, validate_config
 from sparkanon.config.overrides import apply_overrides, key_types, override_value
 from sparkanon.config.partitions import parse_partition, partition_text
 from sparkanon.config.rules import check_path_or_table, check_table_name
@@ -91,9 +91,9 @@ __all__ = [
     "check_path_or_table",
     "check_table_name",
     "key_types",
-    "load_config",
+    "read_config",
     "override_value",
-    "parse_config",
+    "validate_config",
     "parse_partition",
     "partition_text",
 ]

@@ -1,6 +1,6 @@
 """Reading a job config: the YAML file, its ``--set`` overrides, validation.
 
-:func:`load_config` reads a file and applies overrides; :func:`parse_config` validates
+:func:`read_config` reads a file and applies overrides; :func:`validate_config` validates
 a mapping into a :class:`~sparkanon.config.JobConfig` and turns pydantic's errors into
 one :class:`~sparkanon.errors.ConfigError` (:mod:`.messages`). Relative paths in the
 config (input, hierarchies, output) are kept as written: they are resolved against the
@@ -22,7 +22,7 @@ from sparkanon.config.schema import JobConfig
 from sparkanon.errors import ConfigError
 
 
-def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
+def validate_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
     """Validate a raw mapping into a :class:`JobConfig`.
 
     Args:
@@ -45,7 +45,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
         raise ConfigError(f"invalid config {source}:\n  " + "\n  ".join(lines)) from None
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> JobConfig:
+def read_config(path: str | Path, overrides: Sequence[str] = ()) -> JobConfig:
     """Read, override and validate a YAML job config.
 
     Args:
@@ -67,4 +67,4 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> JobConfig:
         raise ConfigError(f"config file {str(p)!r} is not valid YAML: {exc}") from None
     if overrides:
         raw = apply_overrides(raw or {}, overrides)
-    return parse_config(raw, source=str(p))
+    return validate_config(raw, source=str(p))

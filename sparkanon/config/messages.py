@@ -1,6 +1,6 @@
 """The unions of a job config, for the translator of pydantic's validation errors.
 
-:func:`~sparkanon.config.parse_config` describes a job config's errors with
+:func:`~sparkanon.config.validate_config` describes a job config's errors with
 :func:`error_lines`: :func:`sparkanon.validation_errors.error_lines` told the config's
 union sections (``attributes`` by ``kind``, ``model`` and ``algorithm`` by ``name``,
 ``sensitive`` by ``kind``). The algorithms are read from the live registry

@@ -15,7 +15,7 @@
 ``algorithm.name``. A family outside the package joins with :func:`register` (its
 algorithms join :data:`sparkanon.algorithms.ALGORITHMS`, so configs can name them).
 
-A config is loaded in two steps: :func:`sparkanon.config.load_config` validates each key
+A config is loaded in two steps: :func:`sparkanon.config.read_config` validates each key
 and section, and :func:`check_config` runs the rules across sections, which depend on the
 family (:meth:`~sparkanon.families.base.Family.config_problems`). :func:`load_config` and
 :func:`parse_config` here do both; every command loads its config through them.
@@ -136,7 +136,7 @@ def check_config(job: JobConfig, source: str = "<config>") -> JobConfig:
     """``job`` if its family's rules find no problem.
 
     Args:
-        job: a config validated key by key (:func:`sparkanon.config.parse_config`).
+        job: a config validated key by key (:func:`sparkanon.config.validate_config`).
         source: where it came from, for the message.
 
     Raises:
@@ -154,7 +154,7 @@ def parse_config(raw: Mapping[str, Any], source: str = "<config>") -> JobConfig:
     Raises:
         ConfigError: with one line per problem, each naming its key.
     """
-    return check_config(config.parse_config(raw, source), source)
+    return check_config(config.validate_config(raw, source), source)
 
 
 def load_config(path: str | Path, overrides: Sequence[str] = ()) -> JobConfig:
@@ -163,7 +163,7 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> JobConfig:
     Raises:
         ConfigError: the file is missing, is not YAML, or fails validation.
     """
-    return check_config(config.load_config(path, overrides), str(Path(path)))
+    return check_config(config.read_config(path, overrides), str(Path(path)))
 
 
 __all__ = [
