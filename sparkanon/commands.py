@@ -767,16 +767,13 @@ def stream(
 ) -> dict[str, Any]:
     """``sparkanon stream``: run a condensation stream; its report.
 
-    The config and the key file are checked before a Spark session starts.
+    The key file, the config and the stream's own settings are checked before a Spark
+    session starts (:func:`load_job`, then the stream's rules).
     """
-    from sparkanon.families import load_config
     from sparkanon.families.synthesis.stream import run_stream, stream_problems
-    from sparkanon.randomness import RunKey
 
-    config = load_config(config_path, list(overrides))
-    stream_problems(config)  # before a Spark session starts
-    check_command_writes(config_path, config, key_file, None)
-    key = RunKey.for_run(key_file, key_label)  # a bad key file fails before Spark
+    config, key = load_job(config_path, overrides, key_file=key_file, key_label=key_label)
+    stream_problems(config)
     return run_stream(build_engine("spark", config, master), config, key=key)
 
 
