@@ -202,7 +202,7 @@ def _partition_target(spark: Any, tmp_path: Path, name: str) -> tuple[str, Path,
     source = _partitioned_input(spark, tmp_path, db, rows=300)
     cfg = _config(tmp_path, source, f"{db}.out")
     config = load_config(cfg, ["input.partition={ds: '2026-11-21'}"])
-    return db, cfg, TableTarget(SparkEngine(spark), config, [("ds", "string")])
+    return db, cfg, TableTarget(SparkEngine(spark), config, f"{db}.out", [("ds", "string")])
 
 
 def test_a_held_lock_refuses_a_second_run(

@@ -347,18 +347,22 @@ class TableTarget(OutputTarget):
     Args:
         engine: the engine (its catalog and filesystem).
         config: the job config.
+        name: ``output.table`` qualified by the catalog (``db.name``).
         partition_columns: the output's partition columns, ``(name, spark type)``: the
             input table's, when one of its partitions is read; else none.
     """
 
     def __init__(
-        self, engine: Engine, config: JobConfig, partition_columns: Sequence[tuple[str, str]]
+        self,
+        engine: Engine,
+        config: JobConfig,
+        name: str,
+        partition_columns: Sequence[tuple[str, str]],
     ) -> None:
-        assert config.output.table is not None
         self.engine = engine
         self.config = config
         self.catalog: Catalog = engine.catalog()
-        self.name = self.catalog.qualified(config.output.table)
+        self.name = name
         self.members = member_tables(self.name, config.output.publish)
         self.spec = dict(config.input.partition or {})
         self.partition_columns = list(partition_columns)
@@ -789,11 +793,12 @@ def output_target(engine: Engine, config: JobConfig, given_table: bool) -> Outpu
     """
     if config.output.table is None:
         return PathTarget(engine, config, reads_path=not given_table)
+    catalog = engine.catalog()
+    name = catalog.qualified(config.output.table)
     partition_columns: Sequence[tuple[str, str]] = ()
     if config.input.table is not None and config.input.partition and not given_table:
-        info = engine.catalog().require(config.input.table, "input.table")
-        partition_columns = info.partition_columns
-    return TableTarget(engine, config, partition_columns)
+        partition_columns = catalog.require(config.input.table, "input.table").partition_columns
+    return TableTarget(engine, config, name, partition_columns)
 
 
 @contextmanager

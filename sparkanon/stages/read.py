@@ -179,8 +179,8 @@ def read_input(
         if sets:
             check_set_column(config.sensitive, types)
         unlisted = unlisted_columns(config, own, reserved)
-        log_unlisted(unlisted)
         kept = kept_columns(config, unlisted, types)
+        log_unlisted(unlisted)
         long = sets and config.sensitive.layout == "long"
         own_sens = [] if long else [config.sensitive.name]
         key = [config.sensitive.long.key] if long else []
