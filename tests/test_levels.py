@@ -1,4 +1,4 @@
-"""Generalization levels of full-domain generalization (issue 12), worked by hand.
+"""Generalization levels of full-domain generalization, worked by hand.
 
 Every expected map, label and NCP below is computed in the comments from the inputs, not
 read back from the code: taxonomy levels from a small ARX file, nominal, continuous (exact
@@ -19,18 +19,22 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
-from sparkanon.attributes.kinds import SUPPRESSED, round_bound, snap_significant
+from sparkanon.attributes.intervals import (
+    interval_index,
+    round_bound,
+    snap_significant,
+    width_edges,
+)
+from sparkanon.attributes.kinds import SUPPRESSED
 from sparkanon.attributes.levels import (
     LevelHierarchy,
     binned_edges,
     continuous_levels,
-    interval_index,
     nominal_levels,
     ordinal_levels,
     prefix_levels,
     published_edges,
     taxonomy_levels,
-    width_edges,
 )
 from sparkanon.errors import ConfigError
 from sparkanon.families.full_domain.lattice import BaseRule
@@ -157,17 +161,6 @@ def test_nominal_levels() -> None:
 
 
 # ---------------------------------------------------------------- continuous
-
-
-def test_width_edges_by_hand() -> None:
-    # Data range [20, 41], origin 0. Width 10: first edge floor(20/10)*10 = 20, then
-    # floor((41-20)/10) + 1 = 3 intervals: 20, 30, 40, 50. Width 20: 20, 40, 60.
-    e10, e20 = width_edges([10, 20], 0.0, 20.0, 41.0)
-    assert e10.tolist() == [20, 30, 40, 50]
-    assert e20.tolist() == [20, 40, 60]
-    # Origin 2, width 5 over [17, 30]: first 2 + 3*5 = 17; floor(13/5) + 1 = 3 intervals.
-    (e5,) = width_edges([5], 2.0, 17.0, 30.0)
-    assert e5.tolist() == [17, 22, 27, 32]
 
 
 def test_continuous_levels_exact_values_and_widths() -> None:
@@ -488,12 +481,6 @@ def test_equal_width_bins_label_the_interval_holding_each_value(
     edges = binned_edges(values[[0, -1]], None, "equal_width", bins, 2)
     h = continuous_levels("x", values, edges, True, float(values[0]), float(values[-1]))
     assert _mislabelled(h, values) == []
-
-
-def test_interval_index() -> None:
-    edges = np.array([0.0, 10.0, 20.0])
-    got = interval_index(np.array([-1.0, 0.0, 9.99, 10.0, 19.0, 20.0, 20.5]), edges)
-    assert got.tolist() == [-1, 0, 0, 1, 1, 1, -1]
 
 
 # ---------------------------------------------------------------- generated edges

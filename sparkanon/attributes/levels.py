@@ -25,7 +25,6 @@ range; a code prefix's share of the code space; 1 for the root.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
@@ -33,13 +32,15 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 import numpy as np
 
 from sparkanon.attributes.hierarchy import Taxonomy
-from sparkanon.attributes.kinds import (
-    SUPPRESSED,
-    _format_number,
+from sparkanon.attributes.intervals import (
+    interval_index,
+    published_number,
     published_range,
+    quantile_starts,
     round_bound,
     snap_significant,
 )
+from sparkanon.attributes.kinds import SUPPRESSED
 from sparkanon.errors import ConfigError
 
 MAX_BASE_VALUES = 20_000
@@ -163,17 +164,6 @@ def _dense(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return present, inverse.astype(np.int64).ravel()
 
 
-def interval_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Interval of each value between sorted ``edges``: ``i`` for ``edges[i] <= v < edges[i+1]``.
-
-    The last interval is closed (``v == edges[-1]`` falls in it). Values outside
-    ``[edges[0], edges[-1]]`` get ``-1``.
-    """
-    idx = np.searchsorted(edges, values, side="right") - 1
-    idx = np.where(values == edges[-1], len(edges) - 2, idx)
-    return np.where((values < edges[0]) | (values > edges[-1]), -1, idx)
-
-
 def continuous_levels(
     name: str,
     values: np.ndarray,
@@ -226,9 +216,10 @@ def continuous_levels(
         idx = interval_index(values, edges)
         if (idx < 0).any():
             bad = float(values[np.flatnonzero(idx < 0)[0]])
+            start, end = published_number(float(edges[0])), published_number(float(edges[-1]))
             raise ConfigError(
-                f"attribute {name!r}: value {_format_number(bad)} lies outside its interval "
-                f"levels [{_format_number(float(edges[0]))}, {_format_number(float(edges[-1]))}]; "
+                f"attribute {name!r}: value {published_number(bad)} lies outside its interval "
+                f"levels [{start}, {end}]; "
                 "widen the first and last breakpoints to cover the data's range"
             )
         present, ids = _dense(idx)
@@ -250,12 +241,12 @@ def _value_label(value: float, decimals: int | None) -> str:
     """An exact value's label, rounded to the nearest at ``decimals`` places when set."""
     if decimals is not None:
         value = round_bound(value, decimals, ROUND_HALF_EVEN)
-    return _format_number(value)
+    return published_number(value)
 
 
 def _interval_label(lo: float, hi: float, closed: bool) -> str:
     """``[lo, hi)``, or ``[lo, hi]`` when ``closed`` (the last interval of a level)."""
-    return f"[{_format_number(lo)}, {_format_number(hi)}{']' if closed else ')'}"
+    return f"[{published_number(lo)}, {published_number(hi)}{']' if closed else ')'}"
 
 
 def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
@@ -273,9 +264,9 @@ def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
     each label outwards instead would publish ``[50, 183)`` and ``[182, 269]``, which
     overlap).
 
-    Each edge is first snapped to 12 significant digits (:func:`round_bound`), as the
-    values placed between the edges are; a level whose edges snap to one number becomes
-    one grid step from it.
+    Each edge is first snapped to 12 significant digits
+    (:func:`~sparkanon.attributes.intervals.round_bound`), as the values placed between
+    the edges are; a level whose edges snap to one number becomes one grid step from it.
 
     Args:
         edges: the sorted edges of one level (at least two).
@@ -316,55 +307,6 @@ def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
                 "before, so that every interval nests in the next level's"
             )
     return None
-
-
-def width_edges(
-    widths: Sequence[float], origin: float, low: float, high: float
-) -> list[np.ndarray]:
-    """Edges of intervals of each width, aligned at ``origin``, covering ``[low, high]``."""
-    out = []
-    for w in widths:
-        start = math.floor(float(f"{(low - origin) / w:.12g}"))
-        count = max(1, math.floor(float(f"{(high - origin) / w:.12g}")) - start + 1)
-        out.append(snap_significant(decimal_grid(origin, w, range(start, start + count + 1))))
-    return out
-
-
-def decimal_grid(origin: float, step: float, multiples: range) -> np.ndarray:
-    """``origin + k * step`` for each ``k``, computed on the decimals the numbers read as.
-
-    In binary floating point ``0.1 * 3`` is ``0.30000000000000004`` and ``-0.15 + 3 *
-    0.05`` is ``2.8e-17``, not 0: an edge a config means as 0.3 or 0 would then fall just
-    beside the value a CSV reads as 0.3 or 0. Computed on the shortest decimal text of
-    ``origin`` and ``step`` (their ``repr``), each edge is the float nearest the decimal
-    the config means, and every level's edges are the same numbers where they coincide
-    (the levels nest).
-
-    Args:
-        origin: the grid's origin.
-        step: its spacing (a width).
-        multiples: the ``k`` to compute.
-
-    Returns:
-        The edges, as floats, in the order of ``multiples``.
-    """
-    o, w = Decimal(repr(float(origin))), Decimal(repr(float(step)))
-    return np.array([float(o + w * k) for k in multiples], dtype=float)
-
-
-def quantile_starts(counts: np.ndarray, bins: int) -> list[int]:
-    """Where each of ``bins`` quantile bins after the first begins, by the rows of each value.
-
-    A bin ends after the value where the cumulated share of rows reaches ``q = j / bins``;
-    the next value opens the next bin (intervals are ``[edge, next edge)``). Positions past
-    the last value are clipped to it.
-    """
-    cum = np.cumsum(counts) / float(np.sum(counts))
-    last = len(counts) - 1
-    return [
-        min(int(np.searchsorted(cum, q - 1e-12, side="left")) + 1, last)
-        for q in np.arange(1, bins) / bins
-    ]
 
 
 def binned_edges(
