@@ -1,7 +1,7 @@
 """Numeric intervals worked by hand (:mod:`sparkanon.attributes.intervals`).
 
-The edges of a range, values placed between them, and the published text of numbers and
-ranges.
+The edges of a range (widths, generated bins, edges on the published decimal grid), values
+placed between them, and the published text of numbers and ranges.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN
 import numpy as np
 
 from sparkanon.attributes.intervals import (
+    binned_edges,
     decimal_grid,
     interval_index,
+    published_edges,
     published_number,
     published_range,
     quantile_starts,
@@ -37,6 +39,63 @@ def test_interval_index() -> None:
     edges = np.array([0.0, 10.0, 20.0])
     got = interval_index(np.array([-1.0, 0.0, 9.99, 10.0, 19.0, 20.0, 20.5]), edges)
     assert got.tolist() == [-1, 0, 0, 1, 1, 1, -1]
+
+
+def test_binned_edges_equal_width() -> None:
+    # [0, 10] in 4 bins of 2.5; merging 2 at a time leaves [0, 5, 10] (two intervals).
+    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 4, 2)
+    assert [e.tolist() for e in got] == [[0, 2.5, 5, 7.5, 10], [0, 5, 10]]
+    # 5 bins of 2: merging every other edge keeps the last edge: [0, 4, 8, 10], then [0, 8, 10].
+    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 5, 2)
+    assert [e.tolist() for e in got] == [[0, 2, 4, 6, 8, 10], [0, 4, 8, 10], [0, 8, 10]]
+    # Merging 3 at a time: [0, 6, 10].
+    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 5, 3)
+    assert [e.tolist() for e in got] == [[0, 2, 4, 6, 8, 10], [0, 6, 10]]
+
+
+def test_binned_edges_quantile_skewed_counts() -> None:
+    # 10 rows: value 1 holds 5, the others one each. Two quantile bins: the median row
+    # is a 1, the cut falls after it; the rows split 5 / 5.
+    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
+    counts = np.array([5, 1, 1, 1, 1, 1])
+    (edges,) = binned_edges(values, counts, "quantile", 2, 2)
+    assert edges[0] == 1.0 and edges[-1] == 6.0
+    rows = np.bincount(interval_index(values, edges), weights=counts)
+    assert rows.tolist() == [5, 5]
+
+
+def test_binned_edges_quantile_equal_counts_balanced() -> None:
+    # Eight values with one row each, four quantile bins: every bin holds two rows
+    # (as pandas.qcut and the ordinal quantile bins of families/full_domain/lattice.py split them).
+    values = np.arange(1.0, 9.0)
+    counts = np.ones(8, dtype=np.int64)
+    got = binned_edges(values, counts, "quantile", 4, 2)
+    assert got[0][0] == 1.0 and got[0][-1] == 8.0
+    per_bin = np.bincount(interval_index(values, got[0]), minlength=len(got[0]) - 1)
+    assert per_bin.tolist() == [2, 2, 2, 2], f"edges {got[0].tolist()}"
+    # The next level merges two bins at a time: two bins of four rows.
+    per_bin = np.bincount(interval_index(values, got[1]), minlength=len(got[1]) - 1)
+    assert per_bin.tolist() == [4, 4], f"edges {got[1].tolist()}"
+
+
+def test_published_edges_by_hand() -> None:
+    e = np.array([-0.04, 0.3, 0.34, 0.36, 0.96, 1.01])
+    # None: the edges themselves.
+    assert published_edges(e, None) is e
+    # 1 place: first down (-0.1), cuts to the nearest (0.3, 0.3, 0.4, 1.0), last up (1.1);
+    # the two cuts at 0.3 become one.
+    assert published_edges(e, 1).tolist() == [-0.1, 0.3, 0.4, 1.0, 1.1]
+    # 0 places: the first down to -1, the cuts to 0, 0, 0, 1 and the last up to 2.
+    assert published_edges(e, 0).tolist() == [-1.0, 0.0, 1.0, 2.0]
+    # Cuts rounding onto the first or last edge are dropped; halves go to the even.
+    assert published_edges(np.array([0.2, 0.4, 2.5, 3.5, 3.8]), 0).tolist() == [0.0, 2.0, 4.0]
+    # Edges already on the grid are kept (so a second call changes nothing).
+    grid = np.array([50.0, 183.0, 269.0])
+    assert published_edges(grid, 0).tolist() == grid.tolist()
+    assert published_edges(published_edges(e, 1), 1).tolist() == published_edges(e, 1).tolist()
+    # Edges equal at 12 significant digits: one grid step from their number.
+    assert published_edges(np.array([2.0, 2.0 + 1e-13]), 1).tolist() == [2.0, 2.1]
+    assert published_edges(np.array([-3.0, -3.0 + 1e-14]), 0).tolist() == [-3.0, -2.0]
 
 
 def test_decimal_grid_reads_the_numbers_as_decimals() -> None:

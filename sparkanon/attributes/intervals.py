@@ -3,7 +3,10 @@
 Edges: :func:`interval_index` places values between sorted edges (``[edge, next edge)``,
 the last interval closed); :func:`width_edges` cuts a range into intervals of given widths
 aligned at an origin, on the decimals the config's numbers read as (:func:`decimal_grid`);
-:func:`quantile_starts` cuts sorted values into bins of about equal rows.
+:func:`quantile_starts` cuts sorted values into bins of about equal rows;
+:func:`binned_edges` generates equal-width or quantile bins and merges them level by
+level; :func:`published_edges` puts one level's edges on the grid of the published
+decimal places.
 
 Text: a number is published snapped to :data:`SIGNIFICANT_DIGITS` significant digits
 (:func:`snap_significant`, :func:`published_number`), a range bound rounded at a number of
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from decimal import Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 import numpy as np
 
@@ -163,3 +166,74 @@ def quantile_starts(counts: np.ndarray, bins: int) -> list[int]:
         min(int(np.searchsorted(cum, q - 1e-12, side="left")) + 1, last)
         for q in np.arange(1, bins) / bins
     ]
+
+
+def binned_edges(
+    values: np.ndarray, counts: np.ndarray | None, method: str, bins: int, merge: int
+) -> list[np.ndarray]:
+    """Generated interval levels: ``bins`` equal-width or quantile bins, then ``merge`` at a time.
+
+    Args:
+        values: the sorted distinct values (or the data's ``[low, high]`` for equal width).
+        counts: rows of each value (quantile bins), or ``None``.
+        method: ``equal_width`` or ``quantile``.
+        bins: intervals of the finest level.
+        merge: consecutive intervals merged into one at each next level (>= 2).
+
+    Returns:
+        The edges of each level, finest first, down to two intervals.
+    """
+    low, high = float(values[0]), float(values[-1])
+    if method == "equal_width" or counts is None:
+        edges = snap_significant(np.linspace(low, high, bins + 1))
+    else:
+        cuts = [float(values[i]) for i in quantile_starts(counts, bins)]
+        edges = np.unique(np.array([low, *cuts, high], dtype=float))
+        if len(edges) < 2:
+            edges = np.array([low, high if high > low else low + 1.0])
+    out = [edges]
+    while len(out[-1]) > 3:
+        coarser = out[-1][::merge]
+        if coarser[-1] != out[-1][-1]:
+            coarser = np.append(coarser, out[-1][-1])
+        out.append(coarser)
+    return out
+
+
+def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
+    """One level's interval edges on the grid of ``decimals`` places, as they are published.
+
+    The inner edges (the cuts between intervals) are rounded to the nearest, half to
+    even as a published value is; the first edge is rounded down and the last up, so the
+    level still covers every value the unrounded edges did. Cuts that round onto the same
+    number, or onto the first or last edge, become one edge, and the intervals between
+    them (narrower than one grid step) are gone. Rounding is monotone, so the edges stay
+    sorted, and a coarser level's cuts, a subset of the finer level's, round to a subset
+    of the finer level's rounded cuts: the levels still nest. Values placed between the
+    rounded edges lie in exactly one label: ``[50, 182.7)`` and ``[182.7, 268.2]`` become
+    ``[50, 183)`` and ``[183, 269]`` at ``decimals: 0``, 182.7 in the first (widening
+    each label outwards instead would publish ``[50, 183)`` and ``[182, 269]``, which
+    overlap).
+
+    Each edge is first snapped to 12 significant digits (:func:`round_bound`), as the
+    values placed between the edges are; a level whose edges snap to one number becomes
+    one grid step from it.
+
+    Args:
+        edges: the sorted edges of one level (at least two).
+        decimals: decimal places kept (``None``: the edges unchanged).
+
+    Returns:
+        The sorted, distinct rounded edges (at least two); ``edges`` itself when
+        ``decimals`` is ``None``.
+    """
+    if decimals is None:
+        return edges
+    e = np.asarray(edges, dtype=float)
+    first = round_bound(float(e[0]), decimals, ROUND_FLOOR)
+    last = round_bound(float(e[-1]), decimals, ROUND_CEILING)
+    cuts = [round_bound(float(v), decimals, ROUND_HALF_EVEN) for v in e[1:-1]]
+    out = np.unique(np.array([first, *cuts, last], dtype=float))
+    if len(out) < 2:  # a level narrower than the snapping: one grid step
+        out = np.array([first, float(Decimal(f"{first!r}") + Decimal(1).scaleb(-decimals))])
+    return out

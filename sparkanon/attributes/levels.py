@@ -27,18 +27,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN
 
 import numpy as np
 
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.intervals import (
     interval_index,
+    published_edges,
     published_number,
     published_range,
-    quantile_starts,
     round_bound,
-    snap_significant,
 )
 from sparkanon.attributes.kinds import SUPPRESSED
 from sparkanon.errors import ConfigError
@@ -177,14 +176,15 @@ def continuous_levels(
 
     With ``decimals`` (``output.decimals``) the labels keep that many decimal places: an
     exact value is rounded to the nearest (as a centroid is), and every level's edges are
-    first put on that grid (:func:`published_edges`), so the intervals themselves, and not
-    only their text, are the published ones: each value lies in exactly one label of a
-    level, the one its node publishes, and the certainty penalties are those of the
-    published widths. Exact values whose labels become equal publish as one group.
+    first put on that grid (:func:`~sparkanon.attributes.intervals.published_edges`), so
+    the intervals themselves, and not only their text, are the published ones: each value
+    lies in exactly one label of a level, the one its node publishes, and the certainty
+    penalties are those of the published widths. Exact values whose labels become equal
+    publish as one group.
 
     A caller that places rows in intervals itself (the finest level of ``exact`` false)
-    must place them between the same :func:`published_edges`; applying it again here
-    changes nothing.
+    must place them between the same published edges; applying them again here changes
+    nothing.
 
     Args:
         name: the column.
@@ -249,45 +249,6 @@ def _interval_label(lo: float, hi: float, closed: bool) -> str:
     return f"[{published_number(lo)}, {published_number(hi)}{']' if closed else ')'}"
 
 
-def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
-    """One level's interval edges on the grid of ``decimals`` places, as they are published.
-
-    The inner edges (the cuts between intervals) are rounded to the nearest, half to
-    even as a published value is; the first edge is rounded down and the last up, so the
-    level still covers every value the unrounded edges did. Cuts that round onto the same
-    number, or onto the first or last edge, become one edge, and the intervals between
-    them (narrower than one grid step) are gone. Rounding is monotone, so the edges stay
-    sorted, and a coarser level's cuts, a subset of the finer level's, round to a subset
-    of the finer level's rounded cuts: the levels still nest. Values placed between the
-    rounded edges lie in exactly one label: ``[50, 182.7)`` and ``[182.7, 268.2]`` become
-    ``[50, 183)`` and ``[183, 269]`` at ``decimals: 0``, 182.7 in the first (widening
-    each label outwards instead would publish ``[50, 183)`` and ``[182, 269]``, which
-    overlap).
-
-    Each edge is first snapped to 12 significant digits
-    (:func:`~sparkanon.attributes.intervals.round_bound`), as the values placed between
-    the edges are; a level whose edges snap to one number becomes one grid step from it.
-
-    Args:
-        edges: the sorted edges of one level (at least two).
-        decimals: decimal places kept (``None``: the edges unchanged).
-
-    Returns:
-        The sorted, distinct rounded edges (at least two); ``edges`` itself when
-        ``decimals`` is ``None``.
-    """
-    if decimals is None:
-        return edges
-    e = np.asarray(edges, dtype=float)
-    first = round_bound(float(e[0]), decimals, ROUND_FLOOR)
-    last = round_bound(float(e[-1]), decimals, ROUND_CEILING)
-    cuts = [round_bound(float(v), decimals, ROUND_HALF_EVEN) for v in e[1:-1]]
-    out = np.unique(np.array([first, *cuts, last], dtype=float))
-    if len(out) < 2:  # a level narrower than the snapping: one grid step
-        out = np.array([first, float(Decimal(f"{first!r}") + Decimal(1).scaleb(-decimals))])
-    return out
-
-
 def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
     """A problem when each step is not a larger multiple of the one before, or ``None``.
 
@@ -307,38 +268,6 @@ def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
                 "before, so that every interval nests in the next level's"
             )
     return None
-
-
-def binned_edges(
-    values: np.ndarray, counts: np.ndarray | None, method: str, bins: int, merge: int
-) -> list[np.ndarray]:
-    """Generated interval levels: ``bins`` equal-width or quantile bins, then ``merge`` at a time.
-
-    Args:
-        values: the sorted distinct values (or the data's ``[low, high]`` for equal width).
-        counts: rows of each value (quantile bins), or ``None``.
-        method: ``equal_width`` or ``quantile``.
-        bins: intervals of the finest level.
-        merge: consecutive intervals merged into one at each next level (>= 2).
-
-    Returns:
-        The edges of each level, finest first, down to two intervals.
-    """
-    low, high = float(values[0]), float(values[-1])
-    if method == "equal_width" or counts is None:
-        edges = snap_significant(np.linspace(low, high, bins + 1))
-    else:
-        cuts = [float(values[i]) for i in quantile_starts(counts, bins)]
-        edges = np.unique(np.array([low, *cuts, high], dtype=float))
-        if len(edges) < 2:
-            edges = np.array([low, high if high > low else low + 1.0])
-    out = [edges]
-    while len(out[-1]) > 3:
-        coarser = out[-1][::merge]
-        if coarser[-1] != out[-1][-1]:
-            coarser = np.append(coarser, out[-1][-1])
-        out.append(coarser)
-    return out
 
 
 def ordinal_levels(

@@ -38,7 +38,9 @@ from sparkanon.attributes.dates import (
     calendar_levels,
 )
 from sparkanon.attributes.intervals import (
+    binned_edges,
     interval_index,
+    published_edges,
     published_number,
     quantile_starts,
     snap_significant,
@@ -54,12 +56,10 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.levels import (
     MAX_BASE_VALUES,
     LevelHierarchy,
-    binned_edges,
     continuous_levels,
     nominal_levels,
     ordinal_levels,
     prefix_levels,
-    published_edges,
     taxonomy_levels,
 )
 from sparkanon.attributes.schema import SENS, Schema
