@@ -14,6 +14,7 @@ from sparkanon.attributes.intervals import (
     binned_edges,
     decimal_grid,
     interval_index,
+    interval_label,
     published_edges,
     published_number,
     published_range,
@@ -139,3 +140,11 @@ def test_published_range() -> None:
     assert published_range("-2", "-1") == "[-2, -1]"
     assert published_range("7th-8th", "HS-grad") == "[7th-8th, HS-grad]"
     assert published_range("5", "5") == "5"
+
+
+def test_interval_label() -> None:
+    # Half-open unless closed; equal bounds are both written (unlike a published range).
+    assert interval_label("20", "30") == "[20, 30)"
+    assert interval_label("80", "90", closed=True) == "[80, 90]"
+    assert interval_label("5", "5", closed=True) == "[5, 5]"
+    assert interval_label("2020-01-01", "2020-02-01") == "[2020-01-01, 2020-02-01)"

@@ -47,6 +47,7 @@ from sparkanon.attributes.dates import date_label as iso_dates
 from sparkanon.attributes.hierarchy import Taxonomy, taxonomy_from_rows
 from sparkanon.attributes.intervals import (
     interval_index,
+    interval_label,
     published_number,
     published_range,
     quantile_starts,
@@ -275,7 +276,7 @@ def _bounds_problem(cfg: Any, coding: _Coding) -> str | None:
 
     def show(i: int) -> str:
         lo, hi = coding.bounds[i]
-        return f"[{label(lo)}, {label(hi)})"
+        return interval_label(label(lo), label(hi))
 
     for i, (lo, hi) in enumerate(coding.bounds):
         if hi <= lo:
@@ -506,7 +507,7 @@ def _half_open(lo: float, hi: float, coding: _Coding, label: Callable[[float], s
         lo = max(lo, coding.bottom)
     if coding.top is not None:
         hi = min(hi, coding.top)
-    return f"[{label(lo)}, {label(hi)})"
+    return interval_label(label(lo), label(hi))
 
 
 def _width_labels(
@@ -547,11 +548,11 @@ def _quantile_labels(
         for i, s in enumerate(starts):
             lo = distinct[s] if i or coding.bottom is None else coding.bottom
             if i + 1 < len(starts):
-                names.append(f"[{label(lo)}, {label(distinct[starts[i + 1]])})")
+                names.append(interval_label(label(lo), label(distinct[starts[i + 1]])))
             elif coding.top is not None:
-                names.append(f"[{label(lo)}, {label(coding.top)})")
+                names.append(interval_label(label(lo), label(coding.top)))
             else:
-                names.append(f"[{label(lo)}, {label(distinct[-1])}]")
+                names.append(interval_label(label(lo), label(distinct[-1]), closed=True))
         out.append([names[interval[j]] for j in inverse.ravel()])
     return out
 
@@ -571,7 +572,7 @@ def _bound_labels(
         last = np.minimum(first + step, len(bounds)) - 1
         out.append(
             [
-                f"[{label(bounds[a, 0])}, {label(bounds[b, 1])})"
+                interval_label(label(bounds[a, 0]), label(bounds[b, 1]))
                 for a, b in zip(first, last, strict=True)
             ]
         )

@@ -10,8 +10,9 @@ decimal places.
 
 Text: a number is published snapped to :data:`SIGNIFICANT_DIGITS` significant digits
 (:func:`snap_significant`, :func:`published_number`), a range bound rounded at a number of
-decimal places (:func:`round_bound`), and a range as ``[lo, hi]`` with its bounds
-separated by :data:`RANGE_SEPARATOR` (:func:`published_range`).
+decimal places (:func:`round_bound`), a range as ``[lo, hi]`` with its bounds separated
+by :data:`RANGE_SEPARATOR` (:func:`published_range`), and an interval of a level as
+``[lo, hi)`` (:func:`interval_label`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 import numpy as np
 
 RANGE_SEPARATOR = ", "
-"""Separates the bounds of a published range ``[lo, hi]``; the config rejects ordinal
-labels that hold it, so a bound never contains it."""
+"""Separates the bounds of a published range ``[lo, hi]`` and of an interval ``[lo, hi)``;
+the config rejects ordinal labels that hold it, so a bound never contains it."""
 
 SIGNIFICANT_DIGITS = 12
 """Decoded continuous values are snapped to this many significant digits before they are
@@ -106,6 +107,25 @@ def published_range(lo: str, hi: str) -> str:
         ``lo`` when both bounds are the same, else ``[lo, hi]``.
     """
     return lo if lo == hi else f"[{lo}{RANGE_SEPARATOR}{hi}]"
+
+
+def interval_label(lo: str, hi: str, closed: bool = False) -> str:
+    """The published form of one interval of a level: ``[lo, hi)``, or ``[lo, hi]`` closed.
+
+    The intervals of a level are half-open, so a value on an inner edge lies in exactly
+    one of them; the last interval of a level may be closed at its highest edge. The
+    bounds are separated as in :func:`published_range`, and both are written even when
+    they are equal.
+
+    Args:
+        lo: the formatted lower edge.
+        hi: the formatted upper edge.
+        closed: whether the interval holds its upper edge.
+
+    Returns:
+        ``[lo, hi)``, or ``[lo, hi]`` when ``closed``.
+    """
+    return f"[{lo}{RANGE_SEPARATOR}{hi}{']' if closed else ')'}"
 
 
 def interval_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

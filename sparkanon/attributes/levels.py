@@ -34,6 +34,7 @@ import numpy as np
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.intervals import (
     interval_index,
+    interval_label,
     published_edges,
     published_number,
     published_range,
@@ -227,7 +228,7 @@ def continuous_levels(
         last = present == len(edges) - 2
         labels.append(
             tuple(
-                _interval_label(float(a), float(b), bool(c))
+                interval_label(published_number(float(a)), published_number(float(b)), bool(c))
                 for a, b, c in zip(lo, hi, last, strict=True)
             )
         )
@@ -242,11 +243,6 @@ def _value_label(value: float, decimals: int | None) -> str:
     if decimals is not None:
         value = round_bound(value, decimals, ROUND_HALF_EVEN)
     return published_number(value)
-
-
-def _interval_label(lo: float, hi: float, closed: bool) -> str:
-    """``[lo, hi)``, or ``[lo, hi]`` when ``closed`` (the last interval of a level)."""
-    return f"[{published_number(lo)}, {published_number(hi)}{']' if closed else ')'}"
 
 
 def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
