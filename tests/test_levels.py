@@ -1,9 +1,9 @@
-"""Generalization levels of full-domain generalization (issue 12), worked by hand.
+"""Generalization levels of full-domain generalization, worked by hand.
 
 Every expected map, label and NCP below is computed in the comments from the inputs, not
 read back from the code: taxonomy levels from a small ARX file, nominal, continuous (exact
-values, widths, breakpoints, finest intervals), ordinal and code-prefix levels, the
-generated interval edges, and the nesting check of :class:`LevelHierarchy`.
+values, widths, breakpoints, finest intervals), ordinal and code-prefix levels, and the
+nesting check of :class:`LevelHierarchy`.
 """
 
 from __future__ import annotations
@@ -19,18 +19,21 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
-from sparkanon.attributes.kinds import SUPPRESSED, round_bound, snap_significant
+from sparkanon.attributes.intervals import (
+    binned_edges,
+    published_edges,
+    round_bound,
+    snap_significant,
+    width_edges,
+)
+from sparkanon.attributes.kinds import SUPPRESSED
 from sparkanon.attributes.levels import (
     LevelHierarchy,
-    binned_edges,
     continuous_levels,
-    interval_index,
     nominal_levels,
     ordinal_levels,
     prefix_levels,
-    published_edges,
     taxonomy_levels,
-    width_edges,
 )
 from sparkanon.errors import ConfigError
 from sparkanon.families.full_domain.lattice import BaseRule
@@ -159,17 +162,6 @@ def test_nominal_levels() -> None:
 # ---------------------------------------------------------------- continuous
 
 
-def test_width_edges_by_hand() -> None:
-    # Data range [20, 41], origin 0. Width 10: first edge floor(20/10)*10 = 20, then
-    # floor((41-20)/10) + 1 = 3 intervals: 20, 30, 40, 50. Width 20: 20, 40, 60.
-    e10, e20 = width_edges([10, 20], 0.0, 20.0, 41.0)
-    assert e10.tolist() == [20, 30, 40, 50]
-    assert e20.tolist() == [20, 40, 60]
-    # Origin 2, width 5 over [17, 30]: first 2 + 3*5 = 17; floor(13/5) + 1 = 3 intervals.
-    (e5,) = width_edges([5], 2.0, 17.0, 30.0)
-    assert e5.tolist() == [17, 22, 27, 32]
-
-
 def test_continuous_levels_exact_values_and_widths() -> None:
     values = np.array([20.0, 23.0, 35.0, 41.0])
     edges = width_edges([10, 20], 0.0, 20.0, 41.0)
@@ -250,26 +242,6 @@ def test_quantile_labels_with_decimals_do_not_overlap(
     assert h.maps[1].tolist() == level1
     assert _overlaps(h.labels[1]) == []
     assert _mislabelled(h, x) == []
-
-
-def test_published_edges_by_hand() -> None:
-    e = np.array([-0.04, 0.3, 0.34, 0.36, 0.96, 1.01])
-    # None: the edges themselves.
-    assert published_edges(e, None) is e
-    # 1 place: first down (-0.1), cuts to the nearest (0.3, 0.3, 0.4, 1.0), last up (1.1);
-    # the two cuts at 0.3 become one.
-    assert published_edges(e, 1).tolist() == [-0.1, 0.3, 0.4, 1.0, 1.1]
-    # 0 places: the first down to -1, the cuts to 0, 0, 0, 1 and the last up to 2.
-    assert published_edges(e, 0).tolist() == [-1.0, 0.0, 1.0, 2.0]
-    # Cuts rounding onto the first or last edge are dropped; halves go to the even.
-    assert published_edges(np.array([0.2, 0.4, 2.5, 3.5, 3.8]), 0).tolist() == [0.0, 2.0, 4.0]
-    # Edges already on the grid are kept (so a second call changes nothing).
-    grid = np.array([50.0, 183.0, 269.0])
-    assert published_edges(grid, 0).tolist() == grid.tolist()
-    assert published_edges(published_edges(e, 1), 1).tolist() == published_edges(e, 1).tolist()
-    # Edges equal at 12 significant digits: one grid step from their number.
-    assert published_edges(np.array([2.0, 2.0 + 1e-13]), 1).tolist() == [2.0, 2.1]
-    assert published_edges(np.array([-3.0, -3.0 + 1e-14]), 0).tolist() == [-3.0, -2.0]
 
 
 def test_continuous_levels_breakpoints_decimal_labels_and_clipping() -> None:
@@ -488,52 +460,6 @@ def test_equal_width_bins_label_the_interval_holding_each_value(
     edges = binned_edges(values[[0, -1]], None, "equal_width", bins, 2)
     h = continuous_levels("x", values, edges, True, float(values[0]), float(values[-1]))
     assert _mislabelled(h, values) == []
-
-
-def test_interval_index() -> None:
-    edges = np.array([0.0, 10.0, 20.0])
-    got = interval_index(np.array([-1.0, 0.0, 9.99, 10.0, 19.0, 20.0, 20.5]), edges)
-    assert got.tolist() == [-1, 0, 0, 1, 1, 1, -1]
-
-
-# ---------------------------------------------------------------- generated edges
-
-
-def test_binned_edges_equal_width() -> None:
-    # [0, 10] in 4 bins of 2.5; merging 2 at a time leaves [0, 5, 10] (two intervals).
-    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 4, 2)
-    assert [e.tolist() for e in got] == [[0, 2.5, 5, 7.5, 10], [0, 5, 10]]
-    # 5 bins of 2: merging every other edge keeps the last edge: [0, 4, 8, 10], then [0, 8, 10].
-    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 5, 2)
-    assert [e.tolist() for e in got] == [[0, 2, 4, 6, 8, 10], [0, 4, 8, 10], [0, 8, 10]]
-    # Merging 3 at a time: [0, 6, 10].
-    got = binned_edges(np.array([0.0, 10.0]), None, "equal_width", 5, 3)
-    assert [e.tolist() for e in got] == [[0, 2, 4, 6, 8, 10], [0, 6, 10]]
-
-
-def test_binned_edges_quantile_skewed_counts() -> None:
-    # 10 rows: value 1 holds 5, the others one each. Two quantile bins: the median row
-    # is a 1, the cut falls after it; the rows split 5 / 5.
-    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0, 6.0])
-    counts = np.array([5, 1, 1, 1, 1, 1])
-    (edges,) = binned_edges(values, counts, "quantile", 2, 2)
-    assert edges[0] == 1.0 and edges[-1] == 6.0
-    rows = np.bincount(interval_index(values, edges), weights=counts)
-    assert rows.tolist() == [5, 5]
-
-
-def test_binned_edges_quantile_equal_counts_balanced() -> None:
-    # Eight values with one row each, four quantile bins: every bin holds two rows
-    # (as pandas.qcut and the ordinal quantile bins of families/full_domain/lattice.py split them).
-    values = np.arange(1.0, 9.0)
-    counts = np.ones(8, dtype=np.int64)
-    got = binned_edges(values, counts, "quantile", 4, 2)
-    assert got[0][0] == 1.0 and got[0][-1] == 8.0
-    per_bin = np.bincount(interval_index(values, got[0]), minlength=len(got[0]) - 1)
-    assert per_bin.tolist() == [2, 2, 2, 2], f"edges {got[0].tolist()}"
-    # The next level merges two bins at a time: two bins of four rows.
-    per_bin = np.bincount(interval_index(values, got[1]), minlength=len(got[1]) - 1)
-    assert per_bin.tolist() == [4, 4], f"edges {got[1].tolist()}"
 
 
 # ---------------------------------------------------------------- ordinal

@@ -45,13 +45,16 @@ import pandas as pd
 from sparkanon.attributes.dates import TemporalFormat
 from sparkanon.attributes.dates import date_label as iso_dates
 from sparkanon.attributes.hierarchy import Taxonomy, taxonomy_from_rows
-from sparkanon.attributes.kinds import SUPPRESSED, _format_number, published_range
-from sparkanon.attributes.levels import (
+from sparkanon.attributes.intervals import (
     interval_index,
-    nesting_problem,
+    interval_label,
+    published_number,
+    published_range,
     quantile_starts,
     width_edges,
 )
+from sparkanon.attributes.kinds import SUPPRESSED
+from sparkanon.attributes.levels import nesting_problem
 from sparkanon.errors import ConfigError, InputError
 
 MAX_BUILT_VALUES = 10_000
@@ -130,7 +133,7 @@ def date_label(days: float) -> str:
 
 def _label_of(cfg: Any) -> Callable[[float], str]:
     """How a builder's interval edges are written: numbers, or ISO dates."""
-    return date_label if getattr(cfg, "values", "number") == "date" else _format_number
+    return date_label if getattr(cfg, "values", "number") == "date" else published_number
 
 
 def value_numbers(cfg: Any, raw: pd.Series, text: pd.Series) -> np.ndarray:
@@ -273,7 +276,7 @@ def _bounds_problem(cfg: Any, coding: _Coding) -> str | None:
 
     def show(i: int) -> str:
         lo, hi = coding.bounds[i]
-        return f"[{label(lo)}, {label(hi)})"
+        return interval_label(label(lo), label(hi))
 
     for i, (lo, hi) in enumerate(coding.bounds):
         if hi <= lo:
@@ -504,13 +507,16 @@ def _half_open(lo: float, hi: float, coding: _Coding, label: Callable[[float], s
         lo = max(lo, coding.bottom)
     if coding.top is not None:
         hi = min(hi, coding.top)
-    return f"[{label(lo)}, {label(hi)})"
+    return interval_label(label(lo), label(hi))
 
 
 def _width_labels(
     cfg: Any, key: str, coding: _Coding, x: np.ndarray, label: Callable[[float], str]
 ) -> list[list[str]]:
-    """Per width, each number's interval label (:func:`width_edges` grid at ``origin``)."""
+    """Per width, each number's interval label on the grid aligned at ``origin``.
+
+    The grid is :func:`~sparkanon.attributes.intervals.width_edges`.
+    """
     if x.size == 0:
         return [[] for _ in cfg.widths]
     origin = point_value(cfg, cfg.origin, f"{key}.origin")
@@ -524,10 +530,11 @@ def _width_labels(
 def _quantile_labels(
     cfg: Any, coding: _Coding, x: np.ndarray, counts: np.ndarray, label: Callable[[float], str]
 ) -> list[list[str]]:
-    """Per count of intervals, each number's quantile interval (:func:`quantile_starts`).
+    """Per count of intervals, each number's quantile interval.
 
-    The splits are computed on the distinct numbers weighted by their rows; each level's
-    starts are among the finer level's, as each count divides the one before.
+    The cuts are :func:`~sparkanon.attributes.intervals.quantile_starts`, computed on the
+    distinct numbers weighted by their rows; each level's starts are among the finer
+    level's, as each count divides the one before.
     """
     if x.size == 0:
         return [[] for _ in cfg.quantiles]
@@ -541,11 +548,11 @@ def _quantile_labels(
         for i, s in enumerate(starts):
             lo = distinct[s] if i or coding.bottom is None else coding.bottom
             if i + 1 < len(starts):
-                names.append(f"[{label(lo)}, {label(distinct[starts[i + 1]])})")
+                names.append(interval_label(label(lo), label(distinct[starts[i + 1]])))
             elif coding.top is not None:
-                names.append(f"[{label(lo)}, {label(coding.top)})")
+                names.append(interval_label(label(lo), label(coding.top)))
             else:
-                names.append(f"[{label(lo)}, {label(distinct[-1])}]")
+                names.append(interval_label(label(lo), label(distinct[-1]), closed=True))
         out.append([names[interval[j]] for j in inverse.ravel()])
     return out
 
@@ -565,7 +572,7 @@ def _bound_labels(
         last = np.minimum(first + step, len(bounds)) - 1
         out.append(
             [
-                f"[{label(bounds[a, 0])}, {label(bounds[b, 1])})"
+                interval_label(label(bounds[a, 0]), label(bounds[b, 1]))
                 for a, b in zip(first, last, strict=True)
             ]
         )

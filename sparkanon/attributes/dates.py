@@ -33,7 +33,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.kinds import SUPPRESSED, ContinuousKind, Kind, published_range
+from sparkanon.attributes.intervals import published_range
+from sparkanon.attributes.kinds import SUPPRESSED, ContinuousKind, Kind
 
 DATE_UNITS = ("day", "week", "month", "quarter", "year", "decade")
 """Calendar units of a date's levels, finest first."""

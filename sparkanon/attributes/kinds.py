@@ -33,100 +33,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from decimal import ROUND_CEILING, ROUND_FLOOR
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.hierarchy import Taxonomy
+from sparkanon.attributes.intervals import published_number, published_range, round_bound
 from sparkanon.attributes.text import trimmed_text
 
 CONTINUOUS_BINS = 1024
 """Continuous values are quantised into this many bins for blocking cuts only."""
 SUPPRESSED = "*"
 """Generalized value of a nominal attribute whose class holds several values."""
-
-
-RANGE_SEPARATOR = ", "
-"""Separates the bounds of a published range ``[lo, hi]``; the config rejects ordinal
-labels that hold it, so a bound never contains it."""
-
-SIGNIFICANT_DIGITS = 12
-"""Decoded continuous values are snapped to this many significant digits before they are
-published, which drops the noise of the normalise/decode round trip."""
-
-
-def snap_significant(x: np.ndarray) -> np.ndarray:
-    """Values rounded to :data:`SIGNIFICANT_DIGITS` significant digits, vectorised.
-
-    Drops the float noise of the normalise/decode round trip (``0.1 * 3`` is
-    ``0.30000000000000004``; snapped, ``0.3``). The rounded integer and the power of ten
-    are exact, so the result is the double nearest the 12-digit decimal, as
-    ``float(f"{v:.12g}")`` gives, without a Python call per value (the two differ only
-    where the 13th digit is a decimal tie, rounded here half to even).
-    """
-    x = np.asarray(x, dtype=float)
-    out = x.copy()
-    ok = np.isfinite(x) & (x != 0)
-    shift = (SIGNIFICANT_DIGITS - 1 - np.floor(np.log10(np.abs(x[ok])))).astype(np.int64)
-    vals = x[ok]
-    up = shift >= 0
-    scale = 10.0 ** np.abs(shift)
-    vals = np.where(up, np.round(vals * scale) / scale, np.round(vals / scale) * scale)
-    out[ok] = vals
-    return out
-
-
-def _format_number(x: float) -> str:
-    """A raw number without spurious decimals: ``25.0`` -> ``25``, ``2.5`` stays ``2.5``."""
-    r = float(f"{x:.{SIGNIFICANT_DIGITS}g}")  # drop the noise of the normalise/decode round trip
-    if r == round(r) and abs(r) < 1e15:
-        return str(int(round(r)))
-    return f"{r:.{SIGNIFICANT_DIGITS}g}"
-
-
-def round_bound(x: float, decimals: int, rounding: str) -> float:
-    """Round one number at ``decimals`` places, after snapping off float noise.
-
-    A range bound is rounded outwards (``ROUND_FLOOR`` low, ``ROUND_CEILING`` high); a
-    published value to the nearest (``ROUND_HALF_EVEN``).
-
-    The value is first snapped to :data:`SIGNIFICANT_DIGITS` significant digits
-    (a code that decodes to ``53.99999999997`` for a true 54 stays 54), then
-    rounded in decimal arithmetic, so ``0.3`` floors to ``0.3`` and does not
-    become ``0.2`` through ``0.3 * 10 = 2.9999...``.
-
-    Args:
-        x: the decoded bound.
-        decimals: decimal places to keep (0 for whole numbers).
-        rounding: a :mod:`decimal` rounding mode (``ROUND_FLOOR`` for a low bound,
-            ``ROUND_CEILING`` for a high one).
-
-    Returns:
-        The rounded number.
-    """
-    snapped = Decimal(f"{x:.{SIGNIFICANT_DIGITS}g}")
-    step = Decimal(1).scaleb(-decimals)
-    if snapped.as_tuple().exponent >= -decimals:  # already on the grid (large magnitudes too)
-        return float(snapped)
-    return float(snapped.quantize(step, rounding=rounding))
-
-
-def published_range(lo: str, hi: str) -> str:
-    """The published form of a generalized range: ``[lo, hi]``, or ``lo`` alone when equal.
-
-    Every kind that publishes an interval uses this closed-interval format: the
-    bounds are separated by a comma and one space, so neither negative numbers
-    (``[-2, -1]``) nor labels holding ``-`` (``[7th-8th, HS-grad]``) are ambiguous.
-
-    Args:
-        lo: the formatted lower bound.
-        hi: the formatted upper bound.
-
-    Returns:
-        ``lo`` when both bounds are the same, else ``[lo, hi]``.
-    """
-    return lo if lo == hi else f"[{lo}{RANGE_SEPARATOR}{hi}]"
 
 
 @dataclass(frozen=True)
@@ -345,8 +264,9 @@ class ContinuousKind(Kind):
         return np.bincount(label, weights=np.abs(codes - means[label]), minlength=m)
 
     def generalized(self, codes: np.ndarray) -> str:
-        """``[lo, hi]`` in raw units, or the single value (:func:`published_range`).
+        """``[lo, hi]`` in raw units, or the single value when both bounds are equal.
 
+        The range is written by :func:`~sparkanon.attributes.intervals.published_range`.
         With ``decimals`` the range is widened to that many decimal places, the
         low bound rounded down and the high bound up, so it still contains every
         value of the class: values 53.68 and 522.32 publish ``[53, 523]`` at
@@ -360,7 +280,7 @@ class ContinuousKind(Kind):
         if self.decimals is not None:
             lo = round_bound(lo, self.decimals, ROUND_FLOOR)
             hi = round_bound(hi, self.decimals, ROUND_CEILING)
-        return published_range(_format_number(lo), _format_number(hi))
+        return published_range(published_number(lo), published_number(hi))
 
     def ncp(self, codes: np.ndarray) -> float:
         """``max - min`` of the codes, already normalised by the whole input's range."""
@@ -509,7 +429,7 @@ class OrdinalKind(DiscreteKind):
     def generalized(self, codes: np.ndarray) -> str:
         """``[a, b]``, the labels of the lowest and highest rank, or the single label.
 
-        See :func:`published_range`.
+        See :func:`~sparkanon.attributes.intervals.published_range`.
         """
         c = np.asarray(codes, dtype=np.int64)
         lo, hi = int(c.min()), int(c.max())

@@ -25,21 +25,22 @@ range; a code prefix's share of the code space; 1 for the root.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN
 
 import numpy as np
 
 from sparkanon.attributes.hierarchy import Taxonomy
-from sparkanon.attributes.kinds import (
-    SUPPRESSED,
-    _format_number,
+from sparkanon.attributes.intervals import (
+    interval_index,
+    interval_label,
+    published_edges,
+    published_number,
     published_range,
     round_bound,
-    snap_significant,
 )
+from sparkanon.attributes.kinds import SUPPRESSED
 from sparkanon.errors import ConfigError
 
 MAX_BASE_VALUES = 20_000
@@ -163,17 +164,6 @@ def _dense(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return present, inverse.astype(np.int64).ravel()
 
 
-def interval_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Interval of each value between sorted ``edges``: ``i`` for ``edges[i] <= v < edges[i+1]``.
-
-    The last interval is closed (``v == edges[-1]`` falls in it). Values outside
-    ``[edges[0], edges[-1]]`` get ``-1``.
-    """
-    idx = np.searchsorted(edges, values, side="right") - 1
-    idx = np.where(values == edges[-1], len(edges) - 2, idx)
-    return np.where((values < edges[0]) | (values > edges[-1]), -1, idx)
-
-
 def continuous_levels(
     name: str,
     values: np.ndarray,
@@ -187,14 +177,15 @@ def continuous_levels(
 
     With ``decimals`` (``output.decimals``) the labels keep that many decimal places: an
     exact value is rounded to the nearest (as a centroid is), and every level's edges are
-    first put on that grid (:func:`published_edges`), so the intervals themselves, and not
-    only their text, are the published ones: each value lies in exactly one label of a
-    level, the one its node publishes, and the certainty penalties are those of the
-    published widths. Exact values whose labels become equal publish as one group.
+    first put on that grid (:func:`~sparkanon.attributes.intervals.published_edges`), so
+    the intervals themselves, and not only their text, are the published ones: each value
+    lies in exactly one label of a level, the one its node publishes, and the certainty
+    penalties are those of the published widths. Exact values whose labels become equal
+    publish as one group.
 
     A caller that places rows in intervals itself (the finest level of ``exact`` false)
-    must place them between the same :func:`published_edges`; applying it again here
-    changes nothing.
+    must place them between the same published edges; applying them again here changes
+    nothing.
 
     Args:
         name: the column.
@@ -226,9 +217,10 @@ def continuous_levels(
         idx = interval_index(values, edges)
         if (idx < 0).any():
             bad = float(values[np.flatnonzero(idx < 0)[0]])
+            start, end = published_number(float(edges[0])), published_number(float(edges[-1]))
             raise ConfigError(
-                f"attribute {name!r}: value {_format_number(bad)} lies outside its interval "
-                f"levels [{_format_number(float(edges[0]))}, {_format_number(float(edges[-1]))}]; "
+                f"attribute {name!r}: value {published_number(bad)} lies outside its interval "
+                f"levels [{start}, {end}]; "
                 "widen the first and last breakpoints to cover the data's range"
             )
         present, ids = _dense(idx)
@@ -236,7 +228,7 @@ def continuous_levels(
         last = present == len(edges) - 2
         labels.append(
             tuple(
-                _interval_label(float(a), float(b), bool(c))
+                interval_label(published_number(float(a)), published_number(float(b)), bool(c))
                 for a, b, c in zip(lo, hi, last, strict=True)
             )
         )
@@ -250,51 +242,7 @@ def _value_label(value: float, decimals: int | None) -> str:
     """An exact value's label, rounded to the nearest at ``decimals`` places when set."""
     if decimals is not None:
         value = round_bound(value, decimals, ROUND_HALF_EVEN)
-    return _format_number(value)
-
-
-def _interval_label(lo: float, hi: float, closed: bool) -> str:
-    """``[lo, hi)``, or ``[lo, hi]`` when ``closed`` (the last interval of a level)."""
-    return f"[{_format_number(lo)}, {_format_number(hi)}{']' if closed else ')'}"
-
-
-def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
-    """One level's interval edges on the grid of ``decimals`` places, as they are published.
-
-    The inner edges (the cuts between intervals) are rounded to the nearest, half to
-    even as a published value is; the first edge is rounded down and the last up, so the
-    level still covers every value the unrounded edges did. Cuts that round onto the same
-    number, or onto the first or last edge, become one edge, and the intervals between
-    them (narrower than one grid step) are gone. Rounding is monotone, so the edges stay
-    sorted, and a coarser level's cuts, a subset of the finer level's, round to a subset
-    of the finer level's rounded cuts: the levels still nest. Values placed between the
-    rounded edges lie in exactly one label: ``[50, 182.7)`` and ``[182.7, 268.2]`` become
-    ``[50, 183)`` and ``[183, 269]`` at ``decimals: 0``, 182.7 in the first (widening
-    each label outwards instead would publish ``[50, 183)`` and ``[182, 269]``, which
-    overlap).
-
-    Each edge is first snapped to 12 significant digits (:func:`round_bound`), as the
-    values placed between the edges are; a level whose edges snap to one number becomes
-    one grid step from it.
-
-    Args:
-        edges: the sorted edges of one level (at least two).
-        decimals: decimal places kept (``None``: the edges unchanged).
-
-    Returns:
-        The sorted, distinct rounded edges (at least two); ``edges`` itself when
-        ``decimals`` is ``None``.
-    """
-    if decimals is None:
-        return edges
-    e = np.asarray(edges, dtype=float)
-    first = round_bound(float(e[0]), decimals, ROUND_FLOOR)
-    last = round_bound(float(e[-1]), decimals, ROUND_CEILING)
-    cuts = [round_bound(float(v), decimals, ROUND_HALF_EVEN) for v in e[1:-1]]
-    out = np.unique(np.array([first, *cuts, last], dtype=float))
-    if len(out) < 2:  # a level narrower than the snapping: one grid step
-        out = np.array([first, float(Decimal(f"{first!r}") + Decimal(1).scaleb(-decimals))])
-    return out
+    return published_number(value)
 
 
 def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
@@ -316,87 +264,6 @@ def nesting_problem(key: str, steps: Sequence[float], what: str) -> str | None:
                 "before, so that every interval nests in the next level's"
             )
     return None
-
-
-def width_edges(
-    widths: Sequence[float], origin: float, low: float, high: float
-) -> list[np.ndarray]:
-    """Edges of intervals of each width, aligned at ``origin``, covering ``[low, high]``."""
-    out = []
-    for w in widths:
-        start = math.floor(float(f"{(low - origin) / w:.12g}"))
-        count = max(1, math.floor(float(f"{(high - origin) / w:.12g}")) - start + 1)
-        out.append(snap_significant(decimal_grid(origin, w, range(start, start + count + 1))))
-    return out
-
-
-def decimal_grid(origin: float, step: float, multiples: range) -> np.ndarray:
-    """``origin + k * step`` for each ``k``, computed on the decimals the numbers read as.
-
-    In binary floating point ``0.1 * 3`` is ``0.30000000000000004`` and ``-0.15 + 3 *
-    0.05`` is ``2.8e-17``, not 0: an edge a config means as 0.3 or 0 would then fall just
-    beside the value a CSV reads as 0.3 or 0. Computed on the shortest decimal text of
-    ``origin`` and ``step`` (their ``repr``), each edge is the float nearest the decimal
-    the config means, and every level's edges are the same numbers where they coincide
-    (the levels nest).
-
-    Args:
-        origin: the grid's origin.
-        step: its spacing (a width).
-        multiples: the ``k`` to compute.
-
-    Returns:
-        The edges, as floats, in the order of ``multiples``.
-    """
-    o, w = Decimal(repr(float(origin))), Decimal(repr(float(step)))
-    return np.array([float(o + w * k) for k in multiples], dtype=float)
-
-
-def quantile_starts(counts: np.ndarray, bins: int) -> list[int]:
-    """Where each of ``bins`` quantile bins after the first begins, by the rows of each value.
-
-    A bin ends after the value where the cumulated share of rows reaches ``q = j / bins``;
-    the next value opens the next bin (intervals are ``[edge, next edge)``). Positions past
-    the last value are clipped to it.
-    """
-    cum = np.cumsum(counts) / float(np.sum(counts))
-    last = len(counts) - 1
-    return [
-        min(int(np.searchsorted(cum, q - 1e-12, side="left")) + 1, last)
-        for q in np.arange(1, bins) / bins
-    ]
-
-
-def binned_edges(
-    values: np.ndarray, counts: np.ndarray | None, method: str, bins: int, merge: int
-) -> list[np.ndarray]:
-    """Generated interval levels: ``bins`` equal-width or quantile bins, then ``merge`` at a time.
-
-    Args:
-        values: the sorted distinct values (or the data's ``[low, high]`` for equal width).
-        counts: rows of each value (quantile bins), or ``None``.
-        method: ``equal_width`` or ``quantile``.
-        bins: intervals of the finest level.
-        merge: consecutive intervals merged into one at each next level (>= 2).
-
-    Returns:
-        The edges of each level, finest first, down to two intervals.
-    """
-    low, high = float(values[0]), float(values[-1])
-    if method == "equal_width" or counts is None:
-        edges = snap_significant(np.linspace(low, high, bins + 1))
-    else:
-        cuts = [float(values[i]) for i in quantile_starts(counts, bins)]
-        edges = np.unique(np.array([low, *cuts, high], dtype=float))
-        if len(edges) < 2:
-            edges = np.array([low, high if high > low else low + 1.0])
-    out = [edges]
-    while len(out[-1]) > 3:
-        coarser = out[-1][::merge]
-        if coarser[-1] != out[-1][-1]:
-            coarser = np.append(coarser, out[-1][-1])
-        out.append(coarser)
-    return out
 
 
 def ordinal_levels(

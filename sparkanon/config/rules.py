@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sparkanon.attributes.kinds import RANGE_SEPARATOR
+from sparkanon.attributes.intervals import RANGE_SEPARATOR
 from sparkanon.attributes.levels import nesting_problem
 
 # ---------------------------------------------------------------- input and output

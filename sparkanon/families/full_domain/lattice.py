@@ -37,28 +37,30 @@ from sparkanon.attributes.dates import (
     TimestampKind,
     calendar_levels,
 )
+from sparkanon.attributes.intervals import (
+    binned_edges,
+    interval_index,
+    published_edges,
+    published_number,
+    quantile_starts,
+    snap_significant,
+    width_edges,
+)
 from sparkanon.attributes.kinds import (
     CategoricalKind,
     ContinuousKind,
     Kind,
     NominalKind,
     OrdinalKind,
-    _format_number,
-    snap_significant,
 )
 from sparkanon.attributes.levels import (
     MAX_BASE_VALUES,
     LevelHierarchy,
-    binned_edges,
     continuous_levels,
-    interval_index,
     nominal_levels,
     ordinal_levels,
     prefix_levels,
-    published_edges,
-    quantile_starts,
     taxonomy_levels,
-    width_edges,
 )
 from sparkanon.attributes.schema import SENS, Schema
 from sparkanon.attributes.semantic import SemanticKind
@@ -189,8 +191,8 @@ def _edges_of(
             if v < out[0][0] or v > out[0][-1]:
                 raise ConfigError(
                     f"{key}.levels.breakpoints: the data's {which} of {name!r}, "
-                    f"{_format_number(v)}, lies outside [{_format_number(float(out[0][0]))}, "
-                    f"{_format_number(float(out[0][-1]))}]; widen the first and last edges"
+                    f"{published_number(v)}, lies outside [{published_number(float(out[0][0]))}, "
+                    f"{published_number(float(out[0][-1]))}]; widen the first and last edges"
                 )
         return out
     assert cfg.bins is not None
