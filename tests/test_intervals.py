@@ -11,17 +11,21 @@ from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN
 import numpy as np
 
 from sparkanon.attributes.intervals import (
+    Coding,
     binned_edges,
+    bound_labels,
     decimal_grid,
     interval_index,
     interval_label,
     published_edges,
     published_number,
     published_range,
+    quantile_labels,
     quantile_starts,
     round_bound,
     snap_significant,
     width_edges,
+    width_labels,
 )
 
 
@@ -148,3 +152,56 @@ def test_interval_label() -> None:
     assert interval_label("80", "90", closed=True) == "[80, 90]"
     assert interval_label("5", "5", closed=True) == "[5, 5]"
     assert interval_label("2020-01-01", "2020-02-01") == "[2020-01-01, 2020-02-01)"
+
+
+def _text(v: float) -> str:
+    return f"{v:g}"
+
+
+def test_width_labels_clip_to_the_coding() -> None:
+    # Width 10 from origin 0 over [12, 25]: [10, 20) and [20, 30); bottom 15 clips the
+    # first interval's start, top 28 the second's end; width 20 gives [0, 20), [20, 40).
+    x = np.array([12.0, 25.0])
+    coding = Coding(top=28.0, bottom=15.0, bounds=None)
+    assert width_labels([20, 10], 0.0, coding, x, _text) == [
+        ["[15, 20)", "[20, 28)"],
+        ["[15, 20)", "[20, 28)"],
+    ]
+    free = Coding(top=None, bottom=None, bounds=None)
+    assert width_labels([20, 10], 0.0, free, x, _text) == [
+        ["[0, 20)", "[20, 40)"],
+        ["[10, 20)", "[20, 30)"],
+    ]
+    assert width_labels([10], 0.0, free, np.array([]), _text) == [[]]
+
+
+def test_bound_labels_merge_declared_intervals() -> None:
+    # Three declared intervals; merging by 2 joins the first two, the third stays alone.
+    bounds = np.array([[0.0, 10.0], [10.0, 20.0], [20.0, 30.0]])
+    coding = Coding(top=None, bottom=None, bounds=bounds)
+    assert coding.bound_index(np.array([5.0, 15.0, 25.0, 30.0, -1.0])).tolist() == [
+        0,
+        1,
+        2,
+        -1,
+        -1,
+    ]
+    assert bound_labels([2], coding, np.array([5.0, 15.0, 25.0]), _text) == [
+        ["[0, 10)", "[10, 20)", "[20, 30)"],
+        ["[0, 20)", "[0, 20)", "[20, 30)"],
+    ]
+
+
+def test_quantile_labels_close_the_last_interval() -> None:
+    # Four distinct numbers of one row each in two bins: [1, 3) and the closed [3, 4].
+    coding = Coding(top=None, bottom=None, bounds=None)
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    assert quantile_labels([2], coding, x, np.ones(4), _text) == [
+        ["[1, 3)", "[1, 3)", "[3, 4]", "[3, 4]"]
+    ]
+
+
+def test_coding_masks_top_and_bottom() -> None:
+    over, under = Coding(top=10.0, bottom=0.0, bounds=None).coded(np.array([-1.0, 0.0, 10.0]))
+    assert over.tolist() == [False, False, True]
+    assert under.tolist() == [True, False, False]

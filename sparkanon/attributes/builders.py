@@ -46,12 +46,13 @@ from sparkanon.attributes.dates import TemporalFormat
 from sparkanon.attributes.dates import date_label as iso_dates
 from sparkanon.attributes.hierarchy import Taxonomy, taxonomy_from_rows
 from sparkanon.attributes.intervals import (
-    interval_index,
+    Coding,
+    bound_labels,
     interval_label,
     published_number,
     published_range,
-    quantile_starts,
-    width_edges,
+    quantile_labels,
+    width_labels,
 )
 from sparkanon.attributes.kinds import SUPPRESSED
 from sparkanon.attributes.levels import nesting_problem
@@ -171,41 +172,24 @@ def _text_numbers(cfg: Any, values: Sequence[str]) -> np.ndarray:
     return numbers
 
 
-@dataclass(frozen=True)
-class _Coding:
-    """An intervals builder's numbers: top, bottom and bounds (``None`` when absent)."""
+def coding_of(cfg: Any, key: str) -> Coding:
+    """An intervals builder's ``top``, ``bottom`` and ``bounds`` as numbers (dates as days).
 
-    top: float | None
-    bottom: float | None
-    bounds: np.ndarray | None  # n x 2
-
-    @classmethod
-    def of(cls, cfg: Any, key: str) -> _Coding:
-        top = None if cfg.top is None else point_value(cfg, cfg.top, f"{key}.top")
-        bottom = None if cfg.bottom is None else point_value(cfg, cfg.bottom, f"{key}.bottom")
-        bounds = None
-        if cfg.bounds is not None:
-            bounds = np.array(
-                [
-                    [point_value(cfg, v, f"{key}.bounds.{i}") for v in pair]
-                    for i, pair in enumerate(cfg.bounds)
-                ],
-                dtype=float,
-            )
-        return cls(top, bottom, bounds)
-
-    def coded(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(top-coded, bottom-coded)`` masks of numbers."""
-        over = np.zeros(len(x), bool) if self.top is None else x >= self.top
-        under = np.zeros(len(x), bool) if self.bottom is None else x < self.bottom
-        return over, under & ~over
-
-    def bound_index(self, x: np.ndarray) -> np.ndarray:
-        """The bound ``[lo, hi)`` holding each number, ``-1`` for none."""
-        assert self.bounds is not None
-        i = np.searchsorted(self.bounds[:, 0], x, side="right") - 1
-        inside = (i >= 0) & (x < self.bounds[np.maximum(i, 0), 1])
-        return np.where(inside, i, -1)
+    Raises:
+        ValueError: a number or date that does not read, naming its key.
+    """
+    top = None if cfg.top is None else point_value(cfg, cfg.top, f"{key}.top")
+    bottom = None if cfg.bottom is None else point_value(cfg, cfg.bottom, f"{key}.bottom")
+    bounds = None
+    if cfg.bounds is not None:
+        bounds = np.array(
+            [
+                [point_value(cfg, v, f"{key}.bounds.{i}") for v in pair]
+                for i, pair in enumerate(cfg.bounds)
+            ],
+            dtype=float,
+        )
+    return Coding(top, bottom, bounds)
 
 
 # ---------------------------------------------------------------- config checks
@@ -244,7 +228,7 @@ def _intervals_problem(cfg: Any) -> str | None:
     if cfg.merge and cfg.bounds is None:
         return "builder.merge: merge goes with bounds (widths and quantiles give every level)"
     try:
-        coding = _Coding.of(cfg, "builder")
+        coding = coding_of(cfg, "builder")
         if cfg.widths is not None:
             point_value(cfg, cfg.origin, "builder.origin")
     except ValueError as exc:
@@ -269,7 +253,7 @@ def _intervals_problem(cfg: Any) -> str | None:
     return None
 
 
-def _bounds_problem(cfg: Any, coding: _Coding) -> str | None:
+def _bounds_problem(cfg: Any, coding: Coding) -> str | None:
     """Bounds that are empty, unordered or overlapping, or outside top and bottom."""
     assert coding.bounds is not None
     label = _label_of(cfg)
@@ -385,7 +369,7 @@ def invalid_values(cfg: Any, raw: pd.Series, text: pd.Series) -> np.ndarray:
     x = value_numbers(cfg, raw, text)
     bad = np.isnan(x)
     if cfg.bounds is not None:
-        coding = _Coding.of(cfg, "builder")
+        coding = coding_of(cfg, "builder")
         over, under = coding.coded(x)
         bad |= ~(over | under) & (coding.bound_index(np.nan_to_num(x)) < 0)
     return bad
@@ -467,7 +451,9 @@ def _interval_chains(
 ) -> list[tuple[str, list[str]]]:
     """Each value with its labels from itself to the root (an intervals builder)."""
     x = _text_numbers(cfg, values)
-    coding = _Coding.of(cfg, key)
+    coding = coding_of(cfg, key)
+    label = _label_of(cfg)
+    origin = None if cfg.widths is None else point_value(cfg, cfg.origin, f"{key}.origin")
     over, under = coding.coded(x)
     inner = ~(over | under)
     bad = np.isnan(x)
@@ -479,13 +465,13 @@ def _interval_chains(
             f"value {value!r} of column {column!r} {invalid_message(cfg, key)}; fix the data, "
             "or set input.on_invalid: drop to suppress such rows"
         )
-    label = _label_of(cfg)
     if cfg.widths is not None:
-        levels = _width_labels(cfg, key, coding, x[inner], label)
+        assert origin is not None
+        levels = width_labels(cfg.widths, origin, coding, x[inner], label)
     elif cfg.quantiles is not None:
-        levels = _quantile_labels(cfg, coding, x[inner], counts[inner], label)
+        levels = quantile_labels(cfg.quantiles, coding, x[inner], counts[inner], label)
     else:
-        levels = _bound_labels(cfg, coding, x[inner], label)
+        levels = bound_labels(cfg.merge, coding, x[inner], label)
     height = _levels_count(cfg)
     inner_at = np.cumsum(inner) - 1
     out = []
@@ -499,84 +485,6 @@ def _interval_chains(
         out.append((float(x[i]), v, chain + [SUPPRESSED]))
     out.sort(key=lambda t: (t[0], t[1]))
     return [(v, chain) for _, v, chain in out]
-
-
-def _half_open(lo: float, hi: float, coding: _Coding, label: Callable[[float], str]) -> str:
-    """``[lo, hi)``, clipped to ``[bottom, top)`` when they are set."""
-    if coding.bottom is not None:
-        lo = max(lo, coding.bottom)
-    if coding.top is not None:
-        hi = min(hi, coding.top)
-    return interval_label(label(lo), label(hi))
-
-
-def _width_labels(
-    cfg: Any, key: str, coding: _Coding, x: np.ndarray, label: Callable[[float], str]
-) -> list[list[str]]:
-    """Per width, each number's interval label on the grid aligned at ``origin``.
-
-    The grid is :func:`~sparkanon.attributes.intervals.width_edges`.
-    """
-    if x.size == 0:
-        return [[] for _ in cfg.widths]
-    origin = point_value(cfg, cfg.origin, f"{key}.origin")
-    out = []
-    for edges in width_edges(cfg.widths, origin, float(x.min()), float(x.max())):
-        idx = interval_index(x, edges)
-        out.append([_half_open(edges[i], edges[i + 1], coding, label) for i in idx])
-    return out
-
-
-def _quantile_labels(
-    cfg: Any, coding: _Coding, x: np.ndarray, counts: np.ndarray, label: Callable[[float], str]
-) -> list[list[str]]:
-    """Per count of intervals, each number's quantile interval.
-
-    The cuts are :func:`~sparkanon.attributes.intervals.quantile_starts`, computed on the
-    distinct numbers weighted by their rows; each level's starts are among the finer
-    level's, as each count divides the one before.
-    """
-    if x.size == 0:
-        return [[] for _ in cfg.quantiles]
-    distinct, inverse = np.unique(x, return_inverse=True)
-    rows = np.bincount(inverse.ravel(), weights=counts, minlength=len(distinct))
-    out = []
-    for bins in cfg.quantiles:
-        starts = np.unique(np.array([0, *quantile_starts(rows, bins)], dtype=np.int64))
-        interval = np.searchsorted(starts, np.arange(len(distinct)), side="right") - 1
-        names = []
-        for i, s in enumerate(starts):
-            lo = distinct[s] if i or coding.bottom is None else coding.bottom
-            if i + 1 < len(starts):
-                names.append(interval_label(label(lo), label(distinct[starts[i + 1]])))
-            elif coding.top is not None:
-                names.append(interval_label(label(lo), label(coding.top)))
-            else:
-                names.append(interval_label(label(lo), label(distinct[-1]), closed=True))
-        out.append([names[interval[j]] for j in inverse.ravel()])
-    return out
-
-
-def _bound_labels(
-    cfg: Any, coding: _Coding, x: np.ndarray, label: Callable[[float], str]
-) -> list[list[str]]:
-    """Each number's declared interval, then the merged intervals of each coarser level."""
-    bounds = coding.bounds
-    assert bounds is not None
-    idx = coding.bound_index(x)
-    out = []
-    step = 1
-    for merge in (1, *cfg.merge):
-        step *= merge
-        first = (idx // step) * step
-        last = np.minimum(first + step, len(bounds)) - 1
-        out.append(
-            [
-                interval_label(label(bounds[a, 0]), label(bounds[b, 1]))
-                for a, b in zip(first, last, strict=True)
-            ]
-        )
-    return out
 
 
 def _group_chains(

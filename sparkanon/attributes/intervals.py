@@ -13,12 +13,19 @@ Text: a number is published snapped to :data:`SIGNIFICANT_DIGITS` significant di
 decimal places (:func:`round_bound`), a range as ``[lo, hi]`` with its bounds separated
 by :data:`RANGE_SEPARATOR` (:func:`published_range`), and an interval of a level as
 ``[lo, hi)`` (:func:`interval_label`).
+
+Labels: with a column's top and bottom coding and declared intervals (:class:`Coding`),
+each number gets its interval's label at every level of a width grid
+(:func:`width_labels`), of quantile cuts (:func:`quantile_labels`) or of declared
+intervals merged level by level (:func:`bound_labels`); a builder of generalization
+hierarchies (:mod:`sparkanon.attributes.builders`) reads these from its config.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 import numpy as np
@@ -256,4 +263,121 @@ def published_edges(edges: np.ndarray, decimals: int | None) -> np.ndarray:
     out = np.unique(np.array([first, *cuts, last], dtype=float))
     if len(out) < 2:  # a level narrower than the snapping: one grid step
         out = np.array([first, float(Decimal(f"{first!r}") + Decimal(1).scaleb(-decimals))])
+    return out
+
+
+@dataclass(frozen=True)
+class Coding:
+    """Top and bottom coding and declared intervals of a numeric column (``None``: absent).
+
+    Attributes:
+        top: values from ``top`` up are top-coded (``>=top``).
+        bottom: values below ``bottom`` are bottom-coded (``<bottom``).
+        bounds: declared half-open intervals ``[lo, hi)``, one row each (n x 2), sorted.
+    """
+
+    top: float | None
+    bottom: float | None
+    bounds: np.ndarray | None  # n x 2
+
+    def coded(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(top-coded, bottom-coded)`` masks of numbers."""
+        over = np.zeros(len(x), bool) if self.top is None else x >= self.top
+        under = np.zeros(len(x), bool) if self.bottom is None else x < self.bottom
+        return over, under & ~over
+
+    def bound_index(self, x: np.ndarray) -> np.ndarray:
+        """The bound ``[lo, hi)`` holding each number, ``-1`` for none."""
+        assert self.bounds is not None
+        i = np.searchsorted(self.bounds[:, 0], x, side="right") - 1
+        inside = (i >= 0) & (x < self.bounds[np.maximum(i, 0), 1])
+        return np.where(inside, i, -1)
+
+
+def clipped_label(lo: float, hi: float, coding: Coding, label: Callable[[float], str]) -> str:
+    """``[lo, hi)``, clipped to ``[bottom, top)`` when they are set."""
+    if coding.bottom is not None:
+        lo = max(lo, coding.bottom)
+    if coding.top is not None:
+        hi = min(hi, coding.top)
+    return interval_label(label(lo), label(hi))
+
+
+def width_labels(
+    widths: Sequence[float],
+    origin: float,
+    coding: Coding,
+    x: np.ndarray,
+    label: Callable[[float], str],
+) -> list[list[str]]:
+    """Per width, each number's interval label on the grid aligned at ``origin``.
+
+    The grid is :func:`width_edges`; each interval is clipped to the coding
+    (:func:`clipped_label`).
+    """
+    if x.size == 0:
+        return [[] for _ in widths]
+    out = []
+    for edges in width_edges(widths, origin, float(x.min()), float(x.max())):
+        idx = interval_index(x, edges)
+        out.append([clipped_label(edges[i], edges[i + 1], coding, label) for i in idx])
+    return out
+
+
+def quantile_labels(
+    quantiles: Sequence[int],
+    coding: Coding,
+    x: np.ndarray,
+    counts: np.ndarray,
+    label: Callable[[float], str],
+) -> list[list[str]]:
+    """Per count of intervals, each number's quantile interval.
+
+    The cuts are :func:`quantile_starts`, computed on the
+    distinct numbers weighted by their rows; each level's starts are among the finer
+    level's, as each count divides the one before.
+    """
+    if x.size == 0:
+        return [[] for _ in quantiles]
+    distinct, inverse = np.unique(x, return_inverse=True)
+    rows = np.bincount(inverse.ravel(), weights=counts, minlength=len(distinct))
+    out = []
+    for bins in quantiles:
+        starts = np.unique(np.array([0, *quantile_starts(rows, bins)], dtype=np.int64))
+        interval = np.searchsorted(starts, np.arange(len(distinct)), side="right") - 1
+        names = []
+        for i, s in enumerate(starts):
+            lo = distinct[s] if i or coding.bottom is None else coding.bottom
+            if i + 1 < len(starts):
+                names.append(interval_label(label(lo), label(distinct[starts[i + 1]])))
+            elif coding.top is not None:
+                names.append(interval_label(label(lo), label(coding.top)))
+            else:
+                names.append(interval_label(label(lo), label(distinct[-1]), closed=True))
+        out.append([names[interval[j]] for j in inverse.ravel()])
+    return out
+
+
+def bound_labels(
+    merges: Sequence[int], coding: Coding, x: np.ndarray, label: Callable[[float], str]
+) -> list[list[str]]:
+    """Each number's declared interval, then the merged intervals of each coarser level.
+
+    Level ``j`` merges each run of ``merges[0] * ... * merges[j - 1]`` declared intervals.
+    """
+    bounds = coding.bounds
+    assert bounds is not None
+    idx = coding.bound_index(x)
+    out = []
+    step = 1
+    for merge in (1, *merges):
+        step *= merge
+        first = (idx // step) * step
+        last = np.minimum(first + step, len(bounds)) - 1
+        out.append(
+            [
+                interval_label(label(bounds[a, 0]), label(bounds[b, 1]))
+                for a, b in zip(first, last, strict=True)
+            ]
+        )
     return out
