@@ -29,9 +29,8 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
     ordinal_kind,
 )
-from sparkanon.attributes.text import trimmed_text
+from sparkanon.attributes.text import TrimmedText, trimmed_text
 from sparkanon.errors import ConfigError
-from sparkanon.stages.profile import TrimmedText
 from tests._helpers import FAST
 
 # ---------------------------------------------------------------------------
@@ -634,3 +633,17 @@ def test_batch_text_per_distinct_value_equals_row_by_row(
     got = texts.per_value("c", kind.encode)
     want = kind.encode(rows.reset_index(drop=True))
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
+def test_parsed_reads_a_column_once_and_follows_rows() -> None:
+    texts = TrimmedText(pd.DataFrame({"c": ["1", "2", "3"]}))
+    calls = []
+
+    def parse() -> tuple[np.ndarray, ...]:
+        calls.append(1)
+        return (np.array([1.0, 2.0, 3.0]),)
+
+    assert texts.parsed("c", parse)[0].tolist() == [1.0, 2.0, 3.0]
+    kept = texts.rows(np.array([True, False, True]))
+    assert kept.parsed("c", parse)[0].tolist() == [1.0, 3.0]
+    assert len(calls) == 1

@@ -16,6 +16,7 @@ import pandas as pd
 from sparkanon.attributes.dates import TemporalKind, TimestampKind
 from sparkanon.attributes.kinds import ContinuousKind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
+from sparkanon.attributes.text import TrimmedText, missing_mask
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.io import MALFORMED
@@ -23,10 +24,8 @@ from sparkanon.stages._common import StageTimer
 from sparkanon.stages.items import ITEMS, ItemsSpec, make_set_encoder, set_missing
 from sparkanon.stages.profile import (
     ProfileSpec,
-    TrimmedText,
     invalid_masks,
     known_kinds,
-    missing_mask,
     profile_spec,
 )
 from sparkanon.stages.read import RawInput

@@ -10,7 +10,7 @@ fails the job with the column and the value (:func:`raise_input_errors`); the sc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from sparkanon.attributes.kinds import (
 )
 from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.attributes.semantic import is_code
-from sparkanon.attributes.text import distinct_text
+from sparkanon.attributes.text import TrimmedText, missing_mask
 from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, StatisticsOverflowError
@@ -101,107 +101,6 @@ class ProfileSpec:
     temporal: dict[str, TemporalFormat] = field(default_factory=dict)
 
 
-class TrimmedText:
-    """A batch's columns as trimmed strings, each column converted at most once.
-
-    Profiling and encoding compare values as trimmed text (missing tokens, declared
-    domains, codes); converting a column costs about as much as everything else done
-    with it, so one batch function converts each column once and reuses it.
-    Continuous columns read as numbers are compared as numbers where that gives the
-    same answer (:func:`missing_mask`, :func:`invalid_masks`).
-
-    Args:
-        batch: the rows.
-    """
-
-    def __init__(self, batch: pd.DataFrame) -> None:
-        self.batch = batch
-        self._distinct: dict[str, tuple[np.ndarray, pd.Series]] = {}
-        self._text: dict[str, pd.Series] = {}
-        self._epoch: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def distinct(self, column: str) -> tuple[np.ndarray, pd.Series]:
-        """The column as codes into its distinct values' trimmed text (``-1``: null).
-
-        See :func:`~sparkanon.attributes.text.distinct_text`; what holds of a value
-        holds of its rows, so a test or an encoding of the column runs on its few
-        distinct values (:meth:`isin`, :meth:`value_counts`, :meth:`per_value`).
-        """
-        got = self._distinct.get(column)
-        if got is None:
-            got = distinct_text(self.batch[column])
-            self._distinct[column] = got
-        return got
-
-    def __getitem__(self, column: str) -> pd.Series:
-        """The column's values as trimmed strings (nulls stay null)."""
-        text = self._text.get(column)
-        if text is None:
-            codes, distinct = self.distinct(column)
-            taken = distinct.array.take(codes, allow_fill=True)
-            text = pd.Series(taken, index=self.batch.index, dtype="string")
-            self._text[column] = text
-        return text
-
-    def isin(self, column: str, values: Collection[str]) -> np.ndarray:
-        """Whether each row's trimmed text is one of ``values`` (a null never is)."""
-        codes, distinct = self.distinct(column)
-        hit = np.append(distinct.isin(list(values)).to_numpy(dtype=bool), False)
-        return hit[codes]  # code -1 reads the appended False
-
-    def value_counts(self, column: str) -> pd.Series:
-        """Rows per trimmed text (nulls left out), as ``Series.value_counts`` counts them."""
-        codes, distinct = self.distinct(column)
-        counts = np.bincount(codes[codes >= 0], minlength=len(distinct))
-        summed = pd.Series(counts, index=distinct.array).groupby(level=0).sum()
-        return summed[summed > 0]
-
-    def per_value(
-        self, column: str, fn: Callable[[pd.Series], tuple[np.ndarray, ...]]
-    ) -> tuple[np.ndarray, ...]:
-        """``fn`` of the column's trimmed text, computed once per distinct value.
-
-        ``fn`` must treat each value alone (an encoder); its arrays are spread back to the
-        rows. A column holding nulls is passed whole, row by row.
-        """
-        codes, distinct = self.distinct(column)
-        if len(codes) and codes.min() < 0:
-            return fn(self[column].reset_index(drop=True))
-        return tuple(np.asarray(a)[codes] for a in fn(distinct))
-
-    def numeric(self, column: str) -> bool:
-        """Whether the column holds numbers (not text, not booleans)."""
-        s = self.batch[column]
-        return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-
-    def epoch(self, column: str, reader: TemporalFormat) -> tuple[np.ndarray, np.ndarray]:
-        """A date or timestamp column in epoch units and its invalid mask, parsed once."""
-        parsed = self._epoch.get(column)
-        if parsed is None:
-            parsed = reader.parse(self.batch[column])
-            self._epoch[column] = parsed
-        return parsed
-
-    def rows(self, keep: np.ndarray) -> TrimmedText:
-        """The rows where ``keep`` holds, with the columns converted so far."""
-        out = TrimmedText(self.batch[keep])
-        out._distinct = {c: (codes[keep], d) for c, (codes, d) in self._distinct.items()}
-        out._text = {c: t[keep] for c, t in self._text.items()}
-        out._epoch = {c: (e[keep], bad[keep]) for c, (e, bad) in self._epoch.items()}
-        return out
-
-
-def _numeric_tokens(tokens: frozenset[str]) -> bool:
-    """Whether a missing token could be a number's text (then numbers are compared as text)."""
-    for token in tokens:
-        try:
-            float(token)
-        except ValueError:
-            continue
-        return True
-    return False
-
-
 def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray]:
     """Per quasi-identifier, whether each (non-missing) row's value cannot be encoded.
 
@@ -220,12 +119,20 @@ def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray
         elif c in spec.builders:
             out[c] = invalid_values(spec.builders[c], texts.batch[c], texts[c])
         elif c in spec.temporal:
-            out[c] = texts.epoch(c, spec.temporal[c])[1]
+            out[c] = _epoch(texts, c, spec.temporal[c])[1]
         elif c in spec.known:
             out[c] = ~texts.isin(c, spec.known[c])
         else:
             out[c] = np.zeros(n, dtype=bool)
     return out
+
+
+def _epoch(
+    texts: TrimmedText, column: str, reader: TemporalFormat
+) -> tuple[np.ndarray, np.ndarray]:
+    """A date or timestamp column in epoch units and its invalid mask, parsed once."""
+    epoch, bad = texts.parsed(column, lambda: reader.parse(texts.batch[column]))
+    return epoch, bad
 
 
 def _numbers(texts: TrimmedText, column: str) -> np.ndarray:
@@ -238,24 +145,6 @@ def _numbers(texts: TrimmedText, column: str) -> np.ndarray:
         return texts.batch[column].to_numpy(dtype=float, na_value=np.nan)
     numeric = pd.to_numeric(texts[column], errors="coerce").astype("Float64")
     return numeric.to_numpy(dtype=float, na_value=np.nan)
-
-
-def missing_mask(
-    texts: TrimmedText, columns: Sequence[str], tokens: frozenset[str]
-) -> pd.DataFrame:
-    """Per column, whether each row's value is null or a missing token (after trimming).
-
-    A column read as numbers holds no token unless a token is a number's text.
-    """
-    batch = texts.batch
-    numeric_tokens = _numeric_tokens(tokens)
-    out = {}
-    for c in columns:
-        missing = batch[c].isna().to_numpy(dtype=bool)
-        if numeric_tokens or not texts.numeric(c):
-            missing |= texts.isin(c, tokens)
-        out[c] = missing
-    return pd.DataFrame(out, index=batch.index)
 
 
 def _stat(
@@ -322,7 +211,7 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
                         _stat("range", c, None, good.size, float(good.min()), float(good.max()))
                     )
             elif c in spec.temporal:
-                epoch, bad = valid.epoch(c, spec.temporal[c])
+                epoch, bad = _epoch(valid, c, spec.temporal[c])
                 good = epoch[~bad]
                 if good.size:
                     rows.append(
