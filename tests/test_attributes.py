@@ -18,6 +18,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from sparkanon.attributes.checks import (
+    BuilderCheck,
+    CodeCheck,
+    DomainCheck,
+    FreeCheck,
+    NumberCheck,
+    SummaryRow,
+    TemporalCheck,
+    ValueCheck,
+)
+from sparkanon.attributes.dates import TemporalFormat
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
     CONTINUOUS_BINS,
@@ -29,9 +40,9 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
     ordinal_kind,
 )
-from sparkanon.attributes.text import trimmed_text
+from sparkanon.attributes.text import TrimmedText, trimmed_text
+from sparkanon.config.builders import GroupsBuilder
 from sparkanon.errors import ConfigError
-from sparkanon.stages.profile import TrimmedText
 from tests._helpers import FAST
 
 # ---------------------------------------------------------------------------
@@ -634,3 +645,114 @@ def test_batch_text_per_distinct_value_equals_row_by_row(
     got = texts.per_value("c", kind.encode)
     want = kind.encode(rows.reset_index(drop=True))
     assert [a.tolist() for a in got] == [a.tolist() for a in want]
+
+
+def test_parsed_reads_a_column_once_and_follows_rows() -> None:
+    texts = TrimmedText(pd.DataFrame({"c": ["1", "2", "3"]}))
+    calls = []
+
+    def parse() -> tuple[np.ndarray, ...]:
+        calls.append(1)
+        return (np.array([1.0, 2.0, 3.0]),)
+
+    assert texts.parsed("c", parse)[0].tolist() == [1.0, 2.0, 3.0]
+    kept = texts.rows(np.array([True, False, True]))
+    assert kept.parsed("c", parse)[0].tolist() == [1.0, 3.0]
+    assert len(calls) == 1
+
+
+# ---------------------------------------------------------------------------
+# Value checks (sparkanon.attributes.checks): one hand-worked batch each. ``invalid`` is
+# asked of the batch (rows holding no missing value), ``summary`` of the rows kept.
+
+
+def _check(check: ValueCheck, values: list[Any]) -> tuple[list[bool], list[str], TrimmedText]:
+    """The check's invalid mask, the examples it shows, and the batch as trimmed text."""
+    texts = TrimmedText(pd.DataFrame({"c": pd.Series(values, dtype=object)}))
+    bad = check.invalid(texts, "c")
+    return bad.tolist(), check.shown(texts, "c")[bad].astype(str).tolist(), texts
+
+
+def test_number_check() -> None:
+    # "abc" is no number, "inf" no finite one; " 1.5 " trims to 1.5; the examples show the
+    # values as read (untrimmed). Range of 3, 1.5, 2: n=3, lo=1.5, hi=3.
+    bad, shown, texts = _check(NumberCheck(), ["3", " 1.5 ", "abc", "inf", 2])
+    assert bad == [False, False, True, True, False]
+    assert shown == ["abc", "inf"]
+    assert NumberCheck.invalid_stat == "nonnumeric"
+    assert NumberCheck().summary(texts, "c") == [SummaryRow("range", None, 3, 1.5, 3.0)]
+
+
+def test_number_check_of_a_number_column() -> None:
+    texts = TrimmedText(pd.DataFrame({"c": [2.5, np.inf, -1.0]}))
+    check = NumberCheck()
+    bad = check.invalid(texts, "c")
+    assert bad.tolist() == [False, True, False]
+    assert check.shown(texts, "c")[bad].astype(str).tolist() == ["inf"]
+    assert check.summary(texts.rows(~bad), "c") == [SummaryRow("range", None, 2, -1.0, 2.5)]
+    assert check.summary(texts.rows(np.zeros(3, dtype=bool)), "c") == []
+
+
+def test_code_check() -> None:
+    # Codes of exactly 3 digits, after trimming: "12" is short, "abcd" no digits, "0123" long.
+    bad, shown, texts = _check(CodeCheck(3), ["012", " 345 ", "12", "abcd", "0123"])
+    assert bad == [False, False, True, True, True]
+    assert shown == ["12", "abcd", "0123"]
+    assert CodeCheck.invalid_stat == "malformed"
+    assert CodeCheck(3).summary(texts, "c") == []
+
+
+def test_builder_check() -> None:
+    # A groups builder places the values of its order only: "c" is invalid; the domain of
+    # the rows kept is profiled (the builder generates the hierarchy from it).
+    check = BuilderCheck(GroupsBuilder(type="groups", order=("a", "b"), sizes=(2,)))
+    bad, shown, texts = _check(check, ["a", " b", "c", "a"])
+    assert bad == [False, False, True, False]
+    assert shown == ["c"]
+    assert check.invalid_stat == "unknown"
+    kept = texts.rows(~np.array(bad))
+    assert sorted(check.summary(kept, "c")) == [
+        SummaryRow("domain", "a", 2),
+        SummaryRow("domain", "b", 1),
+    ]
+
+
+def test_temporal_check_of_dates() -> None:
+    # Epoch days: 1970-01-02 is 1, 1970-01-11 is 10; "31/12/1970" does not match the format.
+    check = TemporalCheck(TemporalFormat(True, "%Y-%m-%d"))
+    bad, shown, texts = _check(check, ["1970-01-02", " 1970-01-11", "31/12/1970"])
+    assert bad == [False, False, True]
+    assert shown == ["31/12/1970"]
+    assert check.invalid_stat == "unparsed"
+    assert check.summary(texts, "c") == [SummaryRow("range", None, 2, 1.0, 10.0)]
+
+
+def test_temporal_check_of_timestamps() -> None:
+    # Naive values are Paris wall-clock time (UTC+1 in January): 01:00 there is epoch 0;
+    # "00:01Z" carries its offset: 60 seconds.
+    check = TemporalCheck(TemporalFormat(False, None, "Europe/Paris"))
+    bad, shown, texts = _check(check, ["1970-01-01T01:00:00", "1970-01-01T00:01:00Z", "noon"])
+    assert bad == [False, False, True]
+    assert shown == ["noon"]
+    assert check.summary(texts, "c") == [SummaryRow("range", None, 2, 0.0, 60.0)]
+
+
+def test_domain_check() -> None:
+    # The declared values, compared as trimmed text and by case: "c" and "A" are not in it.
+    check = DomainCheck(frozenset({"a", "b"}))
+    bad, shown, texts = _check(check, ["a", " b ", "c", "A"])
+    assert bad == [False, False, True, True]
+    assert shown == ["c", "A"]
+    assert check.invalid_stat == "unknown"
+    assert check.summary(texts, "c") == []
+
+
+def test_free_check() -> None:
+    # Any value is valid; the domain is profiled with " x" trimmed to "x".
+    bad, shown, texts = _check(FreeCheck(), ["x", " x", "y"])
+    assert bad == [False, False, False]
+    assert shown == []
+    assert sorted(FreeCheck().summary(texts, "c")) == [
+        SummaryRow("domain", "x", 2),
+        SummaryRow("domain", "y", 1),
+    ]

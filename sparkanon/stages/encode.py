@@ -2,8 +2,9 @@
 
 Rows dropped here are exactly those the profile counted: malformed records, rows
 holding a missing value, with ``input.on_invalid: drop``, rows holding a value
-that cannot be encoded (:func:`sparkanon.stages.profile.invalid_masks`) and, for a
-set-valued attribute, records whose every item is unknown.
+that cannot be encoded (the quasi-identifiers' checks of the profile's spec,
+:func:`sparkanon.stages.profile.profile_spec`) and, for a set-valued attribute,
+records whose every item is unknown.
 """
 
 from __future__ import annotations
@@ -13,22 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from sparkanon.attributes.checks import ValueCheck
 from sparkanon.attributes.dates import TemporalKind, TimestampKind
 from sparkanon.attributes.kinds import ContinuousKind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
+from sparkanon.attributes.text import TrimmedText, missing_mask
 from sparkanon.config import JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.io import MALFORMED
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.items import ITEMS, ItemsSpec, make_set_encoder, set_missing
-from sparkanon.stages.profile import (
-    ProfileSpec,
-    TrimmedText,
-    invalid_masks,
-    known_kinds,
-    missing_mask,
-    profile_spec,
-)
+from sparkanon.stages.profile import profile_spec
 from sparkanon.stages.read import RawInput
 
 
@@ -50,15 +46,15 @@ def make_encode_fn(
     schema: Schema,
     passthrough: Sequence[str],
     missing_tokens: frozenset[str],
-    drop_invalid: ProfileSpec | None = None,
+    checks: Mapping[str, ValueCheck] | None = None,
     items: tuple[ItemsSpec, Mapping[str, int]] | None = None,
 ) -> Callable[[pd.DataFrame], pd.DataFrame]:
     """Encode a batch: drop malformed records and rows with a missing value, add codes.
 
     Pass-through columns are kept as they are.
 
-    With ``drop_invalid`` (the profile's spec, for ``input.on_invalid: drop``)
-    rows holding a value :func:`invalid_masks` rejects are dropped too. With
+    With ``checks`` (each quasi-identifier's value check, for ``input.on_invalid:
+    drop``) rows holding a value its column's check rejects are dropped too. With
     ``items`` (the set column's spec and item -> leaf id) the sensitive column is
     a set, encoded into :data:`~sparkanon.stages.items.ITEMS`; a record whose every
     item is unknown (dropped with ``on_unknown_item: drop``) is dropped as well
@@ -74,13 +70,12 @@ def make_encode_fn(
             keep &= ~set_missing(batch[items[0].column], items[0])
         if MALFORMED in batch.columns:
             keep &= batch[MALFORMED].to_numpy() != 1
-        if drop_invalid is not None:
-            present = np.flatnonzero(keep)
-            bad = np.zeros(len(present), dtype=bool)
-            for mask in invalid_masks(texts.rows(keep), drop_invalid).values():
-                bad |= mask
-            keep[present[bad]] = False
         texts = texts.rows(keep)
+        if checks is not None:
+            bad = np.zeros(len(texts.batch), dtype=bool)
+            for c, check in checks.items():
+                bad |= check.invalid(texts, c)
+            texts = texts.rows(~bad)
         rows = texts.batch.reset_index(drop=True)
         out = {RID: rows[RID].to_numpy(dtype=np.int64)}
         for col, kind in zip(schema.code_columns, schema.kinds, strict=True):
@@ -131,7 +126,7 @@ def encode_input(
         The encoded table and its schema.
     """
     zones = {k.name: k.zone for k in schema.kinds if isinstance(k, TimestampKind)}
-    spec = profile_spec(config, known_kinds(config), zones)
+    spec = profile_spec(config, zones=zones)
     sets = spec.items is not None
     columns = encoded_columns(schema, sets) + raw.passthrough_types
     with timer.stage("encode"):
@@ -139,7 +134,7 @@ def encode_input(
             schema,
             raw.passthrough,
             spec.missing_tokens,
-            spec if spec.drop_invalid else None,
+            spec.checks if spec.drop_invalid else None,
             None if spec.items is None else (spec.items, item_codes or {}),
         )
         # Rows that carry whole item sets go to disk: a partition of them can outgrow the

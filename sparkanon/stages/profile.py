@@ -10,14 +10,23 @@ fails the job with the column and the value (:func:`raise_input_errors`); the sc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sparkanon.attributes.builders import build_hierarchy, invalid_message, invalid_values
+from sparkanon.attributes.builders import build_hierarchy, invalid_message
+from sparkanon.attributes.checks import (
+    BuilderCheck,
+    CodeCheck,
+    DomainCheck,
+    FreeCheck,
+    NumberCheck,
+    TemporalCheck,
+    ValueCheck,
+)
 from sparkanon.attributes.dates import DateKind, TemporalFormat, TimestampKind
 from sparkanon.attributes.hierarchy import Taxonomy, load_arx_hierarchy
 from sparkanon.attributes.kinds import (
@@ -29,8 +38,7 @@ from sparkanon.attributes.kinds import (
     nominal_kind,
 )
 from sparkanon.attributes.schema import Schema, SensitiveLevels
-from sparkanon.attributes.semantic import is_code
-from sparkanon.attributes.text import distinct_text
+from sparkanon.attributes.text import TrimmedText, missing_mask
 from sparkanon.config import ItemsetConfig, JobConfig
 from sparkanon.engine.base import Engine, Table
 from sparkanon.errors import ConfigError, InputError, StatisticsOverflowError
@@ -69,193 +77,26 @@ class ProfileSpec:
     """What the profiling pass checks.
 
     Attributes:
-        qi: quasi-identifier columns with their kind (``continuous``...).
-        known: for discrete columns whose domain is known before profiling,
-            the allowed values.
+        checks: each quasi-identifier's value check, in the quasi-identifiers' order
+            (:mod:`sparkanon.attributes.checks`): which values are invalid and which
+            statistics (range, domain or none) its values add.
         sensitive: the sensitive column.
         sensitive_values: the declared sensitive values (``None``: any value).
         missing_tokens: tokens meaning "missing".
-        code_lengths: for semantic columns, the digits every code must have.
         drop_invalid: ``input.on_invalid: drop``: rows holding a quasi-identifier
             value that cannot be encoded are suppressed (and left out of the
             ranges and domains) instead of failing the job.
         items: for a set-valued sensitive attribute, how to read it
             (:mod:`sparkanon.stages.items`); the column then has item statistics
             instead of a value domain.
-        builders: categorical columns whose hierarchy a builder generates, with the
-            builder (:func:`sparkanon.attributes.builders.invalid_values` says which
-            values it cannot place); their domain is collected like a nominal one.
-        temporal: how each date and timestamp column's values are read
-            (:class:`~sparkanon.attributes.dates.TemporalFormat`).
     """
 
-    qi: tuple[tuple[str, str], ...]
-    known: dict[str, frozenset[str]]
+    checks: dict[str, ValueCheck]
     sensitive: str
     sensitive_values: frozenset[str] | None
     missing_tokens: frozenset[str]
-    code_lengths: dict[str, int] = field(default_factory=dict)
     drop_invalid: bool = False
     items: ItemsSpec | None = None
-    builders: dict[str, Any] = field(default_factory=dict)
-    temporal: dict[str, TemporalFormat] = field(default_factory=dict)
-
-
-class TrimmedText:
-    """A batch's columns as trimmed strings, each column converted at most once.
-
-    Profiling and encoding compare values as trimmed text (missing tokens, declared
-    domains, codes); converting a column costs about as much as everything else done
-    with it, so one batch function converts each column once and reuses it.
-    Continuous columns read as numbers are compared as numbers where that gives the
-    same answer (:func:`missing_mask`, :func:`invalid_masks`).
-
-    Args:
-        batch: the rows.
-    """
-
-    def __init__(self, batch: pd.DataFrame) -> None:
-        self.batch = batch
-        self._distinct: dict[str, tuple[np.ndarray, pd.Series]] = {}
-        self._text: dict[str, pd.Series] = {}
-        self._epoch: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-
-    def distinct(self, column: str) -> tuple[np.ndarray, pd.Series]:
-        """The column as codes into its distinct values' trimmed text (``-1``: null).
-
-        See :func:`~sparkanon.attributes.text.distinct_text`; what holds of a value
-        holds of its rows, so a test or an encoding of the column runs on its few
-        distinct values (:meth:`isin`, :meth:`value_counts`, :meth:`per_value`).
-        """
-        got = self._distinct.get(column)
-        if got is None:
-            got = distinct_text(self.batch[column])
-            self._distinct[column] = got
-        return got
-
-    def __getitem__(self, column: str) -> pd.Series:
-        """The column's values as trimmed strings (nulls stay null)."""
-        text = self._text.get(column)
-        if text is None:
-            codes, distinct = self.distinct(column)
-            taken = distinct.array.take(codes, allow_fill=True)
-            text = pd.Series(taken, index=self.batch.index, dtype="string")
-            self._text[column] = text
-        return text
-
-    def isin(self, column: str, values: Collection[str]) -> np.ndarray:
-        """Whether each row's trimmed text is one of ``values`` (a null never is)."""
-        codes, distinct = self.distinct(column)
-        hit = np.append(distinct.isin(list(values)).to_numpy(dtype=bool), False)
-        return hit[codes]  # code -1 reads the appended False
-
-    def value_counts(self, column: str) -> pd.Series:
-        """Rows per trimmed text (nulls left out), as ``Series.value_counts`` counts them."""
-        codes, distinct = self.distinct(column)
-        counts = np.bincount(codes[codes >= 0], minlength=len(distinct))
-        summed = pd.Series(counts, index=distinct.array).groupby(level=0).sum()
-        return summed[summed > 0]
-
-    def per_value(
-        self, column: str, fn: Callable[[pd.Series], tuple[np.ndarray, ...]]
-    ) -> tuple[np.ndarray, ...]:
-        """``fn`` of the column's trimmed text, computed once per distinct value.
-
-        ``fn`` must treat each value alone (an encoder); its arrays are spread back to the
-        rows. A column holding nulls is passed whole, row by row.
-        """
-        codes, distinct = self.distinct(column)
-        if len(codes) and codes.min() < 0:
-            return fn(self[column].reset_index(drop=True))
-        return tuple(np.asarray(a)[codes] for a in fn(distinct))
-
-    def numeric(self, column: str) -> bool:
-        """Whether the column holds numbers (not text, not booleans)."""
-        s = self.batch[column]
-        return pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-
-    def epoch(self, column: str, reader: TemporalFormat) -> tuple[np.ndarray, np.ndarray]:
-        """A date or timestamp column in epoch units and its invalid mask, parsed once."""
-        parsed = self._epoch.get(column)
-        if parsed is None:
-            parsed = reader.parse(self.batch[column])
-            self._epoch[column] = parsed
-        return parsed
-
-    def rows(self, keep: np.ndarray) -> TrimmedText:
-        """The rows where ``keep`` holds, with the columns converted so far."""
-        out = TrimmedText(self.batch[keep])
-        out._distinct = {c: (codes[keep], d) for c, (codes, d) in self._distinct.items()}
-        out._text = {c: t[keep] for c, t in self._text.items()}
-        out._epoch = {c: (e[keep], bad[keep]) for c, (e, bad) in self._epoch.items()}
-        return out
-
-
-def _numeric_tokens(tokens: frozenset[str]) -> bool:
-    """Whether a missing token could be a number's text (then numbers are compared as text)."""
-    for token in tokens:
-        try:
-            float(token)
-        except ValueError:
-            continue
-        return True
-    return False
-
-
-def invalid_masks(texts: TrimmedText, spec: ProfileSpec) -> dict[str, np.ndarray]:
-    """Per quasi-identifier, whether each (non-missing) row's value cannot be encoded.
-
-    A continuous value that is not a finite number, a semantic value that is not
-    a code of the column's length, a value of a declared ordinal, categorical or
-    nominal domain that is not in it. The profile and the encoder both call this,
-    so the rows ``on_invalid: drop`` suppresses are the rows the profile counted.
-    """
-    out: dict[str, np.ndarray] = {}
-    n = len(texts.batch)
-    for c, kind in spec.qi:
-        if kind == "continuous":
-            out[c] = ~np.isfinite(_numbers(texts, c))
-        elif kind == "semantic":
-            out[c] = ~is_code(texts[c], spec.code_lengths[c])
-        elif c in spec.builders:
-            out[c] = invalid_values(spec.builders[c], texts.batch[c], texts[c])
-        elif c in spec.temporal:
-            out[c] = texts.epoch(c, spec.temporal[c])[1]
-        elif c in spec.known:
-            out[c] = ~texts.isin(c, spec.known[c])
-        else:
-            out[c] = np.zeros(n, dtype=bool)
-    return out
-
-
-def _numbers(texts: TrimmedText, column: str) -> np.ndarray:
-    """A continuous column's values as floats, NaN where a value is not a number.
-
-    A column read as numbers is used as it is: the text of a number parses back to
-    the same float.
-    """
-    if texts.numeric(column):
-        return texts.batch[column].to_numpy(dtype=float, na_value=np.nan)
-    numeric = pd.to_numeric(texts[column], errors="coerce").astype("Float64")
-    return numeric.to_numpy(dtype=float, na_value=np.nan)
-
-
-def missing_mask(
-    texts: TrimmedText, columns: Sequence[str], tokens: frozenset[str]
-) -> pd.DataFrame:
-    """Per column, whether each row's value is null or a missing token (after trimming).
-
-    A column read as numbers holds no token unless a token is a number's text.
-    """
-    batch = texts.batch
-    numeric_tokens = _numeric_tokens(tokens)
-    out = {}
-    for c in columns:
-        missing = batch[c].isna().to_numpy(dtype=bool)
-        if numeric_tokens or not texts.numeric(c):
-            missing |= texts.isin(c, tokens)
-        out[c] = missing
-    return pd.DataFrame(out, index=batch.index)
 
 
 def _stat(
@@ -269,15 +110,17 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
 
     The rows it emits: ``rows``; ``malformed_records`` (CSV records of the wrong
     width, :data:`sparkanon.io.MALFORMED`; left out of every other statistic);
-    ``missing`` per column; ``missing_rows``;
-    ``range`` (count, min, max) per continuous column; ``nonnumeric`` and
-    ``unknown`` examples per column; ``malformed`` examples (and their row
-    counts) per semantic column, values that are not codes of the column's
-    length; ``domain`` counts of undeclared nominal columns and of the
-    sensitive column.
+    ``missing`` per column; ``missing_rows``; per quasi-identifier holding invalid
+    values, examples of them (and their row counts) under its check's statistic
+    (:attr:`~sparkanon.attributes.checks.ValueCheck.invalid_stat`: ``nonnumeric``,
+    ``malformed``, ``unparsed``, ``unknown``) and ``invalid``; ``invalid_rows``; the
+    statistics each check's summary adds (``range`` of continuous, date and timestamp
+    columns, ``domain`` counts of undeclared nominal and built columns); ``domain``
+    counts (and ``unknown`` undeclared values) of the sensitive column, or its item
+    statistics.
     """
     items = spec.items
-    columns = [c for c, _ in spec.qi] + ([spec.sensitive] if items is None else [])
+    columns = list(spec.checks) + ([spec.sensitive] if items is None else [])
 
     def profile(batch: pd.DataFrame) -> pd.DataFrame:
         rows = [_stat("rows", "*", None, len(batch))]
@@ -294,42 +137,20 @@ def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]
         for c in miss.columns:
             rows.append(_stat("missing", c, None, int(miss[c].sum())))
         valid = texts.rows(~any_missing)
-        invalid = invalid_masks(valid, spec)
         any_invalid = np.zeros(len(valid.batch), dtype=bool)
-        for c, kind in spec.qi:
-            bad = invalid[c]
+        for c, check in spec.checks.items():
+            bad = check.invalid(valid, c)
             any_invalid |= bad
             if bad.any():
-                stat = {
-                    "continuous": "nonnumeric",
-                    "semantic": "malformed",
-                    "date": "unparsed",
-                    "timestamp": "unparsed",
-                }.get(kind, "unknown")
-                text = valid[c] if kind != "continuous" else valid.batch[c]
-                examples = text[bad].astype(str).value_counts().head(UNKNOWN_EXAMPLES)
-                rows += [_stat(stat, c, str(v), n) for v, n in examples.items()]
+                shown = check.shown(valid, c)[bad].astype(str)
+                examples = shown.value_counts().head(UNKNOWN_EXAMPLES)
+                rows += [_stat(check.invalid_stat, c, str(v), n) for v, n in examples.items()]
                 rows.append(_stat("invalid", c, None, int(bad.sum())))
         rows.append(_stat("invalid_rows", "*", None, int(any_invalid.sum())))
         if spec.drop_invalid:
             valid = valid.rows(~any_invalid)
-        for c, kind in spec.qi:
-            if kind == "continuous":
-                good = _numbers(valid, c)
-                good = good[np.isfinite(good)]
-                if good.size:
-                    rows.append(
-                        _stat("range", c, None, good.size, float(good.min()), float(good.max()))
-                    )
-            elif c in spec.temporal:
-                epoch, bad = valid.epoch(c, spec.temporal[c])
-                good = epoch[~bad]
-                if good.size:
-                    rows.append(
-                        _stat("range", c, None, good.size, float(good.min()), float(good.max()))
-                    )
-            elif kind != "semantic" and c not in spec.known:
-                rows += [_stat("domain", c, str(v), n) for v, n in valid.value_counts(c).items()]
+        for c, check in spec.checks.items():
+            rows += [_stat(r.stat, c, r.value, r.n, r.lo, r.hi) for r in check.summary(valid, c)]
         if items is not None:
             for stat, value, n in item_stats(valid.batch[items.column], items):
                 rows.append(_stat(stat, items.column, value, n))
@@ -752,17 +573,48 @@ def items_spec(config: JobConfig) -> ItemsSpec | None:
     )
 
 
+def value_check(attr: Any, known: Mapping[str, Kind], zones: Mapping[str, str]) -> ValueCheck:
+    """The check of one quasi-identifier's values (:mod:`sparkanon.attributes.checks`).
+
+    Args:
+        attr: the quasi-identifier's attribute.
+        known: the kinds the config fixes (:func:`known_kinds`); a discrete one declares
+            the column's domain.
+        zones: see :func:`temporal_kind`.
+    """
+    if attr.kind == "continuous":
+        return NumberCheck()
+    if attr.kind == "semantic":
+        return CodeCheck(attr.length)
+    if getattr(attr, "builder", None) is not None:
+        return BuilderCheck(attr.builder)
+    if attr.kind in ("date", "timestamp"):
+        zone = "UTC" if attr.kind == "date" else zones.get(attr.name, attr.timezone)
+        return TemporalCheck(TemporalFormat(attr.kind == "date", attr.format, zone))
+    kind = known.get(attr.name)
+    if isinstance(kind, DiscreteKind):
+        return DomainCheck(frozenset(kind.labels))
+    return FreeCheck()
+
+
 def profile_spec(
-    config: JobConfig, known: dict[str, Kind], zones: Mapping[str, str] | None = None
+    config: JobConfig,
+    known: Mapping[str, Kind] | None = None,
+    zones: Mapping[str, str] | None = None,
 ) -> ProfileSpec:
     """What the profiling pass checks, from the config and the kinds it fixes.
 
-    ``zones``: see :func:`temporal_kind`.
+    The encode stage drops, with ``input.on_invalid: drop``, the rows this spec's checks
+    reject, so it builds the spec here as well.
+
+    Args:
+        config: the job's config.
+        known: the kinds the config fixes (default: :func:`known_kinds` of ``config``).
+        zones: see :func:`temporal_kind`.
     """
+    known = known_kinds(config) if known is None else known
     return ProfileSpec(
-        qi=tuple((a.name, a.kind) for a in config.quasi_identifiers),
-        known={n: frozenset(k.labels) for n, k in known.items() if isinstance(k, DiscreteKind)},
-        code_lengths={a.name: a.length for a in config.quasi_identifiers if a.kind == "semantic"},
+        checks={a.name: value_check(a, known, zones or {}) for a in config.quasi_identifiers},
         sensitive=config.sensitive.name,
         sensitive_values=(
             None
@@ -772,16 +624,6 @@ def profile_spec(
         missing_tokens=frozenset(t.strip() for t in config.input.missing_values),
         drop_invalid=config.input.on_invalid == "drop",
         items=items_spec(config),
-        builders={
-            a.name: a.builder
-            for a in config.quasi_identifiers
-            if getattr(a, "builder", None) is not None
-        },
-        temporal={
-            a.name: temporal_kind(a, 0.0, 1.0, zones or {}).reader
-            for a in config.quasi_identifiers
-            if a.kind in ("date", "timestamp")
-        },
     )
 
 
