@@ -540,7 +540,7 @@ def run_command(
         output_format: ``json`` or ``table`` (:func:`metrics_table`).
         metrics_out: also write the metrics as JSON to this file.
         **options: :func:`sparkanon.commands.run`'s (``master``, ``remote``,
-            ``partition``, ``key_file``, ``key_label``).
+            ``partition``, ``key_source``).
     """
     config, result = commands.run(
         config_path, overrides, engine_name=engine_name, metrics_out=metrics_out, **options
@@ -705,13 +705,18 @@ def init_command(args: argparse.Namespace) -> int:
 def stream_command(config_path: str, overrides: Sequence[str], **options: Any) -> int:
     """Run a condensation stream (exit 0, 2 on bad input, 3 when a release fails its check).
 
-    The synthetic draws use the user key of ``key_file`` (else ``SPARKANON_KEY``, else a
-    key drawn for this run and never written). Prints the report as JSON: the batches
-    this run ran and the state's counts. ``options`` are
+    The synthetic draws use the key ``key_source`` names (a user key file, else
+    ``SPARKANON_KEY``, else a key drawn for this run and never written). Prints the report
+    as JSON: the batches this run ran and the state's counts. ``options`` are
     :func:`sparkanon.commands.stream`'s.
     """
     _print_json(commands.stream(config_path, overrides, **options))
     return EXIT_OK
+
+
+def _key_source(args: argparse.Namespace) -> commands.RunKeySource:
+    """Where the run key comes from: ``--key-file`` and ``--key-label``."""
+    return commands.RunKeySource(args.key_file, args.key_label)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -725,8 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.config,
             args.overrides,
             master=args.master,
-            key_file=args.key_file,
-            key_label=args.key_label,
+            key_source=_key_source(args),
         )
     if args.command == "evaluate":
         return evaluate_command(args)
@@ -746,8 +750,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "engine_name": args.engine,
         "master": args.master,
         "remote": args.remote,
-        "key_file": args.key_file,
-        "key_label": args.key_label,
+        "key_source": _key_source(args),
     }
     if args.command == "validate":
         return validate_command(args.config, args.overrides, partition=args.partition, **common)
