@@ -66,6 +66,7 @@ from sparkanon.algorithms.condensation.dominance import (
 )
 from sparkanon.algorithms.condensation.group_stats import GroupStats, flat_names, row_terms
 from sparkanon.algorithms.condensation.synthesize import (
+    GroupDraws,
     Keyed,
     covariance_tolerance,
     eigen_axes,
@@ -250,7 +251,7 @@ def condense_group(
     for j, c in enumerate(numeric_codes):
         values[:, j] = rows[c]
     count = plan.counts(size)
-    synth = synthetic_records(GroupStats.of(values), count, plan.key, group)
+    synth = synthetic_records(GroupStats.of(values), count, GroupDraws(plan.key, group))
     drawn = _draw_categorical(rows, schema, plan, group, count, 0)
     members = _tuples(
         values,
