@@ -287,7 +287,7 @@ def run_stream(
 ) -> list[dict[str, Any]]:
     """Target 2, streaming: the stream's step in-process; the released and flushed readings."""
     from sparkanon.algorithms.condensation._params import CondensationParams
-    from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.algorithms.condensation.synthesize import GroupDraws, synthetic_records
     from sparkanon.families.synthesis.condense_stream import StreamState, StreamStep, initial_state
     from sparkanon.randomness import RunKey
     from sparkanon.randomness.streams import SYNTHESIS_STREAM_AXES
@@ -313,7 +313,7 @@ def run_stream(
     # a release would, also where fewer than k are pending (a release refuses those).
     g = final.groups
     flush = [
-        synthetic_records(s, s.count - r, key, i, offset=r, stream=SYNTHESIS_STREAM_AXES)
+        synthetic_records(s, s.count - r, GroupDraws(key, i, r, SYNTHESIS_STREAM_AXES))
         for s, r, i in zip(g.stats, g.released, g.ids, strict=True)
         if s.count > r
     ]

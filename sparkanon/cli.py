@@ -33,7 +33,7 @@ import functools
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from sparkanon import commands
 from sparkanon._version import __version__
@@ -87,6 +87,11 @@ def _option(
 ) -> None:
     """An option with a value and no default (``None`` when not given)."""
     cmd.add_argument(flag, type=type, default=None, metavar=metavar, help=text)
+
+
+def _names(text: str | None) -> list[str] | None:
+    """A comma-separated list of column names (``None``: not given)."""
+    return [q.strip() for q in text.split(",") if q.strip()] if text else None
 
 
 def _add_key_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -315,8 +320,64 @@ def _add_init_arguments(cmd: argparse.ArgumentParser) -> None:
         cmd,
         "--quasi-identifiers",
         "A,B,C",
+        type=_names,
         text="the quasi-identifiers (default: suggested from names and kinds)",
     )
+
+
+class _Setting(NamedTuple):
+    """An option of ``evaluate`` that sets one of the evaluation's settings."""
+
+    flag: str
+    metavar: str
+    text: str
+    type: Callable[[str], Any] | None = None
+
+    @property
+    def dest(self) -> str:
+        """The setting's name (:func:`sparkanon.evaluation.evaluate.settings_of`)."""
+        return self.flag[2:].replace("-", "_")
+
+
+EVALUATION_SETTINGS = (
+    _Setting(
+        "--sampling-fraction",
+        "F",
+        "the input's share of the population, in (0, 1] (default: "
+        "report.sampling_fraction of the config, 1)",
+        float,
+    ),
+    _Setting("--threshold", "T", "a record whose risk exceeds T is at risk (default 0.2)", float),
+    _Setting("--suda-max-size", "N", "SUDA2's largest quasi-identifier subset (0: no SUDA2)", int),
+    _Setting("--label", "COLUMN", "the column a classifier predicts (utility)"),
+    _Setting(
+        "--holdout",
+        "PATH",
+        "held-out original rows, read like the input: the classifier's test rows and the "
+        "attacks' control set",
+    ),
+    _Setting("--attacks", "N", "targets per singling-out, linkability and inference attack", int),
+    _Setting("--bins", "K", "bins of a numeric column's distribution (utility)", int),
+    _Setting(
+        "--population",
+        "PATH",
+        "the population table the input was sampled from, read like the input: the "
+        "journalist and marketer risks of the input use its class sizes",
+    ),
+    _Setting(
+        "--weight",
+        "COLUMN",
+        "a column of sampling weights for sdcMicro's individual risk (a keep column of the config)",
+    ),
+    _Setting(
+        "--quasi-identifiers",
+        "A,B,...",
+        "the columns the attacker knows (default: the config's)",
+        _names,
+    ),
+)
+"""The options of ``evaluate`` that set the evaluation's settings, in the order ``--help``
+shows them; each is passed on under its :attr:`_Setting.dest`."""
 
 
 def _add_evaluate_arguments(cmd: argparse.ArgumentParser) -> None:
@@ -325,66 +386,8 @@ def _add_evaluate_arguments(cmd: argparse.ArgumentParser) -> None:
         "target", metavar="OUTPUT_DIR|CONFIG", help="a job's output.path, or a YAML config"
     )
     _add_set_argument(cmd, "override a key of a CONFIG target (as sparkanon run --set)")
-    _option(
-        cmd,
-        "--sampling-fraction",
-        "F",
-        type=float,
-        text="the input's share of the population, in (0, 1] (default: "
-        "report.sampling_fraction of the config, 1)",
-    )
-    _option(
-        cmd,
-        "--threshold",
-        "T",
-        type=float,
-        text="a record whose risk exceeds T is at risk (default 0.2)",
-    )
-    _option(
-        cmd,
-        "--suda-max-size",
-        "N",
-        type=int,
-        text="SUDA2's largest quasi-identifier subset (0: no SUDA2)",
-    )
-    cmd.add_argument(
-        "--label", default=None, metavar="COLUMN", help="the column a classifier predicts (utility)"
-    )
-    _option(
-        cmd,
-        "--holdout",
-        "PATH",
-        text="held-out original rows, read like the input: the classifier's "
-        "test rows and the attacks' control set",
-    )
-    _option(
-        cmd,
-        "--attacks",
-        "N",
-        type=int,
-        text="targets per singling-out, linkability and inference attack",
-    )
-    _option(cmd, "--bins", "K", type=int, text="bins of a numeric column's distribution (utility)")
-    _option(
-        cmd,
-        "--population",
-        "PATH",
-        text="the population table the input was sampled from, read like the input: the "
-        "journalist and marketer risks of the input use its class sizes",
-    )
-    _option(
-        cmd,
-        "--weight",
-        "COLUMN",
-        text="a column of sampling weights for sdcMicro's individual risk (a keep column "
-        "of the config)",
-    )
-    _option(
-        cmd,
-        "--quasi-identifiers",
-        "A,B,...",
-        text="the columns the attacker knows (default: the config's)",
-    )
+    for setting in EVALUATION_SETTINGS:
+        _option(cmd, setting.flag, setting.metavar, setting.text, setting.type)
     _option(
         cmd,
         "--out",
@@ -540,7 +543,7 @@ def run_command(
         output_format: ``json`` or ``table`` (:func:`metrics_table`).
         metrics_out: also write the metrics as JSON to this file.
         **options: :func:`sparkanon.commands.run`'s (``master``, ``remote``,
-            ``partition``, ``key_file``, ``key_label``).
+            ``partition``, ``key_source``).
     """
     config, result = commands.run(
         config_path, overrides, engine_name=engine_name, metrics_out=metrics_out, **options
@@ -635,11 +638,6 @@ def reconstruct_command(output_dir: str, bins: int, **options: Any) -> int:
     return EXIT_OK
 
 
-def _names(text: str | None) -> list[str] | None:
-    """A comma-separated list of column names (``None``: not given)."""
-    return [q.strip() for q in text.split(",") if q.strip()] if text else None
-
-
 @_exit_code
 def evaluate_command(args: argparse.Namespace) -> int:
     """Evaluate a release or an input (exit 0, or 2 on bad input, naming it).
@@ -650,19 +648,9 @@ def evaluate_command(args: argparse.Namespace) -> int:
     result, files = commands.evaluate(
         args.target,
         args.overrides,
-        engine_name=args.engine,
-        master=args.master,
         out=args.out,
-        sampling_fraction=args.sampling_fraction,
-        threshold=args.threshold,
-        suda_max_size=args.suda_max_size,
-        label=args.label,
-        holdout=args.holdout,
-        attacks=args.attacks,
-        bins=args.bins,
-        weight=args.weight,
-        population=args.population,
-        quasi_identifiers=_names(args.quasi_identifiers),
+        **_engine_options(args),
+        **{setting.dest: getattr(args, setting.dest) for setting in EVALUATION_SETTINGS},
     )
     summary: dict[str, Any] = {"files": files, "table": result["table"]}
     for when, block in result["risk"].items():
@@ -690,9 +678,8 @@ def init_command(args: argparse.Namespace) -> int:
         input_format=args.input_format,
         output_path=args.output_path,
         sensitive=args.sensitive,
-        quasi_identifiers=_names(args.quasi_identifiers),
-        engine_name=args.engine,
-        master=args.master,
+        quasi_identifiers=args.quasi_identifiers,
+        **_engine_options(args),
     )
     if args.out is None:
         sys.stdout.write(text)
@@ -705,13 +692,23 @@ def init_command(args: argparse.Namespace) -> int:
 def stream_command(config_path: str, overrides: Sequence[str], **options: Any) -> int:
     """Run a condensation stream (exit 0, 2 on bad input, 3 when a release fails its check).
 
-    The synthetic draws use the user key of ``key_file`` (else ``SPARKANON_KEY``, else a
-    key drawn for this run and never written). Prints the report as JSON: the batches
-    this run ran and the state's counts. ``options`` are
+    The synthetic draws use the key ``key_source`` names (a user key file, else
+    ``SPARKANON_KEY``, else a key drawn for this run and never written). Prints the report
+    as JSON: the batches this run ran and the state's counts. ``options`` are
     :func:`sparkanon.commands.stream`'s.
     """
     _print_json(commands.stream(config_path, overrides, **options))
     return EXIT_OK
+
+
+def _engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``--engine`` and ``--master``, as :func:`sparkanon.commands.build_engine` names them."""
+    return {"engine_name": args.engine, "master": args.master}
+
+
+def _key_source(args: argparse.Namespace) -> commands.RunKeySource:
+    """Where the run key comes from: ``--key-file`` and ``--key-label``."""
+    return commands.RunKeySource(args.key_file, args.key_label)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -725,8 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.config,
             args.overrides,
             master=args.master,
-            key_file=args.key_file,
-            key_label=args.key_label,
+            key_source=_key_source(args),
         )
     if args.command == "evaluate":
         return evaluate_command(args)
@@ -739,15 +735,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             integer_bins=args.integer_bins,
             by=args.by,
             out=args.out,
-            engine_name=args.engine,
-            master=args.master,
+            **_engine_options(args),
         )
     common = {
-        "engine_name": args.engine,
-        "master": args.master,
+        **_engine_options(args),
         "remote": args.remote,
-        "key_file": args.key_file,
-        "key_label": args.key_label,
+        "key_source": _key_source(args),
     }
     if args.command == "validate":
         return validate_command(args.config, args.overrides, partition=args.partition, **common)

@@ -193,6 +193,31 @@ def with_partition(overrides: Sequence[str], partition: str | None) -> list[str]
     return [*overrides, "input.partition=" + json.dumps(spec)]
 
 
+@dataclass(frozen=True)
+class RunKeySource:
+    """Where a run's key comes from: a user key file, else ``SPARKANON_KEY``, else a fresh key.
+
+    Attributes:
+        file: ``--key-file``, a user key file; ``None``: ``SPARKANON_KEY`` if set, else a
+            key drawn for the run and never written.
+        label: ``--key-label``, the label the release records for a user key (default: the
+            key file's name).
+    """
+
+    file: str | None = None
+    label: str | None = None
+
+    def load(self) -> RunKey:
+        """The run key (:meth:`sparkanon.randomness.RunKey.for_run`).
+
+        Raises:
+            ConfigError: a key file or ``SPARKANON_KEY`` that does not hold a key.
+        """
+        from sparkanon.randomness import RunKey
+
+        return RunKey.for_run(self.file, self.label)
+
+
 def check_command_writes(
     config_path: str, config: JobConfig, key_file: str | None, metrics_out: str | None
 ) -> None:
@@ -320,8 +345,7 @@ def load_job(
     config_path: str,
     overrides: Sequence[str] = (),
     partition: str | None = None,
-    key_file: str | None = None,
-    key_label: str | None = None,
+    key_source: RunKeySource = RunKeySource(),
     metrics_out: str | None = None,
 ) -> tuple[JobConfig, RunKey]:
     """A job's config and key, checked before an engine starts.
@@ -334,19 +358,18 @@ def load_job(
         config_path: the YAML config.
         overrides: ``--set`` overrides.
         partition: ``--partition`` (``COL=VALUE[,COL=VALUE]``), or ``None``.
-        key_file: a user key file (default ``SPARKANON_KEY``, else a fresh key).
-        key_label: the label the release records for the user key.
+        key_source: where the run key comes from (default: ``SPARKANON_KEY``, else a
+            fresh key).
         metrics_out: ``--metrics-out``, checked against the job's reads.
 
     Raises:
         UserError: a bad key file, config or partition, or an unsafe write.
     """
     from sparkanon.families import load_config
-    from sparkanon.randomness import RunKey
 
-    key = RunKey.for_run(key_file, key_label)
+    key = key_source.load()
     config = load_config(config_path, with_partition(overrides, partition))
-    check_command_writes(config_path, config, key_file, metrics_out)
+    check_command_writes(config_path, config, key_source.file, metrics_out)
     return config, key
 
 
@@ -358,9 +381,8 @@ def run(
     Args:
         config_path: the YAML config.
         overrides: ``--set`` overrides.
-        **options: :func:`load_job`'s (``partition``, ``key_file``, ``key_label``,
-            ``metrics_out``) and :func:`build_engine`'s (``engine_name``, ``master``,
-            ``remote``).
+        **options: :func:`load_job`'s (``partition``, ``key_source``, ``metrics_out``) and
+            :func:`build_engine`'s (``engine_name``, ``master``, ``remote``).
 
     Returns:
         The loaded config and the job's result (its metrics).
@@ -477,7 +499,7 @@ def backfill(
 
     Each partition is a ``run --partition`` of its own, oldest first
     (:func:`backfill_partitions`), with a key of its own unless a user key is given
-    (``key_file`` or ``SPARKANON_KEY``), which every partition then uses. A partition's
+    (a key file or ``SPARKANON_KEY``), which every partition then uses. A partition's
     failure is reported (:func:`report_failure`) and ends the backfill unless
     ``keep_going``.
 
@@ -500,12 +522,12 @@ def backfill(
     config, _ = load_job(config_path, overrides, **job)
     engine = build_engine(config=config, **engine_options)
     done = Backfill(config, backfill_partitions(engine, config, first, last))
-    user_key = {k: job.get(k) for k in ("key_file", "key_label")}
+    key_source = job.get("key_source", RunKeySource())
     for spec in done.partitions:
         text = partition_text(spec)
         entry: dict[str, Any] = {"partition": text}
         try:
-            partition, key = load_job(config_path, overrides, text, **user_key)
+            partition, key = load_job(config_path, overrides, text, key_source)
             metrics = run_job(engine, partition, key=key).metrics
             entry |= {
                 "exit_code": EXIT_OK,
@@ -762,8 +784,7 @@ def stream(
     config_path: str,
     overrides: Sequence[str] = (),
     master: str | None = None,
-    key_file: str | None = None,
-    key_label: str | None = None,
+    key_source: RunKeySource = RunKeySource(),
 ) -> dict[str, Any]:
     """``sparkanon stream``: run a condensation stream; its report.
 
@@ -772,7 +793,7 @@ def stream(
     """
     from sparkanon.families.synthesis.stream import run_stream, stream_problems
 
-    config, key = load_job(config_path, overrides, key_file=key_file, key_label=key_label)
+    config, key = load_job(config_path, overrides, key_source=key_source)
     stream_problems(config)
     return run_stream(build_engine("spark", config, master), config, key=key)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -31,7 +31,7 @@ import pandas as pd
 
 from sparkanon.attributes.builders import MAX_BUILT_VALUES
 from sparkanon.config import InputConfig
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import InputError, InternalError
 from sparkanon.families import load_config
 from sparkanon.io import input_columns
@@ -192,7 +192,7 @@ def _column_stats(name: str, values: pd.Series) -> list[tuple[str, str, str, int
     return rows
 
 
-def make_column_stats_fn(columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_column_stats_fn(columns: Sequence[str]) -> BatchFn:
     """The batch function of the profile: per column, counts by type, shape and value.
 
     Rows ``(column, stat, key, n, lo, hi)``: ``type`` (``key`` the batch's value type,

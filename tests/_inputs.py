@@ -168,9 +168,12 @@ def cli_exit_code(
     of ``key_file`` (without one, ``SPARKANON_KEY`` or a key drawn for the run).
     """
     from sparkanon.cli import run_command
+    from sparkanon.commands import RunKeySource
 
     path = str(write_config(tmp_path, cfg))
-    return run_command(path, overrides or [], engine_name="local", key_file=key_file)
+    return run_command(
+        path, overrides or [], engine_name="local", key_source=RunKeySource(key_file)
+    )
 
 
 def attribute(cfg: Mapping[str, Any], name: str) -> dict[str, Any]:

@@ -122,8 +122,8 @@ def test_a_release_off_its_group_statistics_fails_and_writes_nothing(
 
     real = stage.synthetic_records
 
-    def wrong(stats: Any, count: int, key: Any, group_id: int) -> np.ndarray:
-        records = real(stats, count, key, group_id)
+    def wrong(stats: Any, count: int, draws: Any) -> np.ndarray:
+        records = real(stats, count, draws)
         if mutation == "shifted_mean":
             return records + 1.0  # a whole range (codes are in [0, 1])
         centre = records.mean(axis=0)
@@ -198,7 +198,7 @@ def test_stacked_group_check_matches_the_per_group_check() -> None:
     among ordinary ones; a synthetic covariance pushed off its bound in a few groups.
     """
     from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
-    from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.algorithms.condensation.synthesize import GroupDraws, synthetic_records
     from sparkanon.families.synthesis.condense import _origin, looped_check, stacked_check
     from sparkanon.randomness import RunKey
 
@@ -212,7 +212,7 @@ def test_stacked_group_check_matches_the_per_group_check() -> None:
             x[:, 2] = 0.25
         if g % 11 == 0:
             x[:] = x[0]
-        y = synthetic_records(GroupStats.of(x), len(x), key, g)
+        y = synthetic_records(GroupStats.of(x), len(x), GroupDraws(key, g))
         if g % 13 == 0:
             y = y + rng.normal(0, 0.2, y.shape)  # off its bound
         if g % 17 == 0:
@@ -238,7 +238,7 @@ def test_verification_takes_float_noise_for_zero_variance() -> None:
     mean moved by 1e-5 (far beyond noise) still fails.
     """
     from sparkanon.algorithms.condensation.group_stats import GroupStats, row_terms
-    from sparkanon.algorithms.condensation.synthesize import synthetic_records
+    from sparkanon.algorithms.condensation.synthesize import GroupDraws, synthetic_records
     from sparkanon.families.synthesis.condense import FLOAT_VARIANCE, _origin, stacked_check
     from sparkanon.randomness import RunKey
 
@@ -256,7 +256,7 @@ def test_verification_takes_float_noise_for_zero_variance() -> None:
             exact.shift,
         )
         assert np.linalg.eigvalsh(noisy.covariance()).max() < 1e-14 < FLOAT_VARIANCE
-        y = synthetic_records(noisy, len(x), key, g)
+        y = synthetic_records(noisy, len(x), GroupDraws(key, g))
         assert np.abs(y - x).max() > 1e-9  # spread by the noise, as the synthesis does
         if g % 10 == 0:
             y = y + 1e-5

@@ -34,6 +34,7 @@ from sparkanon.algorithms.condensation.dominance import (
 )
 from sparkanon.algorithms.perturbation.noise import counter_uniforms
 from sparkanon.cli import run_command
+from sparkanon.commands import RunKeySource
 from sparkanon.errors import EXIT_OK
 from sparkanon.randomness import RunKey, write_key_file
 from tests._adult import ROOT, adult_config
@@ -122,7 +123,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 str(write_config(folder, cfg)),
                 [],
                 engine_name="local",
-                key_file=None if key is None else str(key),
+                key_source=RunKeySource(None if key is None else str(key)),
             )
         finally:
             stage.condense_group = real

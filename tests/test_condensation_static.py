@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 from sparkanon.algorithms.condensation.compatibility import covariance_compatibility
 from sparkanon.algorithms.condensation.group_stats import GroupStats
 from sparkanon.algorithms.condensation.static import STATIC_LANE, static_groups
-from sparkanon.algorithms.condensation.synthesize import synthetic_records
+from sparkanon.algorithms.condensation.synthesize import GroupDraws, synthetic_records
 from sparkanon.algorithms.perturbation.noise import counter_uniforms
 from sparkanon.randomness import RunKey
 
@@ -143,7 +143,9 @@ def test_condensed_release_keeps_covariance_compatibility_high():
     labels = static_groups(x, 10, seed=1)
     KEY = RunKey(bytes(range(32)), "user", "test")  # noqa: N806
     parts = [
-        synthetic_records(GroupStats.of(x[labels == g]), int(np.sum(labels == g)), KEY, g)
+        synthetic_records(
+            GroupStats.of(x[labels == g]), int(np.sum(labels == g)), GroupDraws(KEY, g)
+        )
         for g in range(labels.max() + 1)
     ]
     synthetic = np.vstack(parts)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from sparkanon.algorithms.condensation.group_stats import GroupStats
 from sparkanon.algorithms.condensation.synthesize import (
+    GroupDraws,
     axis_draws,
     check_group,
     covariance_tolerance,
@@ -77,14 +78,16 @@ def test_eigen_axes_clips_float_negative_eigenvalues():
 
 def test_synthetic_records_reproducible_and_keyed_by_key_group_offset_and_stream():
     g = _stats(9, 3, seed=1)
-    a = synthetic_records(g, 9, KEY, group_id=4)
-    np.testing.assert_array_equal(a, synthetic_records(g, 9, key(7), group_id=4))
-    assert not np.allclose(a, synthetic_records(g, 9, KEY, group_id=5))
-    assert not np.allclose(a, synthetic_records(g, 9, key(8), group_id=4))
-    assert not np.allclose(a, synthetic_records(g, 9, KEY, group_id=4, offset=9))
-    assert not np.allclose(a, synthetic_records(g, 9, KEY, 4, stream=SYNTHESIS_STREAM_AXES))
+    a = synthetic_records(g, 9, GroupDraws(KEY, group_id=4))
+    np.testing.assert_array_equal(a, synthetic_records(g, 9, GroupDraws(key(7), group_id=4)))
+    assert not np.allclose(a, synthetic_records(g, 9, GroupDraws(KEY, group_id=5)))
+    assert not np.allclose(a, synthetic_records(g, 9, GroupDraws(key(8), group_id=4)))
+    assert not np.allclose(a, synthetic_records(g, 9, GroupDraws(KEY, group_id=4, offset=9)))
+    assert not np.allclose(
+        a, synthetic_records(g, 9, GroupDraws(KEY, 4, stream=SYNTHESIS_STREAM_AXES))
+    )
     # group ids of the spine's size (block << 20 | local) are counters, not lanes
-    big = synthetic_records(g, 9, KEY, group_id=(123456 << 20) | 17)
+    big = synthetic_records(g, 9, GroupDraws(KEY, group_id=(123456 << 20) | 17))
     assert big.shape == (9, 3) and not np.allclose(big, a)
 
 
@@ -96,7 +99,7 @@ def test_draws_cannot_be_regenerated_from_the_public_generator():
     regenerated draws leaves a residual of the records' own size.
     """
     g = _stats(12, 2, seed=3, loc=5.0)
-    x = synthetic_records(g, 12, KEY, group_id=6)
+    x = synthetic_records(g, 12, GroupDraws(KEY, group_id=6))
     worst = np.inf
     for seed in range(200):
         ids = np.arange(12, dtype=np.int64)[:, None] * 2 + np.arange(2)
@@ -110,10 +113,10 @@ def test_draws_cannot_be_regenerated_from_the_public_generator():
 
 def test_count_zero_gives_nothing_and_alpha_k():
     g = _stats(6, 2, seed=2, loc=50.0)
-    one = synthetic_records(g, 1, KEY, 0)
+    one = synthetic_records(g, 1, GroupDraws(KEY, 0))
     assert one.shape == (1, 2) and not np.allclose(one[0], g.mean())
-    assert synthetic_records(g, 0, KEY, 0).shape == (0, 2)
-    big = synthetic_records(g, 3 * 6, KEY, 0)  # alpha = 3
+    assert synthetic_records(g, 0, GroupDraws(KEY, 0)).shape == (0, 2)
+    big = synthetic_records(g, 3 * 6, GroupDraws(KEY, 0))  # alpha = 3
     assert big.shape == (18, 2)
     assert check_group(g, big, 1e-3).ok
 
@@ -128,7 +131,7 @@ def test_count_zero_gives_nothing_and_alpha_k():
 )
 def test_synthetic_mean_is_within_its_bound_and_not_exact(n, d, count, k, loc):
     g = _stats(n, d, seed=k, loc=loc)
-    x = synthetic_records(g, count, key(k), group_id=k % 97)
+    x = synthetic_records(g, count, GroupDraws(key(k), group_id=k % 97))
     check = check_group(g, x, 1e-6)
     assert check.mean_ok, check
 
@@ -139,7 +142,7 @@ def test_group_mean_is_kept_in_expectation_only():
     values, vectors = eigen_axes(g.covariance())
     offsets = np.array(
         [
-            vectors.T @ (synthetic_records(g, 10, KEY, gid).mean(axis=0) - g.mean())
+            vectors.T @ (synthetic_records(g, 10, GroupDraws(KEY, gid)).mean(axis=0) - g.mean())
             for gid in range(3000)
         ]
     )
@@ -154,7 +157,7 @@ def test_group_mean_is_kept_in_expectation_only():
 
 def test_draws_are_uniform_of_the_eigenvalue_variance():
     lam = 4.0
-    z = axis_draws(np.array([lam]), 200_000, KEY, group_id=1)[:, 0]
+    z = axis_draws(np.array([lam]), 200_000, GroupDraws(KEY, group_id=1))[:, 0]
     a = math.sqrt(3 * lam)
     assert np.all(np.abs(z) <= a)
     hist, _ = np.histogram(z, bins=10, range=(-a, a))
@@ -162,7 +165,10 @@ def test_draws_are_uniform_of_the_eigenvalue_variance():
     assert np.all(np.abs(hist - expected) < 5 * math.sqrt(expected))
     assert abs(z.var() - lam) < 0.05
     small = np.array(
-        [axis_draws(np.array([lam]), 5, KEY, group_id=g)[:, 0].var() for g in range(4000)]
+        [
+            axis_draws(np.array([lam]), 5, GroupDraws(KEY, group_id=g))[:, 0].var()
+            for g in range(4000)
+        ]
     )
     # E[population var] = lam * 4/5 = 3.2; the std of the mean of 4000 is about 0.03.
     assert abs(small.mean() - lam * 4 / 5) < 0.12
@@ -205,7 +211,7 @@ def test_bound_violation_rate_far_below_alpha_over_many_groups():
     for gid in range(2000):
         n = 5 + gid % 11
         g = _stats(n, 3, seed=gid, loc=100.0)
-        x = synthetic_records(g, n, KEY, group_id=gid)
+        x = synthetic_records(g, n, GroupDraws(KEY, group_id=gid))
         check = check_group(g, x, alpha)
         assert check.mean_ok
         values, vectors = eigen_axes(g.covariance())
@@ -221,7 +227,7 @@ def test_bound_violation_rate_far_below_alpha_over_many_groups():
 
 def test_check_rejects_inflated_covariance_and_moved_mean():
     g = _stats(400, 2, seed=9, loc=10.0)
-    x = synthetic_records(g, 400, KEY, group_id=0)
+    x = synthetic_records(g, 400, GroupDraws(KEY, group_id=0))
     assert check_group(g, x, 1e-3).ok
     m = g.mean()
     inflated = m + 1.5 * (x - m)  # variance x 2.25
@@ -239,5 +245,5 @@ def test_large_offset_column_checks_with_a_shift():
     raw = np.column_stack([1e9 + rng.normal(size=12), 5.0 + 0.1 * rng.normal(size=12)])
     g = GroupStats.of(raw, shift=np.array([1e9, 5.0]))
     np.testing.assert_allclose(g.covariance(), np.cov(raw.T, bias=True), rtol=1e-8)
-    x = synthetic_records(g, 12, KEY, group_id=3)
+    x = synthetic_records(g, 12, GroupDraws(KEY, group_id=3))
     assert check_group(g, x, 1e-3).ok

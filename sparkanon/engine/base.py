@@ -37,6 +37,10 @@ Table = Any
 Columns = Sequence[tuple[str, str]]
 """An output schema: ``(name, ddl_type)`` pairs in order."""
 
+BatchFn = Callable[[pd.DataFrame], pd.DataFrame]
+"""A function over one batch of rows: a pandas DataFrame in, a pandas DataFrame out (what
+:meth:`Engine.map_batches` and :meth:`Engine.map_groups` apply; both engines run it)."""
+
 AGG_FUNCS = ("count", "sum", "min", "max", "mean", "nunique", "median", "collect")
 """Aggregations :meth:`Engine.aggregate` supports (their meaning on no rows and on nulls:
 :meth:`Engine.aggregate`)."""
@@ -260,9 +264,7 @@ class Engine(ABC):
         """
 
     @abstractmethod
-    def map_batches(
-        self, table: Table, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
-    ) -> Table:
+    def map_batches(self, table: Table, fn: BatchFn, schema: Columns) -> Table:
         """Apply ``fn`` to batches of rows; each batch's result is part of the output."""
 
     @abstractmethod
@@ -270,7 +272,7 @@ class Engine(ABC):
         self,
         table: Table,
         key: str,
-        fn: Callable[[pd.DataFrame], pd.DataFrame],
+        fn: BatchFn,
         schema: Columns,
         partitions: int | None = None,
     ) -> Table:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.engine import expr as ex
-from sparkanon.engine.base import Columns, Engine, InputSpec
+from sparkanon.engine.base import BatchFn, Columns, Engine, InputSpec
 from sparkanon.errors import InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
     MALFORMED,
@@ -252,9 +252,7 @@ class LocalEngine(Engine):
         order = np.argsort(table[column].to_numpy(dtype=np.int64), kind="stable")
         return table.iloc[order].drop(columns=[column]).reset_index(drop=True)
 
-    def map_batches(
-        self, table: pd.DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
-    ) -> pd.DataFrame:
+    def map_batches(self, table: pd.DataFrame, fn: BatchFn, schema: Columns) -> pd.DataFrame:
         """Apply ``fn`` batch by batch (an empty table still gets one call)."""
         if len(table) == 0:
             return _conform(fn(table.copy()), schema)
@@ -268,7 +266,7 @@ class LocalEngine(Engine):
         self,
         table: pd.DataFrame,
         key: str,
-        fn: Callable[[pd.DataFrame], pd.DataFrame],
+        fn: BatchFn,
         schema: Columns,
         partitions: int | None = None,
     ) -> pd.DataFrame:

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F  # noqa: N812
 from pyspark.sql.types import StringType, StructField, StructType
 
 from sparkanon.engine import expr as ex
-from sparkanon.engine.base import Catalog, Columns, Engine, InputSpec
+from sparkanon.engine.base import BatchFn, Catalog, Columns, Engine, InputSpec
 from sparkanon.engine.sql import quote_identifier
 from sparkanon.errors import ConfigError, InputError, InternalError, StatisticsOverflowError
 from sparkanon.io import (
@@ -148,7 +148,7 @@ def _column(expr: ex.Expr) -> Any:
 
 
 def _batch_runner(
-    fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
+    fn: BatchFn, schema: Columns
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         for batch in batches:
@@ -421,16 +421,14 @@ class SparkEngine(Engine):
         word = F.col(quote_identifier(column))
         return table.sortWithinPartitions(word).drop(word)
 
-    def map_batches(
-        self, table: DataFrame, fn: Callable[[pd.DataFrame], pd.DataFrame], schema: Columns
-    ) -> DataFrame:  # noqa: D102
+    def map_batches(self, table: DataFrame, fn: BatchFn, schema: Columns) -> DataFrame:  # noqa: D102
         return table.mapInPandas(_batch_runner(fn, schema), _ddl(schema))
 
     def map_groups(  # noqa: D102
         self,
         table: DataFrame,
         key: str,
-        fn: Callable[[pd.DataFrame], pd.DataFrame],
+        fn: BatchFn,
         schema: Columns,
         partitions: int | None = None,
     ) -> DataFrame:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -61,7 +61,7 @@ from sparkanon.config import (
     ReportConfig,
 )
 from sparkanon.config.published import strip_uri_secrets
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import ConfigError, InputError, MeasureUnavailableError, UserError
 from sparkanon.evaluation.utility import ColumnSpec, utility
 from sparkanon.families import named
@@ -182,7 +182,7 @@ _NUMERIC_TYPES = ("long", "double")
 _KIND_COLUMNS = [("distinct", "long"), ("numbers", "long"), ("texts", "long"), ("bad", "string")]
 
 
-def make_kind_fn(column: str, missing: Collection[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_kind_fn(column: str, missing: Collection[str]) -> BatchFn:
     """Per batch of a column's distinct values: how many there are and how many read as numbers.
 
     One row per batch: ``distinct`` values that are not missing (null, or a trimmed
@@ -324,7 +324,7 @@ _KEY = "_class_key"
 _NULL_TEXT = "\x00"
 
 
-def make_key_fn(keys: Sequence[str], size: str) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_key_fn(keys: Sequence[str], size: str) -> BatchFn:
     """Per batch of classes: one text key of the quasi-identifier values, and the size.
 
     A null is a value of its own (a text no value has), so classes join the same way on

@@ -64,7 +64,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,7 +75,7 @@ import pandas as pd
 from sparkanon.algorithms.perturbation import reconstruct as rc
 from sparkanon.algorithms.perturbation.noise import NoiseSpec
 from sparkanon.attributes.dates import epoch_of_typed
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import InputError, UserError
 from sparkanon.io import file_in
 from sparkanon.safety import make_local_dir, modes, write_private_text
@@ -217,7 +217,7 @@ def _numbers(series: pd.Series) -> np.ndarray:
     return pd.to_numeric(series, errors="coerce").to_numpy(dtype=np.float64)
 
 
-def make_range_fn(numeric: Sequence[str], by: str | None) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_range_fn(numeric: Sequence[str], by: str | None) -> BatchFn:
     """Batch function: rows -> per numeric column and label, min, max, non-numbers, rows.
 
     Column ``-1`` carries each label's row count (also with no numeric column).
@@ -247,7 +247,7 @@ def make_histogram_fn(
     numeric: Sequence[ColumnBins],
     categorical: Sequence[tuple[str, Sequence[str]]],
     by: str | None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Batch function: rows -> ``(column, label, bin, count)`` over each column's bins.
 
     Numeric columns are ``0 .. len(numeric) - 1`` (bins: z-bins, ``-1`` below, ``-3``

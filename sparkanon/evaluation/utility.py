@@ -25,7 +25,7 @@ the majority rate.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.text import distinct_text, row_text
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import MeasureUnavailableError
 from sparkanon.metrics.distribution import (
     Binning,
@@ -125,7 +125,7 @@ def _label_codes(series: pd.Series, labels: Labels) -> np.ndarray:
     return np.append(known, -1)[codes]  # code -1 (null) reads the appended -1
 
 
-def make_domain_fn(columns: Sequence[ColumnSpec]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_domain_fn(columns: Sequence[ColumnSpec]) -> BatchFn:
     """Per batch: numeric columns' range and row count, categorical columns' value counts."""
 
     def domain(batch: pd.DataFrame) -> pd.DataFrame:
@@ -258,9 +258,7 @@ def _label_domain(
     return {v: i for i, v in enumerate(sorted(rows["value"].astype(str)))}
 
 
-def make_histogram_fn(
-    bins_of: Sequence[Binning], label: str | None, labels: Labels
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_histogram_fn(bins_of: Sequence[Binning], label: str | None, labels: Labels) -> BatchFn:
     """Per batch: per column, label and bin the summed weight of the rows (spread)."""
     n_labels = max(_n_labels(labels), 1)
 
@@ -358,7 +356,7 @@ class MajorityRule:
 
 def make_score_fn(
     models: Sequence[NaiveBayes | MajorityRule], label: str, labels: Labels
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Per batch: per model, the held-out rows of a known label and those predicted right."""
 
     def score(batch: pd.DataFrame) -> pd.DataFrame:

@@ -19,7 +19,7 @@ import pandas as pd
 from sparkanon.algorithms import BlockContext, cluster_block_counted
 from sparkanon.algorithms.cuts import plan_local
 from sparkanon.attributes.schema import BLOCK, CLASS, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.per_block.plan import TopPlan, TreeCuts, route
 from sparkanon.stages._common import StageTimer, log, one_row, with_columns
 
@@ -73,7 +73,7 @@ def make_cluster_fn(
     part: TreeCuts,
     infeasible: frozenset[int],
     finish: Callable[[pd.DataFrame, dict[str, np.ndarray]], pd.DataFrame] | None = None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Cut one top block to leaves and cluster each; add ``_block``, ``_class``, ``_inf``, ``_rep``.
 
     Args:

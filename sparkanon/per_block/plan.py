@@ -21,7 +21,7 @@ and, above ``sample_rows``, one native pass for the exact counts.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
@@ -40,7 +40,7 @@ from sparkanon.algorithms.cuts import (
 )
 from sparkanon.attributes.schema import BLOCK, RID, SENS, Schema
 from sparkanon.config import JobConfig
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Arith, Clip, Col, Expr, Floor, Lit, When
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 
@@ -140,9 +140,7 @@ def route(engine: Engine, table: Table, schema: Schema, part: TreeCuts, tree: Bl
     return engine.map_batches(table, assign, list(columns) + [(BLOCK, "long")])
 
 
-def make_plan_fn(
-    schema: Schema, part: TreeCuts, policy: CutPolicy, feasible: Feasible
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_plan_fn(schema: Schema, part: TreeCuts, policy: CutPolicy, feasible: Feasible) -> BatchFn:
     """Plan the top of the tree on the rows of the one group (all rows, or a sample)."""
     names = [n for n, _ in PLAN_COLUMNS]
 

@@ -25,14 +25,14 @@ import pandas as pd
 from sparkanon.algorithms import BlockContext, place_rows
 from sparkanon.algorithms.repair import residual_absorption
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import InternalError
 from sparkanon.models import ModelSet
 from sparkanon.per_block.cluster import CLASS_SHIFT, INFEASIBLE, REPAIRS, BlockRun, global_class
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
 
 
-def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_centre_fn(schema: Schema) -> BatchFn:
     """Centroid codes of one block's placed rows: the block's centre for reconciliation."""
 
     def centre(block: pd.DataFrame) -> pd.DataFrame:
@@ -46,9 +46,7 @@ def make_centre_fn(schema: Schema) -> Callable[[pd.DataFrame], pd.DataFrame]:
     return centre
 
 
-def make_nearest_block_fn(
-    schema: Schema, centres: pd.DataFrame, columns: Sequence[str]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_nearest_block_fn(schema: Schema, centres: pd.DataFrame, columns: Sequence[str]) -> BatchFn:
     """Add ``_target``: the feasible block whose centre is nearest (eq. 18 distance)."""
     blocks = centres[BLOCK].to_numpy(dtype=np.int64)
     order = np.argsort(blocks)
@@ -156,7 +154,7 @@ def class_value_counts(
     return ids, counts
 
 
-def make_relabel_fn(absorbed: np.ndarray) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_relabel_fn(absorbed: np.ndarray) -> BatchFn:
     """Move the rows of the absorbed classes and the classless rows into the residual class."""
     absorbed = np.sort(np.asarray(absorbed, dtype=np.int64))
 

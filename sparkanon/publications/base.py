@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pandas as pd
 
 from sparkanon.attributes.schema import CLASS, RID, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Col
 from sparkanon.metrics.registry import ClassBatch
 from sparkanon.publications.kept import KeptColumns, join_kept
@@ -91,7 +91,7 @@ class Publisher(ABC):
         """The published quasi-identifiers: name and type (the start of :meth:`columns`)."""
         return self.columns()[: len(self.schema.kinds)]
 
-    def make_row_fn(self) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    def make_row_fn(self) -> BatchFn:
         """Batch function: rows joined with their class's values -> published rows.
 
         The published rows are :meth:`columns` and the :meth:`carried` ones.
@@ -161,7 +161,7 @@ class Publisher(ABC):
         self,
         engine: Engine,
         rows: Table,
-        row_fn: Callable[[pd.DataFrame], pd.DataFrame],
+        row_fn: BatchFn,
         kept: KeptColumns | None,
     ) -> Publication:
         """The one-table publication: ``row_fn`` over ``rows``, then the kept columns."""

@@ -447,10 +447,15 @@ def _hist(path: str, columns: Sequence[tuple[str, Mapping[str, Any]]], xlabel: s
     edges = present[0][1]["edges"]
     if all(list(v["edges"]) == list(edges) for _, v in present):
         series = [(t, v["counts"]) for t, v in present]
-        return _figure(svg.histogram(edges, series, title=title, xlabel=xlabel, ylabel="count"))
+        frame = svg.ChartFrame(title, xlabel=xlabel, ylabel="count")
+        return _figure(svg.histogram(edges, series, frame))
     return "".join(
         _figure(
-            svg.histogram(v["edges"], [(t, v["counts"])], title=f"{title} ({t})", xlabel=xlabel)
+            svg.histogram(
+                v["edges"],
+                [(t, v["counts"])],
+                svg.ChartFrame(f"{title} ({t})", xlabel=xlabel, ylabel="count"),
+            )
         )
         for t, v in present
     )
@@ -705,18 +710,22 @@ def _risk(ev: Mapping[str, Any], reasons: _Reasons) -> str:
             svg.bar_chart(
                 labels,
                 series,
-                title="Class-size histogram",
-                xlabel="class size (records per class)",
-                ylabel="classes",
+                svg.ChartFrame(
+                    "Class-size histogram",
+                    xlabel="class size (records per class)",
+                    ylabel="classes",
+                ),
             )
         )
         + _figure(
             svg.bar_chart(
                 rlabels,
                 rseries,
-                title="Risk distribution: share of records by prosecutor risk",
-                xlabel="prosecutor risk",
-                ylabel="share of records",
+                svg.ChartFrame(
+                    "Risk distribution: share of records by prosecutor risk",
+                    xlabel="prosecutor risk",
+                    ylabel="share of records",
+                ),
                 percent=True,
             )
         )
@@ -995,12 +1004,14 @@ def _utility(ev: Mapping[str, Any], reasons: _Reasons) -> str:
         chart = svg.bar_chart(
             ["original", "release", "majority"],
             [("accuracy", [float(b) if _is_number(b) else None for b in bars])],
-            title="Accuracy on held-out originals",
-            xlabel="trained on: the original, the release; majority-class baseline",
-            ylabel="accuracy",
+            svg.ChartFrame(
+                "Accuracy on held-out originals",
+                xlabel="trained on: the original, the release; majority-class baseline",
+                ylabel="accuracy",
+                width=460,
+            ),
             ymax=1.0,
             percent=True,
-            width=460,
         )
         out.append(f'<div class="plots">{_figure(chart)}<table class="kv">{rows}</table></div>')
     else:
@@ -1097,9 +1108,11 @@ def _reconstruction(rec: Mapping[str, Any]) -> str:
                         svg.histogram(
                             edges,
                             series,
-                            title=f"{col}: reconstructed distribution",
-                            xlabel=str(col),
-                            ylabel="density",
+                            svg.ChartFrame(
+                                f"{col}: reconstructed distribution",
+                                xlabel=str(col),
+                                ylabel="density",
+                            ),
                             density=True,
                         )
                     )
@@ -1124,9 +1137,11 @@ def _reconstruction(rec: Mapping[str, Any]) -> str:
                         svg.bar_chart(
                             cats,
                             series,
-                            title=f"{col}: reconstructed distribution",
-                            ylabel="probability",
-                            xlabel="values in the order of noise.json (labels not shown)",
+                            svg.ChartFrame(
+                                f"{col}: reconstructed distribution",
+                                xlabel="values in the order of noise.json (labels not shown)",
+                                ylabel="probability",
+                            ),
                         )
                     )
                 )

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 WIDTH = 540
 """Default plot width in pixels."""
@@ -23,6 +24,25 @@ HEIGHT = 300
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1", "#9c755f")
 """Series colours (Tableau 10, colour-blind friendly enough for two to four series)."""
 _MARGIN = {"left": 64, "right": 16, "top": 36, "bottom": 56}
+
+
+@dataclass(frozen=True)
+class ChartFrame:
+    """What frames a plot with an x and a y axis: its title, axis labels and size.
+
+    Attributes:
+        title: the plot's title.
+        xlabel: the x axis label (none when empty).
+        ylabel: the y axis label (none when empty).
+        width: pixels.
+        height: pixels.
+    """
+
+    title: str
+    xlabel: str = ""
+    ylabel: str = ""
+    width: int = WIDTH
+    height: int = HEIGHT
 
 
 def esc(text: object) -> str:
@@ -111,13 +131,10 @@ def _y_axis(
     return out
 
 
-def _frame(
-    title: str,
+def _open_axes(
+    frame: ChartFrame,
     names: Sequence[str],
     top: float,
-    ylabel: str,
-    width: int,
-    height: int,
     fmt: Callable[[float], str] = tick,
 ) -> tuple[list[str], tuple[float, float, float, float]]:
     """The opening of a plot with a y axis: title, legend (of two or more series), y axis.
@@ -126,21 +143,21 @@ def _frame(
         The elements so far and the plot area ``(x0, x1, y0, y1)``: x from left to
         right, y from the bottom (the x axis) to the top.
     """
-    x0, x1 = _MARGIN["left"], width - _MARGIN["right"]
-    y0, y1 = height - _MARGIN["bottom"], _MARGIN["top"] + 8
-    out = _open(title, width, height, title)
-    out += _legend(names, width) if len(names) > 1 else []
-    out += _y_axis(top, x0, x1, y0, y1, ylabel, fmt)
+    x0, x1 = _MARGIN["left"], frame.width - _MARGIN["right"]
+    y0, y1 = frame.height - _MARGIN["bottom"], _MARGIN["top"] + 8
+    out = _open(frame.title, frame.width, frame.height, frame.title)
+    out += _legend(names, frame.width) if len(names) > 1 else []
+    out += _y_axis(top, x0, x1, y0, y1, frame.ylabel, fmt)
     return out, (x0, x1, y0, y1)
 
 
-def _close(out: list[str], x0: float, x1: float, y0: float, height: int, xlabel: str) -> str:
+def _close(out: list[str], frame: ChartFrame, x0: float, x1: float, y0: float) -> str:
     """The plot's elements, its x axis line and label added, as one ``<svg>`` element."""
     out.append(f'<line x1="{x0}" y1="{num(y0)}" x2="{x1}" y2="{num(y0)}" class="axis"/>')
-    if xlabel:
+    if frame.xlabel:
         out.append(
-            f'<text x="{(x0 + x1) / 2:.0f}" y="{height - 6}" text-anchor="middle" '
-            f'class="axis-label">{esc(xlabel)}</text>'
+            f'<text x="{(x0 + x1) / 2:.0f}" y="{frame.height - 6}" text-anchor="middle" '
+            f'class="axis-label">{esc(frame.xlabel)}</text>'
         )
     return _end(out)
 
@@ -153,12 +170,8 @@ def _end(out: list[str], *last: str) -> str:
 def bar_chart(
     categories: Sequence[str],
     series: Sequence[tuple[str, Sequence[float]]],
+    frame: ChartFrame,
     *,
-    title: str,
-    ylabel: str = "",
-    xlabel: str = "",
-    width: int = WIDTH,
-    height: int = HEIGHT,
     ymax: float | None = None,
     percent: bool = False,
 ) -> str:
@@ -167,11 +180,7 @@ def bar_chart(
     Args:
         categories: the group labels (column names, bucket names: never data values).
         series: ``(name, values)`` pairs, one value per category (``None`` -> no bar).
-        title: the plot's title.
-        ylabel: the y axis label.
-        xlabel: the x axis label.
-        width: pixels.
-        height: pixels.
+        frame: the title, axis labels and size.
         ymax: the top of the y axis (default: the largest value).
         percent: tick labels as percentages of 1.
 
@@ -182,9 +191,7 @@ def bar_chart(
     values = [v for _, vs in series for v in vs if v is not None and math.isfinite(v)]
     top = ymax if ymax is not None else max(values, default=0.0)
     top = top if top > 0 else 1.0
-    out, (x0, x1, y0, y1) = _frame(
-        title, [name for name, _ in series], top, ylabel, width, height, fmt
-    )
+    out, (x0, x1, y0, y1) = _open_axes(frame, [name for name, _ in series], top, fmt)
     n = max(len(categories), 1)
     group = (x1 - x0) / n
     bar = group * 0.8 / max(len(series), 1)
@@ -212,7 +219,7 @@ def bar_chart(
                 f'<text x="{num(cx)}" y="{num(y0 + 16)}" text-anchor="middle" class="tick">'
                 f"{esc(cat)}</text>"
             )
-    return _close(out, x0, x1, y0, height, xlabel)
+    return _close(out, frame, x0, x1, y0)
 
 
 def hbar_chart(
@@ -262,12 +269,8 @@ def hbar_chart(
 def histogram(
     edges: Sequence[float],
     series: Sequence[tuple[str, Sequence[float]]],
+    frame: ChartFrame,
     *,
-    title: str,
-    xlabel: str = "",
-    ylabel: str = "count",
-    width: int = WIDTH,
-    height: int = HEIGHT,
     density: bool = False,
 ) -> str:
     """Step outlines of one or more histograms over the same ``edges``.
@@ -275,11 +278,7 @@ def histogram(
     Args:
         edges: ``k + 1`` increasing finite bin edges.
         series: ``(name, counts)`` with ``k`` counts each.
-        title: the plot's title.
-        xlabel: the x axis label.
-        ylabel: the y axis label.
-        width: pixels.
-        height: pixels.
+        frame: the title, axis labels and size.
         density: divide each count by its bin's width (unequal bins stay comparable).
 
     Returns:
@@ -294,7 +293,7 @@ def histogram(
         heights.append((name, hs))
     top = max((h for _, hs in heights for h in hs if math.isfinite(h)), default=0.0)
     top = top if top > 0 else 1.0
-    out, (x0, x1, y0, y1) = _frame(title, [n for n, _ in heights], top, ylabel, width, height)
+    out, (x0, x1, y0, y1) = _open_axes(frame, [n for n, _ in heights], top)
     lo, hi = e[0], e[-1]
     span = hi - lo if hi > lo else 1.0
 
@@ -321,7 +320,7 @@ def histogram(
             f'<text x="{num(sx(t))}" y="{num(y0 + 16)}" text-anchor="middle" class="tick">'
             f"{esc(tick(t))}</text>"
         )
-    return _close(out, x0, x1, y0, height, xlabel)
+    return _close(out, frame, x0, x1, y0)
 
 
 def _diverging(v: float, vmax: float) -> str:

@@ -67,7 +67,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Arith, Col, Lit
 from sparkanon.errors import MeasureUnavailableError
 from sparkanon.risk.attacks import value_text
@@ -446,7 +446,7 @@ def _make_bucket_fn(
     return best
 
 
-def _make_top_fn(k: int, schema: list[tuple[str, str]]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def _make_top_fn(k: int, schema: list[tuple[str, str]]) -> BatchFn:
     """Per target: the ``k`` nearest over all buckets, ranked ``0 .. k-1``."""
 
     def top(frame: pd.DataFrame) -> pd.DataFrame:
@@ -554,7 +554,7 @@ def inference_count(
     return successes, n
 
 
-def _cast_fn(column: str, out: str, numeric: bool) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def _cast_fn(column: str, out: str, numeric: bool) -> BatchFn:
     """Add ``out``: ``column`` as a double (numeric) or canonical text."""
 
     def cast(batch: pd.DataFrame) -> pd.DataFrame:
@@ -568,7 +568,7 @@ def _cast_fn(column: str, out: str, numeric: bool) -> Callable[[pd.DataFrame], p
     return cast
 
 
-def _make_infer_fn(guess: str, truth: str, numeric: bool) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def _make_infer_fn(guess: str, truth: str, numeric: bool) -> BatchFn:
     def score(batch: pd.DataFrame) -> pd.DataFrame:
         ok = inference_success(batch[guess], batch[truth], numeric)
         return pd.DataFrame({"ok": ok.astype(np.int64)})

@@ -58,14 +58,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Col, Lit, When
 from sparkanon.errors import MeasureUnavailableError, StatisticsOverflowError
 from sparkanon.models.base import ClassSummaries, SensitiveDomain
@@ -382,9 +382,7 @@ def _numbers(values: pd.Series) -> np.ndarray:
 # --------------------------------------------------------------------------- engine passes
 
 
-def _make_pack_fn(
-    qi: Sequence[str], sensitive: str, dom: _Domain
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def _make_pack_fn(qi: Sequence[str], sensitive: str, dom: _Domain) -> BatchFn:
     """Per (class, value) rows -> the class columns, the packed pair, the count."""
 
     def pack(batch: pd.DataFrame) -> pd.DataFrame:
@@ -411,9 +409,7 @@ def _class_columns(cutoffs: Sequence[float]) -> list[tuple[str, str]]:
     return cols + [(f"above{i}", "long") for i in range(len(cutoffs))]
 
 
-def _make_class_fn(
-    dom: _Domain, cutoffs: Sequence[float], bins: int, share: float
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def _make_class_fn(dom: _Domain, cutoffs: Sequence[float], bins: int, share: float) -> BatchFn:
     """Per batch of classes: the attack flags, the distance, its bin, records above cut-offs."""
     columns = _class_columns(cutoffs)
 

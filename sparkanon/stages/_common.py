@@ -6,14 +6,14 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 
 log = logging.getLogger("sparkanon")
 
@@ -117,7 +117,7 @@ def one_row(engine: Engine, table: Table, aggs: dict[str, tuple[str, str]]) -> d
 def batch_sums(
     engine: Engine,
     table: Table,
-    fn: Callable[[pd.DataFrame], pd.DataFrame],
+    fn: BatchFn,
     columns: Sequence[tuple[str, str]],
     by: Sequence[str],
 ) -> Table:

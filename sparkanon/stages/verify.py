@@ -20,7 +20,7 @@ release can only compute the published one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.schema import SENS, Schema, SensitiveLevels
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import InternalError
 from sparkanon.models import ClassSummaries, ModelSet, SensitiveDomain
 from sparkanon.publications import Publication
@@ -44,9 +44,7 @@ def worst_direction(key: str) -> str:
     return "max" if key.startswith("max_") or ".max_" in key else "min"
 
 
-def make_code_fn(
-    sensitive: SensitiveLevels, group_columns: Sequence[str]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_code_fn(sensitive: SensitiveLevels, group_columns: Sequence[str]) -> BatchFn:
     """Per published (class, sensitive value) count: the class, the value's code and ``n``.
 
     It runs on the counts, not on the rows: the published rows are first counted per
@@ -67,7 +65,7 @@ def make_code_fn(
     return code
 
 
-def make_pack_fn(group_columns: Sequence[str]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_pack_fn(group_columns: Sequence[str]) -> BatchFn:
     """Pack ``(value code, count)`` of each group and value into one long."""
 
     def pack(batch: pd.DataFrame) -> pd.DataFrame:
@@ -96,7 +94,7 @@ def group_summaries(
 
 def make_check_fn(
     models: ModelSet, sensitive: SensitiveLevels, worst_keys: Sequence[str]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Per batch of groups: violations, groups, rows, ``sum size^2`` and the worst values."""
 
     def check(groups: pd.DataFrame) -> pd.DataFrame:

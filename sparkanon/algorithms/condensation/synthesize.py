@@ -46,6 +46,38 @@ class Keyed(Protocol):
         ...
 
 
+@dataclass(frozen=True)
+class GroupDraws:
+    """Where a group's synthetic draws come from: a key's stream, the group, its first record.
+
+    Record ``r``'s coordinate ``j`` (of ``d``) is ``key.uniforms(stream, group_id,
+    lane=(offset + r) d + j)``: the records are a function of ``(key, stream, group_id,
+    offset)``.
+
+    Attributes:
+        key: The run key (secret: without it the records cannot be regenerated).
+        group_id: The group's id (the counter; any int64).
+        offset: The first record number; a group released more than once passes the
+            number of records it already released, so its releases draw fresh records.
+        stream: The key's stream (static or streaming condensation).
+    """
+
+    key: Keyed
+    group_id: int
+    offset: int = 0
+    stream: int = SYNTHESIS_AXES
+
+    def uniforms(self, count: int, d: int) -> np.ndarray:
+        """``(count, d)`` uniforms on (0, 1): record ``r``, axis ``j`` at ``(offset + r) d + j``.
+
+        Raises:
+            ValueError: If ``(offset + count) * d`` reaches ``2**32`` (the lanes' range).
+        """
+        lanes = (np.arange(count, dtype=np.int64)[:, None] + int(self.offset)) * d + np.arange(d)
+        counters = np.full(lanes.shape, int(self.group_id), dtype=np.int64)
+        return self.key.uniforms(self.stream, counters, lanes)
+
+
 MEAN_RTOL = 1e-9
 """The relative float tolerance added to :func:`mean_tolerance` by :func:`check_group`."""
 
@@ -110,27 +142,17 @@ def _check_bound_arguments(n: int, alpha: float) -> None:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
 
 
-def axis_draws(
-    eigenvalues: np.ndarray,
-    count: int,
-    key: Keyed,
-    group_id: int,
-    offset: int = 0,
-    stream: int = SYNTHESIS_AXES,
-) -> np.ndarray:
+def axis_draws(eigenvalues: np.ndarray, count: int, draws: GroupDraws) -> np.ndarray:
     """Independent uniform coordinates along the eigen-axes (:func:`synthetic_records`' draws).
 
     ``z_rj = a_j (2 u_rj - 1)`` with ``a_j = sqrt(3 lambda_j)`` (uniform on ``[-a_j, a_j]``,
-    mean 0, variance ``lambda_j``) and ``u_rj = key.uniforms(stream, group_id,
-    lane=(offset + r) d + j)``.
+    mean 0, variance ``lambda_j``) and ``u_rj`` the group's uniforms
+    (:meth:`GroupDraws.uniforms`).
 
     Args:
         eigenvalues: ``(d,)`` non-negative eigenvalues.
         count: The number of records ``n`` (non-negative).
-        key: The run key.
-        group_id: The group's id (the counter; any int64).
-        offset: The first record number (e.g. the records the group already released).
-        stream: The key's stream (the purpose of the draws).
+        draws: Where the group's draws come from.
 
     Returns:
         A ``(count, d)`` array.
@@ -139,22 +161,10 @@ def axis_draws(
         ValueError: If ``(offset + count) * d`` reaches ``2**32`` (the lanes' range).
     """
     a = _half_widths(eigenvalues)
-    d = a.size
-    lanes = (np.arange(count, dtype=np.int64)[:, None] + int(offset)) * d + np.arange(d)
-    counters = np.full(lanes.shape, int(group_id), dtype=np.int64)
-    u = key.uniforms(stream, counters, lanes)
-    return a * (2.0 * u - 1.0)
+    return a * (2.0 * draws.uniforms(count, a.size) - 1.0)
 
 
-def synthetic_records(
-    stats: GroupStats,
-    count: int,
-    key: Keyed,
-    group_id: int,
-    *,
-    offset: int = 0,
-    stream: int = SYNTHESIS_AXES,
-) -> np.ndarray:
+def synthetic_records(stats: GroupStats, count: int, draws: GroupDraws) -> np.ndarray:
     """``count`` synthetic records of a group (Aggarwal and Yu 2004's static generation).
 
     With ``lambda, P = eigen_axes(stats.covariance())``: coordinates ``z`` along each
@@ -171,12 +181,7 @@ def synthetic_records(
     Args:
         stats: The group's statistics (non-empty).
         count: The number of records to draw.
-        key: The run key (secret: without it the records cannot be regenerated).
-        group_id: The group's id (the counter): records are a function of
-            ``(key, stream, group_id, offset)``.
-        offset: The first record number; a group released more than once passes the
-            number of records it already released, so its releases draw fresh records.
-        stream: The key's stream (static or streaming condensation).
+        draws: Where the group's draws come from (its key, stream, id and first record).
 
     Returns:
         A float64 ``(count, d)`` array.
@@ -184,11 +189,11 @@ def synthetic_records(
     Raises:
         ValueError: On an empty group or a negative count or offset.
     """
-    if count < 0 or offset < 0:
-        raise ValueError(f"count and offset must be non-negative, got {count} and {offset}")
+    if count < 0 or draws.offset < 0:
+        raise ValueError(f"count and offset must be non-negative, got {count} and {draws.offset}")
     mean = stats.mean()
     values, vectors = eigen_axes(stats.covariance())
-    z = axis_draws(values, count, key, group_id, offset, stream)
+    z = axis_draws(values, count, draws)
     return mean + z @ vectors.T
 
 

@@ -33,6 +33,7 @@ from sparkanon.families.blocks.summarise import (
     make_summary_fn,
     summaries_of_heads,
     summarise_classes,
+    summary_columns,
     summary_reads,
     with_class_values,
 )
@@ -138,7 +139,8 @@ class BlockFamily(Family):
             publish_rows = publisher.publish_carried
             rows: Table = grouped.clustered
         else:  # reconciled rows changed classes after the per-block step
-            summaries = summarise_classes(engine, placed, schema, base, publisher, registry, timer)
+            columns = summary_columns(publisher, registry)
+            summaries = summarise_classes(engine, placed, summarise, columns, timer)
             publish_rows = partial(publisher.publish, summaries=summaries)
             rows = placed
         cached = [grouped.encoded, grouped.clustered, summaries]

@@ -19,14 +19,14 @@ step, and :func:`summarise_classes` groups the placed rows by block again.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from sparkanon.attributes.schema import BLOCK, CLASS, LEVEL, RID, SENS, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Columns, Engine, Table
 from sparkanon.metrics.registry import ClassBatch, Metric, block_term_columns, term_columns
 from sparkanon.publications import Publisher
 from sparkanon.stages._common import StageTimer, with_columns
@@ -67,7 +67,7 @@ def summary_reads(schema: Schema) -> list[str]:
 
 def make_summary_fn(
     schema: Schema, entropy_base: float, publisher: Publisher, metrics: Sequence[Metric]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Summarise every class of one block at once: its published values and metric terms.
 
     The function reads ``_class`` and :func:`summary_reads` of the rows (``_rid`` when
@@ -86,24 +86,20 @@ def make_summary_fn(
 
 
 def summarise_classes(
-    engine: Engine,
-    placed: Table,
-    schema: Schema,
-    entropy_base: float,
-    publisher: Publisher,
-    metrics: Sequence[Metric],
-    timer: StageTimer,
+    engine: Engine, placed: Table, summarise: BatchFn, columns: Columns, timer: StageTimer
 ) -> Table:
-    """The per-class summary table, cached (materialised inside the stage's timer)."""
+    """The per-class summary table, cached (materialised inside the stage's timer).
+
+    Args:
+        engine: the engine.
+        placed: the rows with their block and class.
+        summarise: :func:`make_summary_fn`'s function, applied to each block's rows.
+        columns: its output, :func:`summary_columns`.
+        timer: the run's stage timer.
+    """
     with timer.stage("summarise"):
         return engine.persist(
-            engine.map_groups(
-                placed,
-                BLOCK,
-                make_summary_fn(schema, entropy_base, publisher, metrics),
-                summary_columns(publisher, metrics),
-            ),
-            materialize=True,
+            engine.map_groups(placed, BLOCK, summarise, columns), materialize=True
         )
 
 
@@ -145,7 +141,7 @@ def _per_row(
 def with_class_values(
     rows: pd.DataFrame,
     added: dict[str, np.ndarray],
-    summarise: Callable[[pd.DataFrame], pd.DataFrame],
+    summarise: BatchFn,
     reads: Sequence[str],
     publisher: Publisher,
     metrics: Sequence[Metric],

@@ -23,7 +23,7 @@ driver receives one :class:`~sparkanon.algorithms.lattice.search.NodeVerdict` pe
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +65,7 @@ from sparkanon.attributes.levels import (
 from sparkanon.attributes.schema import SENS, Schema
 from sparkanon.attributes.semantic import SemanticKind
 from sparkanon.config import IntervalLevelsConfig, JobConfig
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit, Lookup, Text, add
 from sparkanon.errors import ConfigError, InternalError
 from sparkanon.families.full_domain import rollup as driver_rollup
@@ -348,9 +348,7 @@ def temporal_levels(
     return hierarchy, BaseRule("interval", cal.edges, kind.low, width)
 
 
-def make_base_fn(
-    schema: Schema, rules: Sequence[BaseRule], keep: Sequence[str]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_base_fn(schema: Schema, rules: Sequence[BaseRule], keep: Sequence[str]) -> BatchFn:
     """Encoded rows -> base codes (one column per quasi-identifier) and the ``keep`` columns."""
     columns = schema.code_columns
 
@@ -493,9 +491,7 @@ BUCKET = "_bucket"
 """Column spreading the classes of a pass over groups: every row of a class in one group."""
 
 
-def make_rollup_fn(
-    keys: Sequence[NodeKey], sensitive: bool, buckets: int
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_rollup_fn(keys: Sequence[NodeKey], sensitive: bool, buckets: int) -> BatchFn:
     """A batch of the frequency set rolled up to every node: ``BUCKET, NODE, KEY, (SENS), COUNT``.
 
     Each node's generalized key is computed with array lookups and the batch's entries
@@ -572,7 +568,7 @@ def node_classes(
 
 def make_node_check_fn(
     models: ModelSet, schema: Schema, sensitive: bool, losses: Mapping[int, NodeLoss]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Per group of partial sums (of any nodes): per node, the counts of a :class:`NodeVerdict`."""
     n_values = len(schema.sensitive.values)
     level_of = schema.sensitive.declared_level_of
@@ -651,9 +647,7 @@ def evaluate_nodes(
     return out
 
 
-def make_failing_fn(
-    models: ModelSet, schema: Schema, sensitive: bool
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_failing_fn(models: ModelSet, schema: Schema, sensitive: bool) -> BatchFn:
     """Per group of one node's partial sums: the keys of the classes that fail a model."""
     n_values = len(schema.sensitive.values)
     level_of = schema.sensitive.declared_level_of

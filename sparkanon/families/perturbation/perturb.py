@@ -46,7 +46,7 @@ retention rate off its interval, or staged values other than the verified ones f
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -58,7 +58,7 @@ from sparkanon.algorithms.perturbation.perturb import ColumnNoise, perturb_frame
 from sparkanon.attributes.dates import numeric_values, published_type, raw_of_published
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind, Kind
 from sparkanon.attributes.schema import RID, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.publications.kept import KeptColumns
 from sparkanon.stages._common import StageTimer, batch_sums, log
@@ -127,7 +127,7 @@ def make_perturb_fn(
     plans: Sequence[ColumnCheck],
     key: RunKey,
     lane: int,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Batch function: encoded rows -> their internal id, order word and published values."""
     perturbed = {p.code_column: p for p in plans}
 
@@ -164,7 +164,7 @@ def perturb_rows(
     tmp_path: str | None,
     fmt: str,
     kept: KeptColumns | None = None,
-) -> tuple[Publication, Callable[[pd.DataFrame], pd.DataFrame]]:
+) -> tuple[Publication, BatchFn]:
     """Perturb every usable row and write the table, without row ids, to the staging location.
 
     The rows are written in their keyed release order
@@ -191,7 +191,7 @@ def perturb_rows(
     return published, perturb
 
 
-def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_residual_fn(plans: Sequence[ColumnCheck]) -> BatchFn:
     """Batch function: published rows joined with their originals -> per-column totals."""
 
     def residuals(batch: pd.DataFrame) -> pd.DataFrame:
@@ -241,7 +241,7 @@ def make_residual_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], p
     return residuals
 
 
-def make_margin_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_margin_fn(plans: Sequence[ColumnCheck]) -> BatchFn:
     """Batch function: published rows -> per perturbed column, the totals of its marginal.
 
     A numeric column: its count, and the sum and sum of squares of its finite values (an
@@ -284,7 +284,7 @@ def make_margin_fn(plans: Sequence[ColumnCheck]) -> Callable[[pd.DataFrame], pd.
 def _totals(
     engine: Engine,
     table: Table,
-    fn: Callable[[pd.DataFrame], pd.DataFrame],
+    fn: BatchFn,
     columns: int,
     cap: int,
 ) -> dict[int, dict[int, float]]:
@@ -296,9 +296,7 @@ def _totals(
     return totals
 
 
-def make_verified_fn(
-    plans: Sequence[ColumnCheck], perturb: Callable[[pd.DataFrame], pd.DataFrame]
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_verified_fn(plans: Sequence[ColumnCheck], perturb: BatchFn) -> BatchFn:
     """Batch function: encoded rows -> the residual and marginal totals of their perturbation.
 
     Residual totals in columns ``0 .. P - 1``, the perturbed values' marginal totals in
@@ -421,7 +419,7 @@ def _retention_verdict(
 def check_residuals(
     engine: Engine,
     publication: Publication,
-    perturb: Callable[[pd.DataFrame], pd.DataFrame],
+    perturb: BatchFn,
     encoded: Table,
     plans: Sequence[ColumnCheck],
     expected: Sequence[tuple[str, str]],

@@ -66,6 +66,7 @@ from sparkanon.algorithms.condensation.dominance import (
 )
 from sparkanon.algorithms.condensation.group_stats import GroupStats, flat_names, row_terms
 from sparkanon.algorithms.condensation.synthesize import (
+    GroupDraws,
     Keyed,
     covariance_tolerance,
     eigen_axes,
@@ -76,7 +77,7 @@ from sparkanon.algorithms.condensation.synthesize import (
 from sparkanon.attributes.dates import TemporalKind, numeric_values, published_type
 from sparkanon.attributes.kinds import ContinuousKind, DiscreteKind
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, SENS, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Col, Lit, When
 from sparkanon.publications.base import MAIN, Publication
 from sparkanon.randomness import RunKey
@@ -250,7 +251,7 @@ def condense_group(
     for j, c in enumerate(numeric_codes):
         values[:, j] = rows[c]
     count = plan.counts(size)
-    synth = synthetic_records(GroupStats.of(values), count, plan.key, group)
+    synth = synthetic_records(GroupStats.of(values), count, GroupDraws(plan.key, group))
     drawn = _draw_categorical(rows, schema, plan, group, count, 0)
     members = _tuples(
         values,
@@ -315,7 +316,7 @@ def group_slices(block: pd.DataFrame) -> Iterator[tuple[int, dict[str, np.ndarra
         yield int(sorted_label[start]), {c: a[start:end] for c, a in arrays.items()}
 
 
-def make_condense_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_condense_fn(schema: Schema, plan: CondensePlan) -> BatchFn:
     """Batch function over one block's rows: every group of the block condensed (with its id)."""
     columns = [n for n, _ in synthetic_columns(schema, group=True)]
 
@@ -341,7 +342,7 @@ def _magnitudes(block: pd.DataFrame, schema: Schema, plan: CondensePlan) -> np.n
     return np.clip(np.column_stack(cols), 0.0, None) if cols else np.zeros((len(block), 0))
 
 
-def make_merge_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_merge_fn(schema: Schema, plan: CondensePlan) -> BatchFn:
     """Batch function over one block's rows: groups failing the p% rule merged (new labels)."""
     positions = [schema.code_columns[i] for i in plan.numeric]
 
@@ -477,7 +478,7 @@ def make_terms_fn(
     group_of: Callable[[pd.DataFrame], np.ndarray],
     prefix: str,
     d: int,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Batch function: each row's group and its terms (1, x_i, x_i x_j) for the sums."""
     names = [n for n, _ in _flat_columns(prefix, d)]
 
@@ -493,7 +494,7 @@ def make_terms_fn(
 def group_sums(
     engine: Engine,
     table: Table,
-    terms: Callable[[pd.DataFrame], pd.DataFrame],
+    terms: BatchFn,
     prefix: str,
     d: int,
 ) -> Table:
@@ -513,9 +514,7 @@ def rounding_slack(kind: ContinuousKind) -> float:
     return kind.step / 2.0 / width
 
 
-def make_check_fn(
-    d: int, alpha: float, slack: np.ndarray | None = None
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_check_fn(d: int, alpha: float, slack: np.ndarray | None = None) -> BatchFn:
     """Batch function over joined (original, synthetic) group sums -> per-group verdicts.
 
     ``slack``: per attribute, how far (in codes) the rounding of published values may move
@@ -657,7 +656,7 @@ def stacked_check(
     return n_o.astype(np.int64), mean_off, excess
 
 
-def make_dominance_fn(schema: Schema, plan: CondensePlan) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_dominance_fn(schema: Schema, plan: CondensePlan) -> BatchFn:
     """Batch function over one block's grouped rows: how many of its groups fail the p% rule."""
 
     def dominance(block: pd.DataFrame) -> pd.DataFrame:

@@ -53,6 +53,7 @@ from sparkanon.algorithms.condensation.stream import (
     mark_released,
 )
 from sparkanon.algorithms.condensation.synthesize import (
+    GroupDraws,
     Keyed,
     check_group,
     keyed_order,
@@ -180,9 +181,8 @@ def release(
                 f"a stream group of {stats.count} records would release {pending} new "
                 f"records; both must be at least k={k}"
             )
-        records = synthetic_records(
-            stats, pending, key, gid, offset=done, stream=SYNTHESIS_STREAM_AXES
-        )
+        draws = GroupDraws(key, gid, offset=done, stream=SYNTHESIS_STREAM_AXES)
+        records = synthetic_records(stats, pending, draws)
         check = check_group(stats, records, alpha)
         if not check.ok:
             raise PrivacyViolationError(

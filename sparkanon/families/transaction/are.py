@@ -56,7 +56,7 @@ from sparkanon.attributes.dates import TemporalFormat
 from sparkanon.attributes.itemsets import ItemSets, ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.config import AreConfig
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.engine.expr import Arith, Col, Expr, Lit
 from sparkanon.errors import InternalError
 from sparkanon.families.transaction.cluster import GSET, group_partitions
@@ -116,7 +116,7 @@ def set_key(blob: bytes, seed: int) -> int:
     return int.from_bytes(digest, "little") >> 1
 
 
-def make_key_fn(seed: int, threshold: int) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_key_fn(seed: int, threshold: int) -> BatchFn:
     """Records -> their distinct sets whose sample key (:func:`set_key`) is below ``threshold``.
 
     The filter runs inside the batch function, so only the sample's candidates leave
@@ -206,7 +206,7 @@ def qi_frame(
 
 def make_domain_fn(
     qi: Sequence[tuple[str, str]], readers: Mapping[str, TemporalFormat] | None = None
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Records -> each quasi-identifier's distinct published values in the batch, as text.
 
     One row per (column index, value): a ``double`` as its ``repr`` (which reads back as
@@ -295,7 +295,7 @@ def make_act_fn(
     compiled: qm.CompiledQueries,
     qi: Sequence[tuple[str, str]],
     readers: Mapping[str, TemporalFormat] | None = None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """A batch of input records -> per query, its records the query selects (``qt`` rows)."""
 
     def act(batch: pd.DataFrame) -> pd.DataFrame:
@@ -332,9 +332,7 @@ def actual_answers(
     return out
 
 
-def make_score_fn(
-    compiled: qm.CompiledQueries, tree: ItemTree
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_score_fn(compiled: qm.CompiledQueries, tree: ItemTree) -> BatchFn:
     """Distinct published sets -> each one's pred2 of every query, packed 8 a byte.
 
     Reading ``certain``: a set satisfies a query when the leaves its nodes cover include

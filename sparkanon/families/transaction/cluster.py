@@ -24,7 +24,6 @@ of its items and their NCP sum (He and Naughton 2009) for the information-loss m
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -34,7 +33,7 @@ from sparkanon.algorithms import ALGORITHMS
 from sparkanon.algorithms.transaction._result import KEPT, REASONS, RTResult
 from sparkanon.attributes.itemsets import ItemSets, ItemTree, covering_nodes
 from sparkanon.attributes.schema import BLOCK, CLASS, RID, Schema
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.per_block.cluster import block_stats, global_class, plan_leaves
 from sparkanon.per_block.plan import TopPlan, TreeCuts, route
 from sparkanon.stages._common import MAX_STAT_ROWS, StageTimer, log
@@ -129,7 +128,7 @@ def make_rt_cluster_fn(
     l: int,  # noqa: E741 (the paper's name)
     part: TreeCuts,
     infeasible: frozenset[int],
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Cut one top block to leaves and run APA or PAA on each (infeasible leaves wait)."""
 
     def cluster(top: pd.DataFrame) -> pd.DataFrame:

@@ -28,7 +28,7 @@ verification then checks the bytes that will be committed, with aggregations onl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -40,7 +40,7 @@ from sparkanon.attributes.dates import TemporalFormat, date_values, timestamp_va
 from sparkanon.attributes.itemsets import ItemTree
 from sparkanon.attributes.schema import CLASS, RID
 from sparkanon.attributes.text import trimmed_text
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.families.transaction.cluster import GSET
 from sparkanon.models.kl_diversity import KLDiversity
 from sparkanon.publications import Publication
@@ -122,7 +122,7 @@ def make_rt_rows_fn(
     columns: Sequence[tuple[str, str]],
     key: RunKey,
     readers: Mapping[str, TemporalFormat] | None = None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Published RT rows from placed rows: the row id (internal), exact columns, group id.
 
     The row id (``_rid``) only joins the kept columns and is dropped before the write.
@@ -144,9 +144,7 @@ def make_rt_rows_fn(
     return rows
 
 
-def make_tt_rows_fn(
-    tree: ItemTree, set_column: str, sep: str, key: RunKey
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_tt_rows_fn(tree: ItemTree, set_column: str, sep: str, key: RunKey) -> BatchFn:
     """TT rows from ``(group, packed node ids, count)``: the set's node labels joined by ``sep``.
 
     Vectorised: the labels are taken and joined by pyarrow, no Python loop over rows. The
