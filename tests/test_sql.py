@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from sparkanon.engine.base import TableInfo
 from sparkanon.engine.sql import (
     PROPERTY_ESCAPE,
     decode_property,
@@ -226,7 +227,8 @@ def test_a_table_with_hostile_column_names_lands_where_it_should(
             frame = spark.createDataFrame([tuple(f"v{i}" for i in range(len(names)))], names)
             frame.write.parquet(str(at))
             props = {"sparkanon.noise": json.dumps({"v": ["O'Brien", "a\\b"]})}
-            catalog.create_table(table, [(n, "string") for n in names], [], str(at), props)
+            columns = tuple((n, "string") for n in names)
+            catalog.create_table(TableInfo(table, columns, (), str(at), props))
             info = catalog.table(table)
             assert info is not None
             assert [c for c, _ in info.columns] == names
@@ -244,7 +246,7 @@ def test_a_table_with_hostile_column_names_lands_where_it_should(
             where = root / "v-1" / "data"
             spark.createDataFrame([("a",)], ["first name"]).write.parquet(str(where))
             catalog.create_table(
-                parted, [("first name", "string")], [(part, "string")], str(root), {}
+                TableInfo(parted, (("first name", "string"),), ((part, "string"),), str(root), {})
             )
             assert catalog.point_partition(parted, {part: value}, str(where)) is None
             assert catalog.partitions(parted) == [{part: value}]

@@ -79,16 +79,14 @@ class FakeCatalog(Catalog):
     def database_location(self, name: str) -> str:  # noqa: D102
         return str(self.warehouse / f"{self.qualified(name).split('.')[0]}.db")
 
-    def create_table(  # noqa: D102
-        self, name, columns, partition_columns, location, properties
-    ) -> None:
+    def create_table(self, table) -> None:  # noqa: D102
         with self._mutex:
-            assert self.qualified(name) not in self.tables
-            self.tables[self.qualified(name)] = {
-                "columns": list(columns),
-                "partition_columns": list(partition_columns),
-                "location": location,
-                "properties": dict(properties),
+            assert self.qualified(table.name) not in self.tables
+            self.tables[self.qualified(table.name)] = {
+                "columns": list(table.columns),
+                "partition_columns": list(table.partition_columns),
+                "location": table.location,
+                "properties": dict(table.properties),
                 "partitions": {},
             }
 

@@ -129,15 +129,8 @@ class Catalog(ABC):
         """The location of the database the table lives (or will live) in."""
 
     @abstractmethod
-    def create_table(
-        self,
-        name: str,
-        columns: Sequence[tuple[str, str]],
-        partition_columns: Sequence[tuple[str, str]],
-        location: str,
-        properties: Mapping[str, str],
-    ) -> None:
-        """Create a Parquet table at ``location``."""
+    def create_table(self, table: TableInfo) -> None:
+        """Create the Parquet table ``table`` describes, at its location."""
 
     @abstractmethod
     def point_table(self, name: str, location: str) -> None:

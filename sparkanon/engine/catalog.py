@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -162,25 +162,19 @@ class SparkCatalog(Catalog):
         db, _ = split_name(self.qualified(name))
         return str(self.spark.catalog.getDatabase(db).locationUri)
 
-    def create_table(
-        self,
-        name: str,
-        columns: Sequence[tuple[str, str]],
-        partition_columns: Sequence[tuple[str, str]],
-        location: str,
-        properties: Mapping[str, str],
-    ) -> None:
-        """Create a Parquet table at ``location`` (the data already there, when unpartitioned)."""
+    def create_table(self, table: TableInfo) -> None:
+        """Create the Parquet table ``table`` describes (unpartitioned: its data is there)."""
         cols = ", ".join(
-            f"{quote_identifier(c)} {sql_type(c, t)}" for c, t in [*columns, *partition_columns]
+            f"{quote_identifier(c)} {sql_type(c, t)}"
+            for c, t in [*table.columns, *table.partition_columns]
         )
-        parts = ", ".join(quote_identifier(c) for c, _ in partition_columns)
-        statement = f"CREATE TABLE {quote_name(self.qualified(name))} ({cols}) USING parquet"
+        parts = ", ".join(quote_identifier(c) for c, _ in table.partition_columns)
+        statement = f"CREATE TABLE {quote_name(self.qualified(table.name))} ({cols}) USING parquet"
         if parts:
             statement += f" PARTITIONED BY ({parts})"
-        statement += f" LOCATION {sql_string(location, 'the table location')}"
-        if properties:
-            statement += f" TBLPROPERTIES ({_properties(properties)})"
+        statement += f" LOCATION {sql_string(table.location, 'the table location')}"
+        if table.properties:
+            statement += f" TBLPROPERTIES ({_properties(table.properties)})"
         self.spark.sql(statement)
 
     def point_table(self, name: str, location: str) -> None:

@@ -449,6 +449,18 @@ class TableTarget(OutputTarget):
         """Where a partitioned member table is created (its partitions point elsewhere)."""
         return root if len(self.members) == 1 else f"{root}/{pub}"
 
+    def _create_table(
+        self,
+        member: str,
+        columns: Sequence[tuple[str, str]],
+        location: str,
+        properties: Mapping[str, str],
+    ) -> None:
+        """Create a member table, partitioned like the output when a partition is written."""
+        partition_columns = tuple(self.partition_columns) if self.spec else ()
+        table = TableInfo(member, tuple(columns), partition_columns, location, properties)
+        self.catalog.create_table(table)
+
     def versions_folder(self) -> str:
         """The folder holding this output's (this partition's) version directories."""
         folder = self.root()
@@ -610,11 +622,8 @@ class TableTarget(OutputTarget):
             if infos[pub] is None:
                 columns = self.engine.schema_of(self.engine.read_table(location, "parquet"))
                 typed = [(c, _spark_type(t)) for c, t in columns]
-                if self.spec:
-                    at = self._table_location(root, pub)
-                    self.catalog.create_table(member, typed, self.partition_columns, at, props)
-                else:
-                    self.catalog.create_table(member, typed, [], location, props)
+                at = self._table_location(root, pub) if self.spec else location
+                self._create_table(member, typed, at, props)
             if self.spec:
                 self.catalog.point_partition(member, self.spec, location)
             elif infos[pub] is not None:
@@ -730,8 +739,7 @@ class TableTarget(OutputTarget):
         self._check_lock("immediately before its metastore update")
         for pub, member in self.members.items():
             if infos[pub] is None and self.spec:
-                at = self._table_location(root, pub)
-                self.catalog.create_table(member, columns[pub], self.partition_columns, at, props)
+                self._create_table(member, columns[pub], self._table_location(root, pub), props)
         # The pointer updates, one per table, back to back: from the first one on the
         # staging directory is published and must survive a failure (recover() finishes).
         old: list[tuple[str, str | None]] = []
@@ -741,7 +749,7 @@ class TableTarget(OutputTarget):
             if self.spec:
                 old.append((pub, self.catalog.point_partition(member, self.spec, location)))
             elif info is None:
-                self.catalog.create_table(member, columns[pub], [], location, props)
+                self._create_table(member, columns[pub], location, props)
             else:
                 old.append((pub, info.location))
                 self.catalog.point_table(member, location)

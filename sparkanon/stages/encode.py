@@ -9,7 +9,7 @@ records whose every item is unknown.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,7 +20,7 @@ from sparkanon.attributes.kinds import ContinuousKind
 from sparkanon.attributes.schema import LEVEL, RID, SENS, Schema
 from sparkanon.attributes.text import TrimmedText, missing_mask
 from sparkanon.config import JobConfig
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.io import MALFORMED
 from sparkanon.stages._common import StageTimer
 from sparkanon.stages.items import ITEMS, ItemsSpec, make_set_encoder, set_missing
@@ -48,7 +48,7 @@ def make_encode_fn(
     missing_tokens: frozenset[str],
     checks: Mapping[str, ValueCheck] | None = None,
     items: tuple[ItemsSpec, Mapping[str, int]] | None = None,
-) -> Callable[[pd.DataFrame], pd.DataFrame]:
+) -> BatchFn:
     """Encode a batch: drop malformed records and rows with a missing value, add codes.
 
     Pass-through columns are kept as they are.

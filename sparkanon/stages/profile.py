@@ -10,7 +10,7 @@ fails the job with the column and the value (:func:`raise_input_errors`); the sc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ from sparkanon.attributes.kinds import (
 from sparkanon.attributes.schema import Schema, SensitiveLevels
 from sparkanon.attributes.text import TrimmedText, missing_mask
 from sparkanon.config import ItemsetConfig, JobConfig
-from sparkanon.engine.base import Engine, Table
+from sparkanon.engine.base import BatchFn, Engine, Table
 from sparkanon.errors import ConfigError, InputError, StatisticsOverflowError
 from sparkanon.io import MALFORMED
 from sparkanon.models import ModelSet, SensitiveDomain
@@ -105,7 +105,7 @@ def _stat(
     return {"stat": stat, "column": column, "value": value, "n": int(n), "lo": lo, "hi": hi}
 
 
-def make_profile_fn(spec: ProfileSpec) -> Callable[[pd.DataFrame], pd.DataFrame]:
+def make_profile_fn(spec: ProfileSpec) -> BatchFn:
     """Per-batch accumulator of input statistics (merged by an aggregation).
 
     The rows it emits: ``rows``; ``malformed_records`` (CSV records of the wrong
