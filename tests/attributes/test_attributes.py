@@ -44,6 +44,7 @@ from sparkanon.attributes.text import TrimmedText, trimmed_text
 from sparkanon.config.builders import GroupsBuilder
 from sparkanon.errors import ConfigError
 from tests._helpers import FAST
+from tests._inputs import ROOT
 
 # ---------------------------------------------------------------------------
 # A small education taxonomy in ARX format (leaf;parent;...;root; tests._helpers.EDU_ARX),
@@ -578,7 +579,7 @@ def test_load_arx_hierarchy_node_has_one_parent_whatever_the_level(tmp_path: Pat
 
 
 def test_load_arx_hierarchy_accepts_every_bundled_hierarchy() -> None:
-    bundled = sorted((Path(__file__).resolve().parents[1] / "data/adult/hierarchies").glob("*.csv"))
+    bundled = sorted((ROOT / "data/adult/hierarchies").glob("*.csv"))
     assert len(bundled) >= 9
     for path in bundled:
         tax = load_arx_hierarchy(path, path.stem)
