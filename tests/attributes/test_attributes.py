@@ -615,7 +615,7 @@ def test_load_arx_hierarchy_strips_cells(tmp_path: Path) -> None:
     ],
 )
 def test_trimmed_text_equals_row_by_row_strip(values: pd.Series) -> None:
-    """Text, numbers and mixed values (booleans and decimals: tests/test_wide.py)."""
+    """Text, numbers and mixed values (booleans and decimals: tests/stages/test_wide.py)."""
     expected = values.astype("string").str.strip()
     got = trimmed_text(values)
     assert got.dtype == expected.dtype

@@ -4,7 +4,7 @@ An initial static batch seeds the groups; files arriving in the source folder jo
 due groups release synthetic records to the sink. A second run with the same checkpoint
 continues: records counted once (the state's accounting), every group's released count
 equal to its synthetic records in the sink. The engine's kill-and-restart test
-(``tests/test_streaming.py``) covers a process killed mid-batch.
+(``tests/engine/test_streaming.py``) covers a process killed mid-batch.
 """
 
 from __future__ import annotations
