@@ -229,7 +229,8 @@ def local_session_builder(app_name: str) -> Any:
 
 
 # ---------------------------------------------------------------------------
-# Relational-transaction inputs: records with a set of items (tests/test_rt_job.py)
+# Relational-transaction inputs: records with a set of items
+# (tests/families/transaction/test_rt_job.py)
 # ---------------------------------------------------------------------------
 
 ITEMS = [f"{c}{i}" for c in "abcdefgh" for i in range(1, 5)]

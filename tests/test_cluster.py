@@ -11,7 +11,7 @@ mode to it). It runs on the first 2,000 Adult rows in blocks of 500 (several blo
 a full run has). Each ``spark-submit`` costs about 30 seconds of CI whatever the data, so
 the module submits one application: it writes the input table, then runs
 ``jobs/anonymize.py`` as spark-submit would, on the same session. A partition rerun's
-idempotence is tested in local mode (``tests/test_tables.py``).
+idempotence is tested in local mode (``tests/engine/test_tables.py``).
 """
 
 from __future__ import annotations
@@ -82,7 +82,8 @@ def test_adult_job_on_the_cluster_into_a_hive_partition_equals_local_mode(
     script = tmp_path / "make_input_then_job.py"
     script.write_text(_MAKE_INPUT_THEN_JOB, encoding="utf-8")
     # No report: its evaluation adds ~25 s here (CI time); the report's commit with the
-    # data is the same code for every output (tests/test_evaluate.py, test_data_safety.py).
+    # data is the same code for every output (tests/evaluation/test_evaluate.py,
+    # test_data_safety.py).
     blocks = ["--set", f"partitioning.max_block_rows={BLOCK_ROWS}", "--set", "report.enabled=false"]
     job = [
         str(ROOT / "jobs" / "anonymize.py"),

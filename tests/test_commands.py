@@ -1,8 +1,8 @@
 """The commands module: the one failure handler, engine builder and release loader.
 
 The commands themselves are tested through the command line (``tests/test_cli.py``,
-``tests/test_tables.py``, ``tests/test_evaluate.py``...); here is what they share, and
-:func:`sparkanon.anonymize`, which calls the same run as ``sparkanon run``.
+``tests/engine/test_tables.py``, ``tests/evaluation/test_evaluate.py``...); here is what they share,
+and :func:`sparkanon.anonymize`, which calls the same run as ``sparkanon run``.
 """
 
 from __future__ import annotations

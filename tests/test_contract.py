@@ -25,8 +25,6 @@ from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from sparkanon.tools import verify_release
 
-ROOT = Path(__file__).resolve().parents[1]
-
 VALUES = ["s0", "s1", "s2", "s3", "s4", "s5"]
 LEVELS = [
     {"name": "low", "weight": 0.1, "values": ["s0", "s1"]},

@@ -334,7 +334,7 @@ def test_every_module_the_tests_import_is_an_install_requirement() -> None:
     ]
     wanted = {re.split(r"[<>=!~\[ ]", d.strip(), maxsplit=1)[0].lower() for d in declared}
     dists = packages_distributions()
-    sources = list((ROOT / "tests").glob("*.py"))
+    sources = list((ROOT / "tests").rglob("*.py"))
     # The tools and experiments the tests run in-process or as subprocesses.
     sources += [*(ROOT / "scripts").glob("*.py"), *(ROOT / "experiments").glob("*.py")]
     missing = {}

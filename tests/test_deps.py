@@ -13,13 +13,13 @@ from packaging.markers import Marker
 from packaging.requirements import Requirement
 
 from scripts import deps
+from tests._inputs import ROOT
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10: the lock installs tomli there
     import tomli as tomllib
 
-ROOT = Path(__file__).resolve().parents[1]
 
 LOCK_TEXT = (ROOT / "requirements" / "test.lock").read_text(encoding="utf-8")
 PINS = deps.read_pins(LOCK_TEXT)

@@ -17,7 +17,7 @@ import yaml
 
 from sparkanon.cli import main
 from sparkanon.errors import EXIT_OK, EXIT_USER, MeasureUnavailableError
-from tests.test_evaluate import _close
+from tests.evaluation.test_evaluate import _close
 
 EDUCATION = ["primary", "lower-secondary", "upper-secondary", "vocational", "bachelor", "master"]
 ETHNICITY = ["white", "black", "hispanic", "other"]

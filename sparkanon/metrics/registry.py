@@ -62,7 +62,7 @@ class ClassBatch:
     Kinds without a batch rule (the semantic codes, user kinds) fall back to their
     per-class methods, so every value equals what the kind's own per-class methods
     give (``kind.centroid``, ``kind.loss``, ``kind.ncp``), up to the order of
-    floating-point sums (``tests/test_metrics.py`` holds the two to each other).
+    floating-point sums (``tests/metrics/test_metrics.py`` holds the two to each other).
 
     Build it with :meth:`of_rows`. Rows are sorted by class: class ``j`` holds rows
     ``starts[j] : starts[j] + sizes[j]``.

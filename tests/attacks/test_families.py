@@ -3,7 +3,7 @@
 Each test runs a job of one family on a small input (committed as a user would; on the
 local engine, and the perturbation, condensation and relational-transaction jobs also on
 Spark, whose keyed order spreads rows over part files; the blocks family's order on Spark
-is checked by ``tests/test_release_order.py``) and runs on its release folder the attacks
+is checked by ``tests/stages/test_release_order.py``) and runs on its release folder the attacks
 that fit the family; the chance level
 of each is measured on the same release (see each attack's module). ``SLACK`` is what a
 rate may exceed its chance level by through sampling alone on these sizes; the attacks
@@ -74,7 +74,7 @@ def _usable(original: pd.DataFrame, cfg_columns: list[str]) -> pd.DataFrame:
     ("conf", "engine"),
     [
         # Mondrian's order on Spark, part files included, is checked against each row's
-        # true input position by tests/test_release_order.py's Spark test.
+        # true input position by tests/stages/test_release_order.py's Spark test.
         ("adult_mondrian_k.yaml", "local"),
         ("adult_mdav_k.yaml", "local"),
         ("adult_fd_k.yaml", "local"),

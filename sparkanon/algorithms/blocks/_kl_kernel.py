@@ -67,7 +67,8 @@ _NO_ROW = np.int64(-1)
 """"No row / class yet". numba types a literal ``-1`` as its own type, and a variable
 that starts at a literal and is reassigned can reach a call with that type while the
 types are being inferred, which compiles the callee a second time; a numpy scalar is
-plain ``int64``. (``tests/test_kl_kernel.py`` checks every function compiles once.)"""
+plain ``int64``. (``tests/algorithms/blocks/test_kl_kernel.py`` checks every function compiles
+once.)"""
 _ZERO = np.int64(0)
 """0 as plain ``int64`` (see :data:`_NO_ROW`)."""
 _YES, _NO = np.bool_(True), np.bool_(False)

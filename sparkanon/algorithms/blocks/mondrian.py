@@ -10,7 +10,7 @@ Distributed, it is one tree: the partitioning (:mod:`sparkanon.algorithms.cuts`,
 ``cut_rule = "range"``) cuts the top on the cluster and inside each task down to
 blocks of ``max_block_rows``, and this algorithm finishes each block with the same
 decision function. In *strict* mode the result is therefore the tree a single machine
-would grow on the whole table (``tests/test_mondrian.py`` checks it).
+would grow on the whole table (``tests/algorithms/blocks/test_mondrian.py`` checks it).
 
 * **strict** (LeFevre's strict multidimensional partitioning): rows go left when their
   bin is at most the cut; rows of equal value never split. The cut is the allowed one

@@ -17,8 +17,8 @@ nearest group without looking at most of them:
 The squared distance is summed over the columns in order, ``((c_0 - x_0)^2 + (c_1 - x_1)^2)
 + ...``, as the numpy path does, and ties go to the lowest group position, as
 ``np.argmin`` does: both paths pick the same group for every record, so they give the
-same groups bit for bit (tests/test_condensation_stream.py compares them). The sums,
-products and centroids are updated with the numpy path's operations.
+same groups bit for bit (tests/algorithms/condensation/test_condensation_stream.py compares them).
+The sums, products and centroids are updated with the numpy path's operations.
 
 Splits are left to the caller: :func:`assign_until_split` returns at the record that
 brings a group to ``2k``; the caller splits it (an eigen-decomposition in numpy), places

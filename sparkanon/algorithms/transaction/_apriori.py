@@ -7,7 +7,7 @@ most ``m`` items is supported by no published set or by at least ``k`` of them. 
 items are generalized *globally*: a *cut* of the taxonomy (a set of nodes that covers
 every leaf exactly once) replaces every item by the cut node above it, in every set.
 
-Readings (each one fixed here and tested in ``tests/test_rmr.py``):
+Readings (each one fixed here and tested in ``tests/algorithms/transaction/test_rmr.py``):
 
 * **Checking a generalized table.** Under one cut an attacker's items map to cut
   nodes (two items under one node collapse into one), and a published set supports

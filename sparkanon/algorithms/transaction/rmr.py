@@ -17,7 +17,7 @@ less often, the paper's framework bounds the relational loss and lowers the
 transaction loss); anonymize each cluster's sets with Apriori Anonymization
 (:mod:`sparkanon.algorithms.transaction._apriori`, one cut per cluster).
 
-Readings (each one fixed here and tested in ``tests/test_rmr.py``):
+Readings (each one fixed here and tested in ``tests/algorithms/transaction/test_rmr.py``):
 
 * **Relational loss.** ``NCP(c)`` of a cluster is the sum over quasi-identifiers of
   the NCP of its lowest and highest code (Xu et al. 2006, the existing

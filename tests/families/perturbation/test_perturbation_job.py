@@ -25,7 +25,7 @@ from sparkanon.errors import EXIT_OK, EXIT_PRIVACY, PrivacyViolationError
 from sparkanon.families import parse_config
 from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
-from tests._inputs import cli_exit_code, csv_input, leftovers, write_csv
+from tests._inputs import ROOT, cli_exit_code, csv_input, leftovers, write_csv
 
 N_ROWS = 4000
 
@@ -273,9 +273,8 @@ def test_a_model_is_refused_and_other_families_still_need_one(tmp_path: Path, da
 
 
 def test_cli_runs_the_shipped_adult_config(tmp_path: Path) -> None:
-    root = Path(__file__).resolve().parents[1]
     code = run_command(
-        str(root / "conf" / "adult_perturb.yaml"),
+        str(ROOT / "conf" / "adult_perturb.yaml"),
         [f"output.path={tmp_path / 'out'}", "output.format=csv"],
         engine_name="local",
     )

@@ -19,10 +19,11 @@ from sparkanon.engine.local import LocalEngine
 from sparkanon.errors import ConfigError
 from sparkanon.families import family_of, parse_config
 from sparkanon.pipeline import run_job
+from tests._inputs import ROOT
 from tests.families import example
 from tests.families.example.algorithms.star import STAR
 
-PACKAGE = Path(__file__).resolve().parents[1] / "sparkanon"
+PACKAGE = ROOT / "sparkanon"
 
 
 @pytest.fixture

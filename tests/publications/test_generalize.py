@@ -1,6 +1,6 @@
 """Generalized values and NCP of every kind, and the NCP/GCP metrics, on hand-worked examples.
 
-The education taxonomy is the fixture of tests/test_algorithms.py (depth-first codes):
+The education taxonomy is the fixture of tests/algorithms/test_algorithms.py (depth-first codes):
 0 Bachelors, 1 Some-college, 2 Masters, 3 Doctorate, 4 11th, 5 HS-grad, 6 5th;
 Higher = {0..3} (Undergraduate {0, 1}, Graduate {2, 3}), Secondary = {4..6}
 (HighSchool {4, 5}, Primary {6}), root ``*``.

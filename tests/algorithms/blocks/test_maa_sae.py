@@ -318,7 +318,7 @@ def test_place_rows_without_classes_returns_minus_one(algorithm: str) -> None:
 
 # ---------------------------------------------------------------------------
 # Property tests on random tables with all four kinds (labelling, determinism and
-# placement: tests/test_algorithms.py, with every per-block algorithm)
+# placement: tests/algorithms/test_algorithms.py, with every per-block algorithm)
 # ---------------------------------------------------------------------------
 
 

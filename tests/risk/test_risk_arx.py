@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
 from experiments import exp_arx_agreement
 from sparkanon.errors import UserError
 from sparkanon.risk import arx
+from tests._inputs import ROOT
 
-REFERENCE = Path(__file__).parent / "data" / "arx_adult_risk.json"
+REFERENCE = ROOT / "tests" / "data" / "arx_adult_risk.json"
 HAND = {1: 2, 2: 1, 5: 1}  # n = 2*1 + 1*2 + 1*5 = 9 records, 4 classes
 
 

@@ -34,6 +34,7 @@ from sparkanon.engine.streaming import (
     run_stateful_stream,
 )
 from sparkanon.errors import ConfigError
+from tests._inputs import ROOT
 from tests._stream_step import (
     INPUT_COLUMNS,
     OUTPUT_SCHEMA,
@@ -42,8 +43,6 @@ from tests._stream_step import (
     state_count,
     write_records,
 )
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _spec(tmp_path: Path, **changes: object) -> StreamSpec:

@@ -12,14 +12,14 @@ weights (``conf/adult_hpk.yaml``: 0.1, 0.2, 0.4, 0.6, 0.8) and base 10 the maxim
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import yaml
 
 from sparkanon.metrics.entropy import class_level_entropy
+from tests._inputs import ROOT
 
-DEMO = Path(__file__).resolve().parents[1] / "conf" / "adult_hpk.yaml"
+DEMO = ROOT / "conf" / "adult_hpk.yaml"
 
 
 def max_hec(weights: np.ndarray, base: float) -> tuple[float, np.ndarray]:

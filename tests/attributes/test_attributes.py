@@ -44,6 +44,7 @@ from sparkanon.attributes.text import TrimmedText, trimmed_text
 from sparkanon.config.builders import GroupsBuilder
 from sparkanon.errors import ConfigError
 from tests._helpers import FAST
+from tests._inputs import ROOT
 
 # ---------------------------------------------------------------------------
 # A small education taxonomy in ARX format (leaf;parent;...;root; tests._helpers.EDU_ARX),
@@ -578,7 +579,7 @@ def test_load_arx_hierarchy_node_has_one_parent_whatever_the_level(tmp_path: Pat
 
 
 def test_load_arx_hierarchy_accepts_every_bundled_hierarchy() -> None:
-    bundled = sorted((Path(__file__).resolve().parents[1] / "data/adult/hierarchies").glob("*.csv"))
+    bundled = sorted((ROOT / "data/adult/hierarchies").glob("*.csv"))
     assert len(bundled) >= 9
     for path in bundled:
         tax = load_arx_hierarchy(path, path.stem)
@@ -614,7 +615,7 @@ def test_load_arx_hierarchy_strips_cells(tmp_path: Path) -> None:
     ],
 )
 def test_trimmed_text_equals_row_by_row_strip(values: pd.Series) -> None:
-    """Text, numbers and mixed values (booleans and decimals: tests/test_wide.py)."""
+    """Text, numbers and mixed values (booleans and decimals: tests/stages/test_wide.py)."""
     expected = values.astype("string").str.strip()
     got = trimmed_text(values)
     assert got.dtype == expected.dtype

@@ -24,8 +24,8 @@ from sparkanon.algorithms.perturbation.randomized_response import pram_matrix
 from sparkanon.cli import main
 from sparkanon.errors import EXIT_OK
 from sparkanon.randomness import KEY_ENV, RunKey
+from tests._inputs import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "conf" / "adult_perturb.yaml"
 ROWS = 500
 

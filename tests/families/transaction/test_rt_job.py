@@ -29,6 +29,7 @@ from sparkanon.pipeline import run_job
 from sparkanon.randomness import RunKey
 from tests._inputs import (
     ITEMS,
+    ROOT,
     leftovers,
     rt_config,
     rt_frame,
@@ -339,9 +340,8 @@ def test_completejourney_demo_configs(
     """The shipped RT demo configs run on the bundled data and verify (local engine)."""
     from sparkanon.families import load_config
 
-    root = Path(__file__).resolve().parents[1]
-    monkeypatch.chdir(root)  # the configs' paths are relative to the repository
-    config = load_config(root / "conf" / conf, [f"output.path={tmp_path / 'out'}"])
+    monkeypatch.chdir(ROOT)  # the configs' paths are relative to the repository
+    config = load_config(ROOT / "conf" / conf, [f"output.path={tmp_path / 'out'}"])
     m = run_job(LocalEngine(), config, commit=False).metrics
     assert m["rows_in"] == 801
     assert m["verified"] is True

@@ -4,7 +4,7 @@ An initial static batch seeds the groups; files arriving in the source folder jo
 due groups release synthetic records to the sink. A second run with the same checkpoint
 continues: records counted once (the state's accounting), every group's released count
 equal to its synthetic records in the sink. The engine's kill-and-restart test
-(``tests/test_streaming.py``) covers a process killed mid-batch.
+(``tests/engine/test_streaming.py``) covers a process killed mid-batch.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import pytest
 from sparkanon.cli import main
 from sparkanon.errors import EXIT_OK, EXIT_USER
 from sparkanon.randomness import RunKey, write_key_file
-from tests._inputs import correlated_people, csv_input, write_config
+from tests._inputs import ROOT, correlated_people, csv_input, write_config
 
 COLUMNS = ["age", "income_k", "hours"]
 
@@ -154,7 +154,7 @@ def test_stream_killed_mid_batch_restarts_with_exact_accounting(
     config = write_config(tmp_path, cfg)
     records(60, 20).to_csv(source / "part-0.csv", index=False)
     records(60, 21).to_csv(source / "part-1.csv", index=False)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(
         [sys.executable, "-m", "sparkanon.cli", "stream", str(config), "--quiet",
          "--master", "local[2]"],

@@ -968,7 +968,7 @@ def _publish_centroids(cfg: dict[str, Any]) -> None:
 
 # The level errors that need no data (a continuous column without levels, breakpoints
 # that are not numbers, not increasing or not nested...) are refused at load:
-# tests/test_level_checks.py.
+# tests/config/test_level_checks.py.
 BAD = {
     "ragged_hierarchy": (_ragged_sex, ["sex_ragged.csv", "'sex'", "line 2", "same depth"]),
     "breakpoints_miss_the_data": (

@@ -2,7 +2,7 @@
 
 Hand-worked cases use one continuous attribute whose codes are ``value / 64`` (exact
 binary fractions, so equal distances are exactly equal); property tests use the four
-kinds of quasi-identifier of tests/test_algorithms.py and compare the vectorised
+kinds of quasi-identifier of tests/algorithms/test_algorithms.py and compare the vectorised
 implementation with a plain reference written from the paper's description.
 """
 

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,8 +20,7 @@ from sparkanon.algorithms.transaction.set_partition import (
 )
 from sparkanon.attributes.hierarchy import Taxonomy
 from sparkanon.attributes.itemsets import ItemSets, ItemTree, even_taxonomy
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests._inputs import ROOT
 
 
 def gong2016_tree() -> ItemTree:

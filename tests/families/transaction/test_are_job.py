@@ -4,7 +4,7 @@ The job's value is checked against numbers computed here without the engine: a r
 whose estimate is exact (ARE 0, by hand), and a reference that runs the pure functions of
 :mod:`sparkanon.metrics.are` on the whole input and on the published RT and TT tables
 (pandas, one process). Spark's value is checked against the local engine's in
-``tests/test_rt_job.py::test_spark_matches_local_engine``.
+``tests/families/transaction/test_rt_job.py::test_spark_matches_local_engine``.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@
   rule (so even its exact total would not give the record away);
 * metrics.json holds counts and rounded compatibility figures, no exact moment.
 
-The stream's differencing attack is in ``tests/test_condensation_stream.py``.
+The stream's differencing attack is in
+``tests/algorithms/condensation/test_condensation_stream.py``.
 """
 
 from __future__ import annotations

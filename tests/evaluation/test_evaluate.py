@@ -14,9 +14,7 @@ from sparkanon.cli import main
 from sparkanon.config.published import published_config_yaml
 from sparkanon.errors import EXIT_OK, EXIT_USER
 from sparkanon.families import load_config, parse_config
-from tests._inputs import adult_rows, write_adult_csv, write_rows
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests._inputs import ROOT, adult_rows, write_adult_csv, write_rows
 
 
 def test_every_resolved_config_loads_back_as_itself() -> None:
