@@ -22,6 +22,29 @@ from tests._inputs import cli_exit_code, leftovers, local_session_builder
 os.environ.setdefault("SPARKANON_SHUFFLE_PARTITIONS", "2")
 
 
+SPARK_GROUP = "spark"
+"""The test process group (pytest-xdist's ``xdist_group``) of every test that runs Spark."""
+
+
+def runs_spark(item: pytest.Item) -> bool:
+    """Whether a test starts or uses Spark: marked ``spark`` or ``slow``, or takes ``spark``."""
+    marked = item.get_closest_marker("spark") or item.get_closest_marker("slow")
+    return bool(marked) or "spark" in getattr(item, "fixturenames", ())
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Send every Spark test to one test process, and each other test file to one process.
+
+    With ``-n 2 --dist loadgroup`` (``pyproject.toml``), pytest-xdist runs each group in a
+    single process: the Spark tests share that process's one SparkSession and never start
+    Spark beside each other, while the pure tests run in the other process on the core
+    Spark leaves idle. Without xdist (``-p no:xdist``) the marks change nothing.
+    """
+    for item in items:
+        group = SPARK_GROUP if runs_spark(item) else item.path.name
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """One local SparkSession for the whole run: UI off, 2 shuffle partitions.
