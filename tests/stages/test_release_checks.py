@@ -223,6 +223,17 @@ def test_rank_rule_needs_both_the_limit_and_the_standard_errors() -> None:
     assert rc.rank_failed(-1.0, 30)
 
 
+def test_link_rule_needs_both_the_margin_and_the_standard_errors() -> None:
+    # 65% against 36% on 43 rows is 4 standard errors (0.073 each): a chance deviation a
+    # random small release showed; on 400 rows it is 12 and a link.
+    assert not rc.link_failed(0.65, 0.36, 43)
+    assert rc.link_failed(0.65, 0.36, 400)
+    # A release in its input's order on the fewest rows judged: far beyond 5 errors.
+    assert rc.link_failed(1.0, 0.36, rc.MIN_LINK_ROWS)
+    # Beyond the errors but not the margin: no link.
+    assert not rc.link_failed(0.5, 0.36, 100_000)
+
+
 def test_a_kept_row_number_column_is_named_with_the_fix(engine: LocalEngine) -> None:
     original = _input()
     original["line"] = np.arange(1, ROWS + 1)
